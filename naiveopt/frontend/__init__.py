@@ -1,0 +1,199 @@
+"""Front end: a CUDA or OpenCL kernel file -> GModule (GProcedure per kernel).
+
+libclang parses the file (no SDK headers: see clang_setup), Translator turns each kernel body into
+a pycparser c_ast tree, and the thread configuration the paper expresses as macros
+(``#define blockDimX 16``, ``#define globalDimY 1``) and ``#pragma`` lines is collected into
+each kernel's GPragma.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import clang.cindex as ci
+from pycparser import c_ast
+
+from ..errors import NaiveoptError, UnsupportedConstruct
+from ..ir import GModule, GPragma, GProcedure, Param
+from . import clang_setup as cs
+from .translate import Translator, base_type_name
+
+K = ci.CursorKind
+CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
+_UNDECLARED = re.compile(r"use of undeclared identifier '(\w+)'")
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?\s*(.*?)\s*$")
+_PRAGMA = re.compile(r"^\s*#\s*pragma\s+(.*?)\s*$")
+
+
+def dialect_of(path: str) -> str:
+    """'cuda' for .cu/.cuh files, 'opencl' for .cl files."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".cu", ".cuh"):
+        return "cuda"
+    if ext == ".cl":
+        return "opencl"
+    raise NaiveoptError(f"cannot tell the dialect of '{path}': expected a .cu or .cl file", path)
+
+
+def object_macros(source: str) -> dict[str, str]:
+    """Object-like ``#define NAME value`` lines of a file, name -> value text."""
+    out = {}
+    for line in source.splitlines():
+        m = _DEFINE.match(line)
+        if m and not m.group(2):
+            out[m.group(1)] = m.group(3)
+    return out
+
+
+def parse_module(path: str, source: str, defines: dict[str, str] | None = None) -> GModule:
+    """Parse a kernel file into a GModule, or raise a located NaiveoptError."""
+    defines = dict(defines or {})
+    dialect = dialect_of(path)
+    if "\0" in source:
+        raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)
+    tu = cs.parse(path, source, dialect, defines)
+    missing = _undeclared_paper_ids(tu)
+    if missing:
+        table = cs.PAPER_IDS if dialect == "cuda" else cs.PAPER_IDS_OPENCL
+        tu = cs.parse(path, source, dialect, {**{n: table[n] for n in missing}, **defines})
+    err = cs.first_error(tu, path)
+    if err is not None:
+        raise err
+    file_macros = object_macros(source)
+    preserved = (set(file_macros) | set(defines)) - set(CONFIG_MACROS) - set(cs.PAPER_IDS)
+    translator = Translator(path, source, preserved)
+    module = GModule(path=path, dialect=dialect, procedures=[])
+    functions = [c for c in tu.cursor.get_children()
+                 if c.kind == K.FUNCTION_DECL and c.location.file is not None
+                 and c.location.file.name == path and c.is_definition()]
+    config = _config_from_macros(file_macros, defines)
+    pragma_lines = _pragmas_by_line(source)
+    previous_end = 0
+    for fn in functions:
+        _check_not_recursive(fn, translator)
+        user = [text for line, text in pragma_lines if previous_end < line < fn.location.line]
+        previous_end = fn.extent.end.line
+        if _is_kernel(fn, dialect):
+            module.procedures.append(_procedure(fn, translator, dialect, config, user))
+        elif dialect == "opencl" or any(c.kind == K.CUDADEVICE_ATTR for c in fn.get_children()):
+            module.helpers.append(_function_def(fn, translator, "__device__"))
+        else:
+            raise translator.error(fn, f"host function '{fn.spelling}' is not supported: give "
+                                       "naiveopt a file of kernels and __device__ functions")
+    module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
+    if not module.procedures:
+        raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
+    module.macros = {name: file_macros.get(name, defines.get(name, ""))
+                     for name in sorted(translator.used_macros)}
+    return module
+
+
+def _undeclared_paper_ids(tu: ci.TranslationUnit) -> list[str]:
+    names = []
+    for diag in tu.diagnostics:
+        m = _UNDECLARED.search(diag.spelling)
+        if m and m.group(1) in cs.PAPER_IDS and m.group(1) not in names:
+            names.append(m.group(1))
+    return names
+
+
+def _config_from_macros(macros: dict[str, str], defines: dict[str, str]) -> dict[str, str]:
+    merged = {**macros, **defines}
+    return {k: merged[k] for k in CONFIG_MACROS if k in merged}
+
+
+def _pragmas_by_line(source: str) -> list[tuple[int, str]]:
+    return [(i + 1, m.group(1)) for i, line in enumerate(source.splitlines())
+            if (m := _PRAGMA.match(line))]
+
+
+def _is_kernel(fn: ci.Cursor, dialect: str) -> bool:
+    if dialect == "cuda":
+        return any(c.kind == K.CUDAGLOBAL_ATTR for c in fn.get_children())
+    tokens = [t.spelling for t in fn.get_tokens()][:4]
+    return "__kernel" in tokens or "kernel" in tokens
+
+
+def _check_not_recursive(fn: ci.Cursor, translator: Translator) -> None:
+    for node in fn.walk_preorder():
+        if node.kind == K.CALL_EXPR and node.referenced is not None and \
+                node.referenced.get_usr() == fn.get_usr():
+            raise translator.error(node, f"recursive call to '{fn.spelling}' is not supported")
+
+
+def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
+    ctype = cursor.type
+    if ctype.kind == ci.TypeKind.POINTER:
+        pointee = ctype.get_pointee()
+        if pointee.kind == ci.TypeKind.POINTER:
+            raise translator.error(cursor, "pointer-to-pointer parameters are not supported")
+        space = {1: "global", 2: "local", 3: "constant"}.get(pointee.get_address_space(),
+                                                             "global")
+        if dialect == "opencl" and space == "local":
+            raise translator.error(cursor, "__local pointer parameters are not supported")
+        return Param(cursor.spelling, base_type_name(pointee), True,
+                     const=pointee.is_const_qualified() or space == "constant",
+                     restrict=ctype.is_restrict_qualified(), address_space=space)
+    if ctype.kind in (ci.TypeKind.RECORD, ci.TypeKind.ELABORATED) and \
+            "image" not in ctype.spelling and base_type_name(ctype) not in (
+            "float2", "float4", "int2", "int4"):
+        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
+    if "image" in ctype.spelling or "sampler" in ctype.spelling:
+        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported "
+                                       "in naive kernels")
+    return Param(cursor.spelling, base_type_name(ctype), False,
+                 const=ctype.is_const_qualified())
+
+
+def param_decl(p: Param) -> c_ast.Decl:
+    """The c_ast declaration of a parameter (dialect-neutral: no address-space qualifier)."""
+    base = c_ast.TypeDecl(p.name, ["const"] if p.const else [], None,
+                          c_ast.IdentifierType([p.base_type]))
+    if p.is_pointer:
+        ptr_quals = ["__restrict__"] if p.restrict else []
+        type_node: c_ast.Node = c_ast.PtrDecl(ptr_quals, base)
+    else:
+        type_node = base
+    return c_ast.Decl(p.name, list(base.quals), [], [], [], type_node, None, None)
+
+
+def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str) -> c_ast.FuncDef:
+    params = []
+    for arg in fn.get_arguments():
+        node = translator.type_node(arg.type, arg.spelling, arg)
+        quals = list(getattr(node, "quals", []) or [])
+        params.append(c_ast.Decl(arg.spelling, quals, [], [], [], node, None, None))
+    ret = translator.type_node(fn.result_type, fn.spelling, fn)
+    body = next(c for c in fn.get_children() if c.kind == K.COMPOUND_STMT)
+    decl = c_ast.Decl(fn.spelling, [], [], [], [funcspec],
+                      c_ast.FuncDecl(c_ast.ParamList(params) if params else None, ret), None,
+                      None)
+    return c_ast.FuncDef(decl, None, translator.compound(body))
+
+
+def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict[str, str],
+               user_pragmas: list[str]) -> GProcedure:
+    if fn.result_type.kind != ci.TypeKind.VOID:
+        raise translator.error(fn, "a kernel must return void")
+    params = [_param(a, translator, dialect) for a in fn.get_arguments()]
+    body_cursor = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
+    if body_cursor is None:
+        raise translator.error(fn, "kernel has no body")
+    body = translator.compound(body_cursor)
+    decl = c_ast.Decl(fn.spelling, [], [], [], ["__global__"],
+                      c_ast.FuncDecl(c_ast.ParamList([param_decl(p) for p in params])
+                                     if params else None,
+                                     c_ast.TypeDecl(fn.spelling, [], None,
+                                                    c_ast.IdentifierType(["void"]))),
+                      None, None)
+    pragma = GPragma(block_dim=(config.get("blockDimX"), config.get("blockDimY")),
+                     global_dim=(config.get("globalDimX"), config.get("globalDimY")),
+                     global_dim_source="define" if any(
+                         k in config for k in ("globalDimX", "globalDimY")) else "",
+                     user=user_pragmas)
+    return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
+                      file=translator.path, line=fn.location.line, dialect=dialect,
+                      pragma=pragma)
+
+
+__all__ = ["dialect_of", "parse_module", "param_decl", "NaiveoptError", "UnsupportedConstruct"]

@@ -1,0 +1,311 @@
+"""Translate libclang cursors into pycparser c_ast nodes.
+
+libclang gives a faithful, fully preprocessed AST; pycparser's c_ast gives a small mutable tree
+with a visitor and a generator. This module maps the subset of C used in GPU kernels from one to
+the other and rejects everything else with a located error, so that no construct is silently
+dropped or mistranslated.
+"""
+from __future__ import annotations
+
+import re
+
+import clang.cindex as ci
+from pycparser import c_ast
+
+from ..errors import UnsupportedConstruct
+from . import clang_setup as cs
+
+K = ci.CursorKind
+
+_QUALIFIER_WORDS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__global",
+                    "__local", "__constant", "__private", "global", "local", "constant",
+                    "private", "struct"}
+_TYPEDEF_SPELLINGS = {"uint": "unsigned int", "uchar": "unsigned char",
+                      "ushort": "unsigned short", "ulong": "unsigned long"}
+VECTOR_TYPES = {f"{b}{n}" for b in ("float", "int", "uint", "char", "uchar", "short", "double")
+                for n in (2, 3, 4, 8, 16)}
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def base_type_name(ctype: ci.Type) -> str:
+    """The unqualified spelling of a non-pointer, non-array type, valid in CUDA and OpenCL."""
+    words = [w for w in ctype.spelling.replace("*", " ").split() if w not in _QUALIFIER_WORDS]
+    name = " ".join(words)
+    if name in VECTOR_TYPES:
+        return name
+    return _TYPEDEF_SPELLINGS.get(name, name)
+
+
+class Translator:
+    """Translates the cursors of one translation unit (one kernel file)."""
+
+    def __init__(self, path: str, source: str, preserved_macros: set[str]) -> None:
+        self.path = path
+        self.source = source
+        self.source_bytes = source.encode()
+        self.preserved_macros = preserved_macros
+        self.used_macros: set[str] = set()
+
+    # ----------------------------------------------------------------- helpers
+    def error(self, cursor: ci.Cursor, message: str) -> UnsupportedConstruct:
+        loc = cursor.location
+        file = self.path if loc.file is None or loc.file.name == cs.PRELUDE_NAME else loc.file.name
+        return UnsupportedConstruct(message, file, loc.line, loc.column)
+
+    def coord(self, cursor: ci.Cursor) -> str:
+        return f"{self.path}:{cursor.location.line}:{cursor.location.column}"
+
+    def token_at(self, cursor: ci.Cursor) -> str:
+        """The identifier or literal text at a cursor's (expansion) location in the main file."""
+        loc = cursor.location
+        if loc.file is None or loc.file.name != self.path:
+            return ""
+        text = self.source_bytes[loc.offset:loc.offset + 64].decode(errors="replace")
+        m = re.match(r"[A-Za-z_]\w*|[0-9.][\w.]*(?:[eE][+-]?\d+[fF]?)?|'(?:\\.|[^'])'", text)
+        return m.group(0) if m else ""
+
+    # ------------------------------------------------------------------- types
+    def type_node(self, ctype: ci.Type, name: str | None, cursor: ci.Cursor) -> c_ast.Node:
+        """The c_ast declarator chain for a clang type (pointers, constant arrays, base)."""
+        kind = ctype.kind
+        if kind == ci.TypeKind.POINTER:
+            quals = []
+            if ctype.is_const_qualified():
+                quals.append("const")
+            if ctype.is_restrict_qualified():
+                quals.append("__restrict__")
+            return c_ast.PtrDecl(quals, self.type_node(ctype.get_pointee(), name, cursor))
+        if kind == ci.TypeKind.CONSTANTARRAY:
+            dim = c_ast.Constant("int", str(ctype.element_count))
+            return c_ast.ArrayDecl(self.type_node(ctype.element_type, name, cursor), dim, [])
+        if kind in (ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY):
+            raise self.error(cursor, "arrays without a constant size are not supported")
+        if kind == ci.TypeKind.ELABORATED and ctype.get_named_type().kind == ci.TypeKind.RECORD:
+            if base_type_name(ctype) not in VECTOR_TYPES:
+                raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
+        if kind == ci.TypeKind.RECORD and base_type_name(ctype) not in VECTOR_TYPES:
+            raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
+        quals = []
+        if ctype.is_const_qualified():
+            quals.append("const")
+        if ctype.is_volatile_qualified():
+            quals.append("volatile")
+        return c_ast.TypeDecl(name, quals, None, c_ast.IdentifierType([base_type_name(ctype)]))
+
+    # ------------------------------------------------------------- statements
+    def statement(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        """Translate one statement cursor into zero or more c_ast statements."""
+        kind = cursor.kind
+        if kind == K.COMPOUND_STMT:
+            return [self.compound(cursor)]
+        if kind == K.DECL_STMT:
+            return [self.var_decl(child) for child in cursor.get_children()
+                    if child.kind == K.VAR_DECL] or self._reject(cursor)
+        if kind == K.FOR_STMT:
+            return [self.for_stmt(cursor)]
+        if kind == K.WHILE_STMT:
+            cond, body = list(cursor.get_children())
+            return [c_ast.While(self.expr(cond), self.block(body), coord=self.coord(cursor))]
+        if kind == K.DO_STMT:
+            body, cond = list(cursor.get_children())
+            return [c_ast.DoWhile(self.expr(cond), self.block(body), coord=self.coord(cursor))]
+        if kind == K.IF_STMT:
+            children = list(cursor.get_children())
+            if len(children) not in (2, 3):
+                raise self.error(cursor, "if statements with declarations in the condition "
+                                         "are not supported")
+            els = self.block(children[2]) if len(children) == 3 else None
+            return [c_ast.If(self.expr(children[0]), self.block(children[1]), els,
+                             coord=self.coord(cursor))]
+        if kind == K.RETURN_STMT:
+            children = list(cursor.get_children())
+            return [c_ast.Return(self.expr(children[0]) if children else None)]
+        if kind == K.BREAK_STMT:
+            return [c_ast.Break()]
+        if kind == K.CONTINUE_STMT:
+            return [c_ast.Continue()]
+        if kind == K.NULL_STMT:
+            return [c_ast.EmptyStatement()]
+        if kind.is_expression():
+            return [self.expr(cursor)]
+        return self._reject(cursor)
+
+    def _reject(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        names = {K.GOTO_STMT: "goto", K.INDIRECT_GOTO_STMT: "goto", K.LABEL_STMT: "labels",
+                 K.SWITCH_STMT: "switch statements", K.ASM_STMT: "inline asm",
+                 K.MS_ASM_STMT: "inline asm"}
+        what = names.get(cursor.kind, cursor.kind.name.lower().replace("_", " "))
+        raise self.error(cursor, f"{what} not supported in kernels")
+
+    def compound(self, cursor: ci.Cursor) -> c_ast.Compound:
+        items: list[c_ast.Node] = []
+        for child in cursor.get_children():
+            items.extend(self.statement(child))
+        return c_ast.Compound(items, coord=self.coord(cursor))
+
+    def block(self, cursor: ci.Cursor) -> c_ast.Node:
+        """A statement in a branch or loop body (single statements stay single)."""
+        stmts = self.statement(cursor)
+        return stmts[0] if len(stmts) == 1 else c_ast.Compound(stmts)
+
+    def var_decl(self, cursor: ci.Cursor) -> c_ast.Decl:
+        storage = []
+        for child in cursor.get_children():
+            if child.kind == K.CUDASHARED_ATTR:
+                storage.append("__shared__")
+            elif child.kind == K.CUDACONSTANT_ATTR:
+                raise self.error(cursor, "__constant__ variables are not supported")
+        ctype = cursor.type
+        elem = ctype
+        while elem.kind == ci.TypeKind.CONSTANTARRAY:
+            elem = elem.element_type
+        if elem.get_address_space() == 2 or "__local" in elem.spelling:
+            storage.append("__shared__")
+        if cursor.storage_class == ci.StorageClass.STATIC and "__shared__" not in storage:
+            raise self.error(cursor, "static variables are not supported in kernels")
+        init_cursor = cs.var_initializer(cursor)
+        init = self.expr(init_cursor) if init_cursor is not None else None
+        type_node = self.type_node(ctype, cursor.spelling, cursor)
+        quals = list(getattr(type_node, "quals", []) or [])
+        return c_ast.Decl(cursor.spelling, quals, [], storage, [], type_node, init, None,
+                          coord=self.coord(cursor))
+
+    def for_stmt(self, cursor: ci.Cursor) -> c_ast.For:
+        children = list(cursor.get_children())
+        present = self._for_parts_present(cursor, len(children))
+        parts: list[ci.Cursor | None] = []
+        it = iter(children)
+        for has in present:
+            parts.append(next(it) if has else None)
+        body = next(it)
+        init_c, cond_c, next_c = parts
+        init = None
+        if init_c is not None:
+            if init_c.kind == K.DECL_STMT:
+                init = c_ast.DeclList([self.var_decl(v) for v in init_c.get_children()])
+            else:
+                init = self.expr(init_c)
+        cond = self.expr(cond_c) if cond_c is not None else None
+        nxt = self.expr(next_c) if next_c is not None else None
+        return c_ast.For(init, cond, nxt, self.block(body), coord=self.coord(cursor))
+
+    def _for_parts_present(self, cursor: ci.Cursor, n_children: int) -> list[bool]:
+        """Which of (init, cond, increment) a for statement has (libclang omits missing ones)."""
+        if n_children == 4:
+            return [True, True, True]
+        tokens = [t.spelling for t in cursor.get_tokens()]
+        depth, sections, current = 0, [], []
+        for tok in tokens[1:]:
+            if tok == "(":
+                depth += 1
+                if depth == 1:
+                    continue
+            elif tok == ")":
+                depth -= 1
+                if depth == 0:
+                    sections.append(current)
+                    break
+            if depth == 1 and tok == ";":
+                sections.append(current)
+                current = []
+            else:
+                current.append(tok)
+        if len(sections) != 3:
+            raise self.error(cursor, "cannot read this for statement's header (macro?)")
+        return [bool(s) for s in sections]
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, cursor: ci.Cursor) -> c_ast.Node:
+        """Translate an expression cursor."""
+        kind = cursor.kind
+        coord = self.coord(cursor)
+        if kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+            children = list(cursor.get_children())
+            if len(children) == 1:
+                return self.expr(children[0])
+            if kind == K.UNEXPOSED_EXPR and not children:
+                raise self.error(cursor, "unsupported expression")
+            raise self.error(cursor, "unsupported expression")
+        if kind == K.INTEGER_LITERAL or kind == K.FLOATING_LITERAL or kind == K.CHARACTER_LITERAL:
+            return self.literal(cursor)
+        if kind == K.CXX_BOOL_LITERAL_EXPR:
+            return c_ast.Constant("int", "1" if self.token_at(cursor) == "true" else "0")
+        if kind == K.DECL_REF_EXPR:
+            ref = cursor.referenced
+            if ref is not None and ref.kind == K.ENUM_CONSTANT_DECL:
+                return c_ast.Constant("int", str(ref.enum_value))
+            return c_ast.ID(cursor.spelling, coord=coord)
+        if kind == K.MEMBER_REF_EXPR:
+            children = list(cursor.get_children())
+            if len(children) != 1:
+                raise self.error(cursor, "unsupported member access")
+            base = children[0]
+            op = "->" if base.type.kind == ci.TypeKind.POINTER else "."
+            return c_ast.StructRef(self.expr(base), op, c_ast.ID(cursor.spelling), coord=coord)
+        if kind == K.ARRAY_SUBSCRIPT_EXPR:
+            base, index = list(cursor.get_children())
+            return c_ast.ArrayRef(self.expr(base), self.expr(index), coord=coord)
+        if kind == K.BINARY_OPERATOR:
+            left, right = list(cursor.get_children())
+            op = cs.binary_operator(cursor)
+            if op == "=":
+                return c_ast.Assignment("=", self.expr(left), self.expr(right), coord=coord)
+            if op == ",":
+                return c_ast.ExprList([self.expr(left), self.expr(right)], coord=coord)
+            return c_ast.BinaryOp(op, self.expr(left), self.expr(right), coord=coord)
+        if kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+            left, right = list(cursor.get_children())
+            return c_ast.Assignment(cs.binary_operator(cursor), self.expr(left), self.expr(right),
+                                    coord=coord)
+        if kind == K.UNARY_OPERATOR:
+            (operand,) = list(cursor.get_children())
+            op = cs.unary_operator(cursor)
+            if op in ("&", "*"):
+                raise self.error(cursor, "pointer arithmetic and address-of are not supported")
+            return c_ast.UnaryOp(op, self.expr(operand), coord=coord)
+        if kind == K.CONDITIONAL_OPERATOR:
+            cond, a, b = list(cursor.get_children())
+            return c_ast.TernaryOp(self.expr(cond), self.expr(a), self.expr(b), coord=coord)
+        if kind in (K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
+            children = [c for c in cursor.get_children() if c.kind.is_expression()]
+            if len(children) != 1:
+                raise self.error(cursor, "unsupported cast")
+            to = c_ast.Typename(None, [], None, self.type_node(cursor.type, None, cursor))
+            return c_ast.Cast(to, self.expr(children[0]), coord=coord)
+        if kind == K.CALL_EXPR:
+            return self.call(cursor)
+        if kind == K.CXX_UNARY_EXPR:
+            raise self.error(cursor, "sizeof/alignof are not supported in kernels")
+        raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
+
+    def call(self, cursor: ci.Cursor) -> c_ast.FuncCall:
+        name = cursor.spelling
+        if not name:
+            raise self.error(cursor, "calls through function pointers are not supported")
+        if name.startswith("atomic"):
+            raise self.error(cursor, f"atomic operation '{name}' is not supported")
+        args = [self.expr(a) for a in cursor.get_arguments()]
+        return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
+                              coord=self.coord(cursor))
+
+    def literal(self, cursor: ci.Cursor) -> c_ast.Node:
+        """A literal; one that came from an object-like macro keeps the macro's name."""
+        token = self.token_at(cursor)
+        if token and _IDENT.fullmatch(token):
+            if token in self.preserved_macros:
+                self.used_macros.add(token)
+                return c_ast.ID(token, coord=self.coord(cursor))
+            value = cs.evaluate(cursor)
+            if value is None:
+                raise self.error(cursor, "cannot evaluate literal from macro")
+            if cursor.kind == K.FLOATING_LITERAL:
+                text = repr(float(value))
+                return c_ast.Constant("float", text + ("f" if cursor.type.spelling == "float"
+                                                       else ""))
+            return c_ast.Constant("int", str(value))
+        if not token:
+            value = cs.evaluate(cursor)
+            token = str(value)
+        ctype = "float" if cursor.kind == K.FLOATING_LITERAL else (
+            "char" if cursor.kind == K.CHARACTER_LITERAL else "int")
+        return c_ast.Constant(ctype, token)

@@ -1,0 +1,166 @@
+"""GProcedure and the objects it holds (paper 002, Fig. 3).
+
+A GProcedure is one kernel: its parameters, its statement tree (pycparser c_ast, mutable), the
+loops (GLoop), the thread configuration (GPragma), the memory expressions with decomposed
+indices (MemoryExpression), and the resources the NVCC pass measured. The functional passes fill
+these in; the optimization passes read them and rewrite the tree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+from pycparser import c_ast
+
+
+@dataclass
+class Param:
+    """A kernel parameter: a global array (pointer) or a scalar."""
+
+    name: str
+    base_type: str                 # element type for pointers, the type itself for scalars
+    is_pointer: bool
+    const: bool = False            # pointee const for pointers
+    restrict: bool = False
+    address_space: str = "global"  # global | constant (pointers only)
+
+    @property
+    def is_array(self) -> bool:
+        return self.is_pointer
+
+
+@dataclass
+class GPragma:
+    """Thread configuration and user pragmas of a kernel.
+
+    block_dim and global_dim hold (x, y) as strings of C expressions, or None where unknown.
+    global_dim is the thread space the naive kernel needs (the paper's globalDimX/Y).
+    """
+
+    block_dim: tuple[str | None, str | None] = (None, None)
+    global_dim: tuple[str | None, str | None] = (None, None)
+    global_dim_source: str = ""    # where global_dim came from: define, pragma, guard
+    user: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GLoop:
+    """A loop of the kernel and the memory expressions it affects."""
+
+    node: c_ast.Node
+    iterator: str | None
+    lower: c_ast.Node | None
+    upper: c_ast.Node | None       # exclusive bound when the condition is normalised to '<'
+    step: int | None
+    depth: int
+    parent: "GLoop | None" = None
+    canonical: bool = True
+    why_not_canonical: str = ""
+    memory_expressions: list["MemoryExpression"] = field(default_factory=list)
+
+
+@dataclass
+class IndexDecomposition:
+    """An index split into constant, predefined, loop and unresolved terms (paper 002, (4)).
+
+    ``constant`` holds the thread- and loop-invariant part (literals, scalar parameters,
+    macro constants); ``predefined`` and ``loop`` map a thread id / loop iterator to its
+    (invariant) coefficient; ``unresolved`` lists terms naiveopt cannot model (data-dependent
+    values, products of ids, divisions...).
+    """
+
+    constant: sympy.Expr
+    predefined: dict[str, sympy.Expr]
+    loop: dict[str, sympy.Expr]
+    unresolved: list[sympy.Expr]
+
+    @property
+    def resolved(self) -> bool:
+        return not self.unresolved
+
+    def coefficient(self, name: str) -> sympy.Expr:
+        """The coefficient of a thread id or loop iterator (0 when absent)."""
+        return self.predefined.get(name, self.loop.get(name, sympy.Integer(0)))
+
+    def __str__(self) -> str:
+        parts = [f"const={self.constant}"]
+        parts += [f"pre[{k}]={v}" for k, v in sorted(self.predefined.items())]
+        parts += [f"loop[{k}]={v}" for k, v in sorted(self.loop.items())]
+        parts += [f"unresolved={u}" for u in self.unresolved]
+        return " ".join(parts)
+
+
+@dataclass
+class MemoryExpression:
+    """One access to an array: ``A[index]``, possibly recovered as ``A(y, x)``."""
+
+    array: str
+    node: c_ast.ArrayRef
+    is_read: bool
+    is_write: bool
+    space: str                          # global | shared | constant | local
+    index: sympy.Expr                   # the flat (1-D) index
+    decomposition: IndexDecomposition
+    two_d: tuple[sympy.Expr, sympy.Expr] | None = None   # recovered (y, x)
+    width: sympy.Expr | None = None                      # row width used for recovery
+    loops: list[str] = field(default_factory=list)       # enclosing loop iterators, outer first
+
+    @property
+    def kind(self) -> str:
+        return "read+write" if self.is_read and self.is_write else (
+            "write" if self.is_write else "read")
+
+    def describe(self) -> str:
+        if self.two_d is not None:
+            return f"{self.array}({self.two_d[0]}, {self.two_d[1]})"
+        return f"{self.array}[{self.index}]"
+
+
+@dataclass
+class Resources:
+    """What the NVCC pass measured for one architecture."""
+
+    arch: str
+    registers: int
+    shared_bytes: int
+    tool: str
+
+
+@dataclass
+class GProcedure:
+    """One kernel function in the GPU IR."""
+
+    name: str
+    params: list[Param]
+    func: c_ast.FuncDef                  # the kernel as a (mutable) c_ast function definition
+    file: str
+    line: int
+    dialect: str                         # the dialect the tree is currently written in
+    pragma: GPragma = field(default_factory=GPragma)
+    loops: list[GLoop] = field(default_factory=list)
+    memory_expressions: list[MemoryExpression] = field(default_factory=list)
+    resources: Resources | None = None
+    predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
+
+    @property
+    def body(self) -> c_ast.Compound:
+        return self.func.body
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def arrays(self) -> list[Param]:
+        return [p for p in self.params if p.is_pointer]
+
+
+@dataclass
+class GModule:
+    """A kernel file: its kernels, helper functions and preserved object-like macros."""
+
+    path: str
+    dialect: str                          # the dialect of the input file
+    procedures: list[GProcedure]
+    helpers: list[c_ast.FuncDef] = field(default_factory=list)
+    macros: dict[str, str] = field(default_factory=dict)   # object-like #defines kept by name
+    pragmas: list[str] = field(default_factory=list)       # file-level '#pragma naiveopt' lines

@@ -1,0 +1,65 @@
+"""Generic rewriting of c_ast trees.
+
+pycparser ships a visitor but no transformer; passes rewrite trees bottom-up with
+:func:`map_nodes`, and collect facts with :func:`walk`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from pycparser import c_ast
+
+
+def _slots(node: c_ast.Node) -> list[str]:
+    return [s for s in node.__slots__ if s not in ("coord", "__weakref__")]
+
+
+def map_nodes(node: c_ast.Node, fn: Callable[[c_ast.Node], c_ast.Node]) -> c_ast.Node:
+    """Rebuild ``node``'s children with ``map_nodes`` and return ``fn(node)`` (post-order).
+
+    ``fn`` returns the node itself or a replacement; children are updated in place.
+    """
+    for slot in _slots(node):
+        value = getattr(node, slot)
+        if isinstance(value, c_ast.Node):
+            setattr(node, slot, map_nodes(value, fn))
+        elif isinstance(value, list) and value and isinstance(value[0], c_ast.Node):
+            setattr(node, slot, [map_nodes(v, fn) for v in value])
+    return fn(node)
+
+
+def walk(node: c_ast.Node, parent: c_ast.Node | None = None
+         ) -> Iterator[tuple[c_ast.Node, c_ast.Node | None]]:
+    """Pre-order (node, parent) pairs of a tree."""
+    yield node, parent
+    for _, child in node.children():
+        yield from walk(child, node)
+
+
+def identifiers(node: c_ast.Node) -> set[str]:
+    """Every identifier name appearing in a tree (uses and declarations)."""
+    names = set()
+    for n, _ in walk(node):
+        if isinstance(n, c_ast.ID):
+            names.add(n.name)
+        elif isinstance(n, c_ast.Decl) and n.name:
+            names.add(n.name)
+    return names
+
+
+def assigned_names(node: c_ast.Node) -> dict[str, int]:
+    """How many times each plain variable is (re)defined: declarations with an initializer,
+    assignments and increments. Used to decide which locals are single-definition aliases."""
+    counts: dict[str, int] = {}
+    for n, _ in walk(node):
+        target = None
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            target = n.lvalue.name
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and \
+                isinstance(n.expr, c_ast.ID):
+            target = n.expr.name
+        elif isinstance(n, c_ast.Decl) and n.name and n.init is not None:
+            target = n.name
+        if target:
+            counts[target] = counts.get(target, 0) + 1
+    return counts

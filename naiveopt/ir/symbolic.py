@@ -1,0 +1,159 @@
+"""C index expressions as sympy expressions, and their decomposition (paper 002, pass (4)).
+
+An index such as ``A[(idx)*width + i + 5]`` becomes ``idx*width + i + 5``; sympy expands it and
+:func:`decompose` sorts each additive term by what varies in it: nothing (constant), a thread id
+(predefined), a loop iterator (loop), or something naiveopt cannot model (unresolved).
+"""
+from __future__ import annotations
+
+import sympy
+from pycparser import c_ast
+
+from .gprocedure import IndexDecomposition
+from .nodes import PredefId
+
+#: Thread ids that vary between threads of a block / between blocks.
+THREAD_VARYING = {"idx", "idy", "tidx", "tidy", "bidx", "bidy"}
+
+
+class Unresolved(sympy.Function):
+    """An opaque value in an index (data-dependent read, division, call...)."""
+
+
+class SymbolEnv:
+    """Maps identifiers to sympy symbols with a role each: predefined, loop, uniform, alias."""
+
+    def __init__(self, uniforms: set[str], loops: set[str], aliases: dict[str, c_ast.Node]):
+        self.uniforms = uniforms
+        self.loops = loops
+        self.aliases = aliases
+        self._counter = 0
+
+    def fresh_unresolved(self, text: str) -> sympy.Expr:
+        self._counter += 1
+        return Unresolved(sympy.Symbol(f"u{self._counter}_{text}"))
+
+
+def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
+    """Convert an integer C expression into sympy; unknown parts become Unresolved(...)."""
+    if depth > 50:
+        return env.fresh_unresolved("deep")
+    if isinstance(node, PredefId):
+        return sympy.Symbol(node.name, integer=True)
+    if isinstance(node, c_ast.Constant):
+        if node.type in ("int", "unsigned int", "long", "unsigned long", "long long"):
+            text = node.value.rstrip("uUlL")
+            try:
+                return sympy.Integer(int(text, 0))
+            except ValueError:
+                return env.fresh_unresolved("const")
+        return env.fresh_unresolved("float")
+    if isinstance(node, c_ast.ID):
+        name = node.name
+        if name in env.loops or name in env.uniforms:
+            return sympy.Symbol(name, integer=True)
+        if name in env.aliases:
+            return to_sympy(env.aliases[name], env, depth + 1)
+        return env.fresh_unresolved(name)
+    if isinstance(node, c_ast.Cast):
+        return to_sympy(node.expr, env, depth + 1)
+    if isinstance(node, c_ast.UnaryOp):
+        if node.op == "-":
+            return -to_sympy(node.expr, env, depth + 1)
+        if node.op == "+":
+            return to_sympy(node.expr, env, depth + 1)
+        return env.fresh_unresolved("unary")
+    if isinstance(node, c_ast.BinaryOp):
+        if node.op in ("+", "-", "*"):
+            left = to_sympy(node.left, env, depth + 1)
+            right = to_sympy(node.right, env, depth + 1)
+            return left + right if node.op == "+" else (
+                left - right if node.op == "-" else left * right)
+        if node.op in ("<<",) and isinstance(node.right, c_ast.Constant):
+            return to_sympy(node.left, env, depth + 1) * 2 ** int(node.right.value, 0)
+        return env.fresh_unresolved(
+            {"/": "div", "%": "mod"}.get(node.op, "op"))
+    return env.fresh_unresolved(type(node).__name__)
+
+
+def _classify(symbol: sympy.Symbol, env: SymbolEnv) -> str:
+    if symbol.name in THREAD_VARYING or symbol.name in ("blockDimX", "blockDimY", "gridDimX",
+                                                        "gridDimY"):
+        return "uniform" if symbol.name.startswith(("blockDim", "gridDim")) else "predefined"
+    if symbol.name in env.loops:
+        return "loop"
+    return "uniform"
+
+
+def decompose(expr: sympy.Expr, env: SymbolEnv) -> IndexDecomposition:
+    """Split an index into constant, predefined, loop and unresolved terms."""
+    expanded = sympy.expand(expr)
+    constant = sympy.Integer(0)
+    predefined: dict[str, sympy.Expr] = {}
+    loop: dict[str, sympy.Expr] = {}
+    unresolved: list[sympy.Expr] = []
+    for term in sympy.Add.make_args(expanded):
+        if term.has(Unresolved):
+            unresolved.append(term)
+            continue
+        varying = [s for s in term.free_symbols if _classify(s, env) != "uniform"]
+        if not varying:
+            constant += term
+            continue
+        if len(varying) > 1 or sympy.degree(term, varying[0]) != 1:
+            unresolved.append(term)
+            continue
+        var = varying[0]
+        coeff = sympy.simplify(term / var)
+        bucket = predefined if _classify(var, env) == "predefined" else loop
+        bucket[var.name] = bucket.get(var.name, sympy.Integer(0)) + coeff
+    return IndexDecomposition(constant, predefined, loop, unresolved)
+
+
+def recover_2d(expr: sympy.Expr, env: SymbolEnv
+               ) -> tuple[tuple[sympy.Expr, sympy.Expr], sympy.Expr] | None:
+    """Recover ``index = y*W + x`` as ((y, x), W), or None.
+
+    W is a thread- and loop-invariant symbol (a size parameter or macro constant) or, failing
+    that, the largest integer coefficient that splits the terms cleanly. Among candidates the
+    one whose y part varies with a thread id or loop is preferred.
+    """
+    expanded = sympy.expand(expr)
+    if expanded.has(Unresolved):
+        return None
+    best = None
+    for w in sorted(expanded.free_symbols, key=lambda s: s.name):
+        if _classify(w, env) != "uniform" or w.name in ("blockDimX", "blockDimY"):
+            continue
+        y = sympy.expand(expanded.coeff(w, 1))
+        x = sympy.expand(expanded - y * w)
+        if y == 0 or x.has(w) or y.has(w):
+            continue
+        score = int(any(_classify(s, env) != "uniform" for s in y.free_symbols))
+        if best is None or score > best[0]:
+            best = (score, (y, x), w)
+    if best is not None:
+        return best[1], best[2]
+    return _recover_literal_width(expanded, env)
+
+
+def _recover_literal_width(expanded: sympy.Expr, env: SymbolEnv
+                           ) -> tuple[tuple[sympy.Expr, sympy.Expr], sympy.Expr] | None:
+    coeffs = []
+    for term in sympy.Add.make_args(expanded):
+        c, _ = term.as_coeff_Mul()
+        if term.free_symbols and c.is_Integer and abs(c) > 1:
+            coeffs.append(abs(int(c)))
+    if not coeffs:
+        return None
+    width = max(coeffs)
+    y, x = sympy.Integer(0), sympy.Integer(0)
+    for term in sympy.Add.make_args(expanded):
+        c, rest = term.as_coeff_Mul()
+        if term.free_symbols and c.is_Integer and int(c) % width == 0:
+            y += (int(c) // width) * rest
+        else:
+            x += term
+    if y == 0:
+        return None
+    return (y, x), sympy.Integer(width)

@@ -1,0 +1,1 @@
+"""Functional passes (paper 002, sect. 3): they build the GPU IR and write it back out."""

@@ -1,0 +1,118 @@
+"""Memory expressions (paper 002, functional pass (4)).
+
+Finds every array access, decides read/write, converts its index into sympy through
+single-definition locals (``int row = idx; ... A[row*W + i]``), decomposes it into constant,
+predefined, loop and unresolved terms, and recovers the 2-D form ``A(y, x)`` from ``y*W + x``.
+The optimization passes work from these objects.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ...ir import GLoop, GProcedure, MemoryExpression
+from ...ir.rewrite import assigned_names, walk
+from ...ir.symbolic import SymbolEnv, decompose, recover_2d, to_sympy
+from ..manager import Pass, PassContext
+
+
+class MemoryExpressions(Pass):
+    name = "memory-expressions"
+    requires = ("predefined", "loops")
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        env = symbol_env(proc, ctx)
+        local_arrays = _local_arrays(proc)
+        loop_of = {id(lp.node): lp for lp in proc.loops}
+        proc.memory_expressions = []
+        for lp in proc.loops:
+            lp.memory_expressions = []
+        self._visit(proc.body, None, [], proc, env, local_arrays, loop_of)
+        for m in proc.memory_expressions:
+            ctx.remark("analysis", self.name, proc,
+                       f"{m.describe()}: {m.space} {m.kind}; {m.decomposition}")
+
+    def _visit(self, node: c_ast.Node, parent: c_ast.Node | None, loops: list[GLoop],
+               proc: GProcedure, env: SymbolEnv, local_arrays: dict[str, tuple[str, list[int]]],
+               loop_of: dict[int, GLoop]) -> None:
+        if isinstance(node, c_ast.ArrayRef):
+            base, indices = _flatten(node)
+            space = _space(base, proc, local_arrays)
+            if space is not None:
+                m = self._memory_expression(node, parent, base, indices, space, loops, env,
+                                            local_arrays)
+                proc.memory_expressions.append(m)
+                for lp in loops:
+                    lp.memory_expressions.append(m)
+                for index in indices:   # indices may themselves read arrays
+                    self._visit(index, node, loops, proc, env, local_arrays, loop_of)
+                return
+        inner = loops + [loop_of[id(node)]] if id(node) in loop_of else loops
+        for _, child in node.children():
+            self._visit(child, node, inner, proc, env, local_arrays, loop_of)
+
+    @staticmethod
+    def _memory_expression(node, parent, base, indices, space, loops, env, local_arrays):
+        is_write = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or (
+            isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--"))
+        is_read = not is_write or (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
+            or isinstance(parent, c_ast.UnaryOp)
+        parts = [to_sympy(i, env) for i in indices]
+        if len(parts) == 1:
+            index = parts[0]
+            two_d = recover_2d(index, env) if space == "global" else None
+            yx, width = two_d if two_d else (None, None)
+        else:
+            dims = local_arrays[base][1]
+            index = parts[0]
+            for part, dim in zip(parts[1:], dims[1:]):
+                index = index * dim + part
+            yx, width = ((parts[-2], parts[-1]), dims[-1]) if len(parts) == 2 else (None, None)
+        canon = [lp.iterator for lp in loops if lp.iterator]
+        return MemoryExpression(array=base, node=node, is_read=is_read, is_write=is_write,
+                                space=space, index=index, decomposition=decompose(index, env),
+                                two_d=yx, width=width, loops=canon)
+
+
+def symbol_env(proc: GProcedure, ctx: PassContext) -> SymbolEnv:
+    """Symbols of a kernel: scalar parameters and macro constants are uniform, canonical loop
+    iterators are loop symbols, and single-definition locals are followed to their value."""
+    uniforms = {p.name for p in proc.params if not p.is_pointer} | set(ctx.module.macros)
+    loops = {lp.iterator for lp in proc.loops if lp.canonical and lp.iterator}
+    counts = assigned_names(proc.body)
+    aliases = {}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.init is not None and \
+                counts.get(node.name) == 1 and node.name not in loops:
+            aliases[node.name] = node.init
+    return SymbolEnv(uniforms, loops, aliases)
+
+
+def _flatten(node: c_ast.ArrayRef) -> tuple[str | None, list[c_ast.Node]]:
+    indices = []
+    while isinstance(node, c_ast.ArrayRef):
+        indices.insert(0, node.subscript)
+        node = node.name
+    return (node.name if isinstance(node, c_ast.ID) else None), indices
+
+
+def _local_arrays(proc: GProcedure) -> dict[str, tuple[str, list[int]]]:
+    out = {}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl):
+            dims, t = [], node.type
+            while isinstance(t, c_ast.ArrayDecl):
+                dims.append(int(t.dim.value) if isinstance(t.dim, c_ast.Constant) else 0)
+                t = t.type
+            out[node.name] = ("shared" if "__shared__" in node.storage else "local", dims)
+    return out
+
+
+def _space(base: str | None, proc: GProcedure, local_arrays) -> str | None:
+    if base is None:
+        return None
+    param = proc.param(base)
+    if param is not None and param.is_pointer:
+        return "constant" if param.address_space == "constant" else "global"
+    if base in local_arrays:
+        return local_arrays[base][0]
+    return None

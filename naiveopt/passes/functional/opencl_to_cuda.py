@@ -1,0 +1,75 @@
+"""OpenCL -> CUDA (paper 002, functional pass (1)).
+
+The IR is written in CUDA terms, so OpenCL kernels are translated first: work-item functions
+become CUDA built-ins (get_global_id(0) -> blockIdx.x*blockDim.x+threadIdx.x), barrier() becomes
+__syncthreads(), __local storage becomes __shared__ (done while parsing) and the few math
+built-ins CUDA spells differently are renamed. Address spaces of parameters stay on the Param.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ...errors import NaiveoptError, error_at
+from ...ir import GModule, GProcedure
+from ...ir.rewrite import map_nodes
+from ..manager import Pass, PassContext
+from .builtins import (DIMS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH, call, call_args,
+                       call_name, cuda_builtin)
+
+
+class OpenCLToCUDA(Pass):
+    name = "opencl-to-cuda"
+
+    def run_module(self, module: GModule, ctx: PassContext) -> None:
+        for helper in module.helpers:
+            self._rewrite(helper.body, module.path)
+        for proc in module.procedures:
+            self.run(proc, ctx)
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        if proc.dialect != "opencl":
+            return
+        self._rewrite(proc.body, proc.file)
+        proc.dialect = "cuda"
+        ctx.remark("analysis", self.name, proc, "translated OpenCL work-item functions, "
+                   "barriers and address spaces into the CUDA-style IR")
+
+    def _rewrite(self, body: c_ast.Node, path: str) -> None:
+        def fn(node: c_ast.Node) -> c_ast.Node:
+            name = call_name(node)
+            if name is None:
+                return node
+            args = call_args(node)
+            if name in OPENCL_TO_CUDA_IDS or name in ("get_global_id", "get_global_size"):
+                dim = _dimension(node, args, path)
+                if name == "get_global_id":
+                    return c_ast.BinaryOp("+", c_ast.BinaryOp(
+                        "*", cuda_builtin("blockIdx", dim), cuda_builtin("blockDim", dim)),
+                        cuda_builtin("threadIdx", dim))
+                if name == "get_global_size":
+                    return c_ast.BinaryOp("*", cuda_builtin("gridDim", dim),
+                                          cuda_builtin("blockDim", dim))
+                return cuda_builtin(OPENCL_TO_CUDA_IDS[name], dim)
+            if name in ("barrier", "work_group_barrier"):
+                return call("__syncthreads")
+            if name in ("mem_fence", "write_mem_fence", "read_mem_fence"):
+                return call("__threadfence")
+            if name in ("get_work_dim", "get_global_offset", "get_enqueued_local_size"):
+                raise _located(node, path, f"'{name}' is not supported")
+            if name.startswith(("vload", "vstore", "read_image", "write_image", "atom")):
+                raise _located(node, path, f"'{name}' is not supported in naive kernels")
+            if name in OPENCL_TO_CUDA_MATH:
+                node.name = c_ast.ID(OPENCL_TO_CUDA_MATH[name])
+            return node
+
+        map_nodes(body, fn)
+
+
+def _dimension(node: c_ast.FuncCall, args: list[c_ast.Node], path: str) -> str:
+    if len(args) == 1 and isinstance(args[0], c_ast.Constant) and args[0].value in "012":
+        return DIMS[int(args[0].value)]
+    raise _located(node, path, "work-item functions need a constant dimension 0, 1 or 2")
+
+
+def _located(node: c_ast.Node, path: str, message: str) -> NaiveoptError:
+    return error_at(node.coord, message, path)

@@ -1,0 +1,131 @@
+"""Predefined ids (paper 002, functional pass (2)).
+
+Rewrites CUDA built-ins into the IR's unified ids: ``threadIdx.x`` -> tidx, ``blockIdx.y`` ->
+bidy, ``blockDim.x`` -> blockDimX, and ``blockIdx.x*blockDim.x+threadIdx.x`` in any operand order
+-> idx. It also reads the thread space the kernel needs from its bounds guard
+(``if (i < n)`` / ``if (i >= n) return;`` with i = idx) when no #define or pragma gave it.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ...ir import GProcedure, PredefId, PREDEFINED_IDS
+from ...ir.cgen import to_c
+from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ..manager import Pass, PassContext
+
+_BUILTIN_IDS = {("threadIdx", "x"): "tidx", ("threadIdx", "y"): "tidy",
+                ("blockIdx", "x"): "bidx", ("blockIdx", "y"): "bidy",
+                ("blockDim", "x"): "blockDimX", ("blockDim", "y"): "blockDimY",
+                ("gridDim", "x"): "gridDimX", ("gridDim", "y"): "gridDimY"}
+_GLOBAL_IDS = {"x": ("bidx", "blockDimX", "tidx", "idx"), "y": ("bidy", "blockDimY", "tidy", "idy")}
+
+
+def _is(node: c_ast.Node, name: str) -> bool:
+    while isinstance(node, c_ast.Cast):
+        node = node.expr
+    return isinstance(node, PredefId) and node.name == name
+
+
+def _global_id(node: c_ast.Node) -> str | None:
+    """'idx'/'idy' if node is block*dim + thread in some operand order."""
+    if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
+        return None
+    for mul, tid in ((node.left, node.right), (node.right, node.left)):
+        if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
+            continue
+        for bid, dim, thread, result in _GLOBAL_IDS.values():
+            if _is(tid, thread) and ((_is(mul.left, bid) and _is(mul.right, dim)) or
+                                     (_is(mul.left, dim) and _is(mul.right, bid))):
+                return result
+    return None
+
+
+class Predefined(Pass):
+    name = "predefined"
+    requires = ()
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        def fn(node: c_ast.Node) -> c_ast.Node:
+            if isinstance(node, c_ast.StructRef) and node.type == "." and \
+                    isinstance(node.name, c_ast.ID) and isinstance(node.field, c_ast.ID):
+                key = (node.name.name, node.field.name)
+                if key in _BUILTIN_IDS:
+                    return PredefId(_BUILTIN_IDS[key], node.coord)
+            gid = _global_id(node)
+            return PredefId(gid, node.coord) if gid else node
+
+        map_nodes(proc.body, fn)
+        used = sorted({n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)})
+        taken = identifiers(proc.func)
+        for name in used:
+            var, k = name, 0
+            while var in taken:
+                k += 1
+                var = f"{name}_{k}"
+            proc.predefined_names[name] = var
+            taken.add(var)
+        ctx.remark("analysis", self.name, proc,
+                   "thread ids: " + (", ".join(used) if used else "none"))
+        self._thread_space_from_guard(proc, ctx)
+
+    def _thread_space_from_guard(self, proc: GProcedure, ctx: PassContext) -> None:
+        if proc.pragma.global_dim != (None, None):
+            return
+        aliases = _id_aliases(proc)
+        bounds: dict[str, str] = {}
+        for stmt in proc.body.block_items or []:
+            if isinstance(stmt, c_ast.If):
+                _collect_bounds(stmt.cond, aliases, bounds, negated=_is_return(stmt.iftrue))
+        if bounds:
+            proc.pragma.global_dim = (bounds.get("idx"), bounds.get("idy") or (
+                "1" if "idy" not in _ids_used(proc) else None))
+            proc.pragma.global_dim_source = "guard"
+            ctx.remark("analysis", self.name, proc, "thread space from bounds guard: "
+                       f"({proc.pragma.global_dim[0]}, {proc.pragma.global_dim[1]})")
+
+
+def _ids_used(proc: GProcedure) -> set[str]:
+    return {n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)}
+
+
+def _id_aliases(proc: GProcedure) -> dict[str, str]:
+    """Locals defined once as a global id: ``int i = idx;`` -> {'i': 'idx'}."""
+    counts = assigned_names(proc.body)
+    out = {}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.init is not None and counts.get(node.name) == 1:
+            for gid in ("idx", "idy"):
+                if _is(node.init, gid):
+                    out[node.name] = gid
+    return out
+
+
+def _is_return(stmt: c_ast.Node) -> bool:
+    if isinstance(stmt, c_ast.Compound) and len(stmt.block_items or []) == 1:
+        stmt = stmt.block_items[0]
+    return isinstance(stmt, c_ast.Return)
+
+
+def _collect_bounds(cond: c_ast.Node, aliases: dict[str, str], out: dict[str, str],
+                    negated: bool) -> None:
+    joiner = "||" if negated else "&&"
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
+        _collect_bounds(cond.left, aliases, out, negated)
+        _collect_bounds(cond.right, aliases, out, negated)
+        return
+    if not isinstance(cond, c_ast.BinaryOp):
+        return
+    ops = {">=": "<", ">": "<="} if negated else {"<": "<", "<=": "<="}
+    flipped = {"<=": "<", "<": "<="} if negated else {">": "<", ">=": "<="}
+    for var, bound, table in ((cond.left, cond.right, ops), (cond.right, cond.left, flipped)):
+        if cond.op not in table:
+            continue
+        gid = var.name if isinstance(var, PredefId) else (
+            aliases.get(var.name) if isinstance(var, c_ast.ID) else None)
+        if gid in ("idx", "idy"):
+            text = to_c(bound)
+            out[gid] = text if table[cond.op] == "<" else f"({text}) + 1"
+
+
+__all__ = ["Predefined", "PREDEFINED_IDS"]

@@ -1,0 +1,96 @@
+"""The pass manager: runs passes in order, checks preconditions, collects remarks, dumps IR.
+
+Modelled on LLVM's: each pass is a small unit with one entry point (:meth:`Pass.run`), a list of
+passes it requires to have run before it, and optimization remarks (applied / missed /
+analysis, as clang's -Rpass, -Rpass-missed and -Rpass-analysis) saying what it did or why not.
+``dump_dir`` writes the IR after every pass, like -print-after-all.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..ir import GModule, GProcedure
+
+
+@dataclass
+class Remark:
+    """One optimization remark."""
+
+    kind: str          # applied | missed | analysis
+    pass_name: str
+    kernel: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kernel}: remark [{self.pass_name}] {self.kind}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "pass": self.pass_name, "kernel": self.kernel,
+                "message": self.message}
+
+
+@dataclass
+class PassContext:
+    """What passes share: the options of the run and the remarks they emit."""
+
+    module: GModule
+    target: str                     # output dialect: cuda | opencl
+    arch: str
+    options: dict = field(default_factory=dict)
+    remarks: list[Remark] = field(default_factory=list)
+    completed: list[str] = field(default_factory=list)
+    applied: dict[str, list[str]] = field(default_factory=dict)   # kernel -> passes that fired
+
+    def remark(self, kind: str, pass_name: str, proc: GProcedure | None, message: str) -> None:
+        self.remarks.append(Remark(kind, pass_name, proc.name if proc else "*", message))
+        if kind == "applied" and proc is not None:
+            fired = self.applied.setdefault(proc.name, [])
+            if pass_name not in fired:
+                fired.append(pass_name)
+
+
+class Pass:
+    """Base class of all passes. Subclasses set ``name`` and implement :meth:`run`."""
+
+    name: ClassVar[str] = "pass"
+    requires: ClassVar[tuple[str, ...]] = ()
+    functional: ClassVar[bool] = True
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        """Transform or analyse one kernel in place."""
+        raise NotImplementedError
+
+    def run_module(self, module: GModule, ctx: PassContext) -> None:
+        """Run over a whole file; passes that also rewrite helper functions override this."""
+        for proc in module.procedures:
+            self.run(proc, ctx)
+
+
+class PassOrderError(RuntimeError):
+    """A pass was scheduled before a pass it requires (a bug in the pipeline, not the input)."""
+
+
+def run_passes(passes: list[Pass], ctx: PassContext, dump_dir: str | None = None) -> None:
+    """Run ``passes`` over ``ctx.module`` in order."""
+    if dump_dir:
+        os.makedirs(dump_dir, exist_ok=True)
+        _write(dump_dir, 0, "input", ctx.module)
+    for number, p in enumerate(passes, start=1):
+        missing = [r for r in p.requires if r not in ctx.completed]
+        if missing:
+            raise PassOrderError(f"pass {p.name} requires {', '.join(missing)} to run first")
+        p.run_module(ctx.module, ctx)
+        ctx.completed.append(p.name)
+        if dump_dir:
+            _write(dump_dir, number, p.name, ctx.module)
+
+
+def _write(dump_dir: str, number: int, name: str, module: GModule) -> None:
+    from ..ir.printer import dump_module
+
+    base = os.path.basename(module.path).replace(".", "_")
+    path = os.path.join(dump_dir, f"{base}.{number:02d}-{name}.ir")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(dump_module(module))

@@ -16,6 +16,7 @@ from pycparser import c_ast
 from ..errors import NaiveoptError, UnsupportedConstruct
 from ..ir import GModule, GPragma, GProcedure, Param
 from . import clang_setup as cs
+from ..verify.expr import evaluate
 from .translate import Translator, base_type_name
 
 K = ci.CursorKind
@@ -54,15 +55,17 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     tu = cs.parse(path, source, dialect, defines)
     missing = _undeclared_paper_ids(tu)
     if missing:
-        table = cs.PAPER_IDS if dialect == "cuda" else cs.PAPER_IDS_OPENCL
-        tu = cs.parse(path, source, dialect, {**{n: table[n] for n in missing}, **defines})
+        tu = cs.parse(path, source, dialect, {**_paper_defines(dialect, missing), **defines})
     err = cs.first_error(tu, path)
     if err is not None:
         raise err
     file_macros = object_macros(source)
-    preserved = (set(file_macros) | set(defines)) - set(CONFIG_MACROS) - set(cs.PAPER_IDS)
-    translator = Translator(path, source, preserved)
-    module = GModule(path=path, dialect=dialect, procedures=[])
+    macro_values = _integer_macros(file_macros, defines)
+    macro_at = _macro_literals(tu, path, source, dialect, defines, macro_values,
+                               {n: table_value for n, table_value in _paper_defines(
+                                   dialect, missing).items()})
+    translator = Translator(path, source, macro_at)
+    module = GModule(path=path, dialect=dialect, procedures=[], paper_ids=missing)
     functions = [c for c in tu.cursor.get_children()
                  if c.kind == K.FUNCTION_DECL and c.location.file is not None
                  and c.location.file.name == path and c.is_definition()]
@@ -83,9 +86,71 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
-    module.macros = {name: file_macros.get(name, defines.get(name, ""))
+    module.macros = {name: defines.get(name, file_macros.get(name, ""))
                      for name in sorted(translator.used_macros)}
     return module
+
+
+def _paper_defines(dialect: str, names: list[str]) -> dict[str, str]:
+    table = cs.PAPER_IDS if dialect == "cuda" else cs.PAPER_IDS_OPENCL
+    return {n: table[n] for n in names}
+
+
+def _integer_macros(file_macros: dict[str, str], defines: dict[str, str]) -> dict[str, int]:
+    """Object-like macros (from the file or -D) whose value is an integer constant."""
+    out = {}
+    for name in (set(file_macros) | set(defines)) - set(CONFIG_MACROS) - set(cs.PAPER_IDS):
+        text = defines.get(name, file_macros.get(name, ""))
+        try:
+            value = evaluate(re.sub(r"(?<=\d)[uUlL]+\b", "", text), {})
+        except ValueError:
+            continue
+        if isinstance(value, int):
+            out[name] = value
+    return out
+
+
+def _function_literals(tu: ci.TranslationUnit, path: str) -> list[ci.Cursor]:
+    out = []
+    for fn in tu.cursor.get_children():
+        if fn.kind == K.FUNCTION_DECL and fn.location.file is not None and \
+                fn.location.file.name == path and fn.is_definition():
+            out.extend(c for c in fn.walk_preorder() if c.kind == K.INTEGER_LITERAL)
+    return out
+
+
+def _macro_literals(tu: ci.TranslationUnit, path: str, source: str, dialect: str,
+                    defines: dict[str, str], macros: dict[str, int],
+                    paper: dict[str, str]) -> dict[int, str]:
+    """Which integer literals of ``tu`` come from which object-like macro: cursor hash -> name.
+
+    Clang folds macros away, and a literal that comes out of a function-like macro's body
+    (``#define A(y,x) A[(y)*WIDTH+(x)]``) has no trace of ``WIDTH`` left. So the file is parsed
+    once more with every such macro set to a unique sentinel value; the two ASTs have the same
+    shape, and a literal whose twin holds a sentinel is that macro. If the shapes differ the
+    macros are not preserved (their values are inlined), which is still correct.
+    """
+    if not macros:
+        return {}
+    sentinel = {name: 900_001 + 7 * i for i, name in enumerate(sorted(macros))}
+    by_value = {v: k for k, v in sentinel.items()}
+    lines = []
+    for line in source.split("\n"):
+        m = _DEFINE.match(line)
+        if m and not m.group(2) and m.group(1) in sentinel:
+            line = f"#define {m.group(1)} {sentinel[m.group(1)]}"
+        lines.append(line)
+    twin_defines = {**paper, **defines, **{k: str(sentinel[k]) for k in defines if k in sentinel}}
+    twin = cs.parse(path, "\n".join(lines), dialect, twin_defines)
+    mine, theirs = _function_literals(tu, path), _function_literals(twin, path)
+    if len(mine) != len(theirs):
+        return {}
+    out = {}
+    for a, b in zip(mine, theirs):
+        value = cs.evaluate(b)
+        if value in by_value and cs.evaluate(a) == macros[by_value[value]]:
+            out[a.hash] = by_value[value]
+    return out
 
 
 def _undeclared_paper_ids(tu: ci.TranslationUnit) -> list[str]:

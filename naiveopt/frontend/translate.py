@@ -39,11 +39,11 @@ def base_type_name(ctype: ci.Type) -> str:
 class Translator:
     """Translates the cursors of one translation unit (one kernel file)."""
 
-    def __init__(self, path: str, source: str, preserved_macros: set[str]) -> None:
+    def __init__(self, path: str, source: str, macro_at: dict[int, str]) -> None:
         self.path = path
         self.source = source
         self.source_bytes = source.encode()
-        self.preserved_macros = preserved_macros
+        self.macro_at = macro_at          # literal cursor hash -> object-like macro name
         self.used_macros: set[str] = set()
 
     # ----------------------------------------------------------------- helpers
@@ -290,11 +290,12 @@ class Translator:
 
     def literal(self, cursor: ci.Cursor) -> c_ast.Node:
         """A literal; one that came from an object-like macro keeps the macro's name."""
+        macro = self.macro_at.get(cursor.hash)
+        if macro is not None:
+            self.used_macros.add(macro)
+            return c_ast.ID(macro, coord=self.coord(cursor))
         token = self.token_at(cursor)
         if token and _IDENT.fullmatch(token):
-            if token in self.preserved_macros:
-                self.used_macros.add(token)
-                return c_ast.ID(token, coord=self.coord(cursor))
             value = cs.evaluate(cursor)
             if value is None:
                 raise self.error(cursor, "cannot evaluate literal from macro")

@@ -141,6 +141,8 @@ class GProcedure:
     memory_expressions: list[MemoryExpression] = field(default_factory=list)
     resources: Resources | None = None
     predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
+    launch_block: tuple[int, int] | None = None   # block size fixed by a transformation
+    coarsen: tuple[int, int] = (1, 1)             # outputs per thread in x, y (thread merge)
 
     @property
     def body(self) -> c_ast.Compound:
@@ -164,3 +166,4 @@ class GModule:
     helpers: list[c_ast.FuncDef] = field(default_factory=list)
     macros: dict[str, str] = field(default_factory=dict)   # object-like #defines kept by name
     pragmas: list[str] = field(default_factory=list)       # file-level '#pragma naiveopt' lines
+    paper_ids: list[str] = field(default_factory=list)     # predefined ids used undeclared

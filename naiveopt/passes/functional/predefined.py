@@ -52,6 +52,9 @@ class Predefined(Pass):
                 key = (node.name.name, node.field.name)
                 if key in _BUILTIN_IDS:
                     return PredefId(_BUILTIN_IDS[key], node.coord)
+            if isinstance(node, c_ast.Cast) and isinstance(node.expr, PredefId) and \
+                    to_c(node.to_type) == "int":
+                return node.expr          # ids are int already: (int)get_global_id(0)
             gid = _global_id(node)
             return PredefId(gid, node.coord) if gid else node
 

@@ -1,0 +1,169 @@
+"""The Python API: ``naiveopt.optimize(source, target=..., arch=...)``.
+
+It parses a kernel file, runs the pass pipeline (passes/pipeline.py), renders the output through
+the templates, and verifies every kernel against its naive input on the OpenCL device. The CLI
+is a thin layer over this function.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+
+from .emit import render
+from .errors import NaiveoptError
+from .frontend import dialect_of, parse_module
+from .ir import GModule, Resources
+from .launch import LaunchGeometry, geometry
+from .passes.manager import PassContext, Remark, run_passes
+from .passes.pipeline import back_passes, front_passes, optimization_passes
+from .verify.check import Program, Verification, verify_kernel
+from .verify.spec import FileSpec, load_metadata, metadata_path, spec_from_pragmas
+
+TARGETS = ("cuda", "opencl")
+
+
+@dataclass
+class KernelResult:
+    """What naiveopt did to one kernel."""
+
+    name: str
+    passes: list[str]
+    geometry: LaunchGeometry
+    resources: Resources | None
+    verification: Verification
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "passes": self.passes, "launch": self.geometry.to_json(),
+                "resources": self.resources.__dict__ if self.resources else None,
+                "verified": self.verification.status == "passed",
+                "verification": self.verification.to_json()}
+
+
+@dataclass
+class OptimizeResult:
+    """The output code, its launch geometry per kernel, the remarks and verification."""
+
+    code: str
+    input: str
+    target: str
+    arch: str
+    kernels: list[KernelResult]
+    remarks: list[Remark] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        """True when every kernel was checked and passed."""
+        return all(k.verification.status == "passed" for k in self.kernels)
+
+    @property
+    def failed(self) -> bool:
+        return any(k.verification.status == "failed" for k in self.kernels)
+
+    def launch_json(self) -> dict:
+        return {"input": self.input, "target": self.target, "arch": self.arch,
+                "kernels": {k.name: k.geometry.to_json() for k in self.kernels}}
+
+    def to_json(self) -> dict:
+        return {"input": self.input, "target": self.target, "arch": self.arch,
+                "verified": self.verified, "kernels": [k.to_json() for k in self.kernels],
+                "remarks": [r.to_json() for r in self.remarks]}
+
+
+def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = None,
+             arch: str = "sm_90", opt: bool = True, verify: bool = True,
+             defines: dict[str, str] | None = None, metadata: str | None = None,
+             dump_ir: str | None = None, options: dict | None = None,
+             sidecar_name: str | None = None) -> OptimizeResult:
+    """Optimize the kernels of one file.
+
+    ``filename`` names the source (its extension gives the dialect; metadata is looked up
+    beside it); ``target`` defaults to the input's dialect. ``metadata`` overrides the metadata
+    path. Raises NaiveoptError for bad input.
+    """
+    defines = dict(defines or {})
+    dialect = dialect_of(filename)
+    target = target or dialect
+    if target not in TARGETS:
+        raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
+    module = parse_module(filename, source, defines)
+    ctx = PassContext(module, target, arch, dict(options or {}))
+    passes = front_passes() + (optimization_passes() if opt else [])
+    run_passes(passes, ctx, dump_ir)
+    analysed = copy.deepcopy(module)
+    completed = list(ctx.completed)
+    run_passes(back_passes(target), ctx, dump_ir)
+
+    spec = _spec(filename, module, metadata)
+    geometries = {p.name: _geometry(p, spec) for p in module.procedures}
+    sidecar = sidecar_name
+    code = render(module, target, arch, geometries, ctx.applied, os.path.basename(filename),
+                  sidecar)
+    verifications = _verify(source, filename, dialect, defines, analysed, target, code, spec,
+                            geometries, arch, completed) if verify else {}
+    kernels = [KernelResult(p.name, ctx.applied.get(p.name, []), geometries[p.name],
+                            p.resources, verifications.get(p.name, Verification(
+                                "skipped", "verification disabled (--no-verify)")))
+               for p in module.procedures]
+    return OptimizeResult(code, filename, target, arch, kernels, ctx.remarks)
+
+
+def _spec(filename: str, module: GModule, metadata: str | None) -> FileSpec | None:
+    path = metadata or metadata_path(filename)
+    if os.path.exists(path):
+        return load_metadata(path)
+    return spec_from_pragmas(module)
+
+
+def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:
+    kspec = spec.kernels.get(proc.name) if spec else None
+    if kspec is None:
+        return geometry(proc)
+    return geometry(proc, block=None if proc.launch_block else kspec.block,
+                    thread_space=kspec.threads)
+
+
+def _verify(source: str, filename: str, dialect: str, defines: dict[str, str],
+            analysed: GModule, target: str, code: str, spec: FileSpec | None,
+            geometries: dict[str, LaunchGeometry], arch: str,
+            completed: list[str]) -> dict[str, Verification]:
+    """Verify every kernel: the OpenCL form of the output against the naive input."""
+    if spec is None:
+        return {}
+    naive = _naive_program(source, filename, dialect, defines, spec)
+    if target == "opencl":
+        out_source = code
+    else:
+        ctx = PassContext(analysed, "opencl", arch, completed=completed)
+        run_passes(back_passes("opencl"), ctx)
+        out_source = render(analysed, "opencl", arch, geometries, {}, filename, None)
+    output = Program(out_source, [], geometries)
+    results = {}
+    for name in geometries:
+        kspec = spec.kernels.get(name)
+        if kspec is None:
+            results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
+            continue
+        results[name] = verify_kernel(spec, kspec, naive, output, defines)
+    return results
+
+
+def _naive_program(source: str, filename: str, dialect: str, defines: dict[str, str],
+                   spec: FileSpec) -> Program:
+    """The naive kernel as an OpenCL program: the input itself for OpenCL (with the paper's
+    predefined ids defined when it uses them), its functional-only translation for CUDA."""
+    module = parse_module(filename, source, defines)
+    geometries = {}
+    for proc in module.procedures:
+        kspec = spec.kernels.get(proc.name)
+        geometries[proc.name] = geometry(proc, block=kspec.block if kspec else None,
+                                         thread_space=kspec.threads if kspec else None)
+    if dialect == "opencl":
+        from .frontend.clang_setup import PAPER_IDS_OPENCL
+
+        options = [f"-D{n}={PAPER_IDS_OPENCL[n]}" for n in module.paper_ids]
+        return Program(source, options, geometries)
+    ctx = PassContext(module, "opencl", "none")
+    run_passes(front_passes()[:2] + back_passes("opencl"), ctx)
+    return Program(render(module, "opencl", "none", geometries, {}, filename, None), [],
+                   geometries)

@@ -1,0 +1,190 @@
+"""The ``naiveopt`` command: a thin layer over :func:`naiveopt.optimize`.
+
+    naiveopt kernel.cu -o opt.cu                 # CUDA in, CUDA out
+    naiveopt kernel.cu --target opencl -o opt.cl # OpenCL out
+    naiveopt kernels/naive/ -o out/              # a directory (or several files) to a directory
+
+Errors are printed as ``file:line:col: error: message`` and exit with status 1; a kernel that
+fails verification leaves no output file. Outputs are written atomically and never over an
+input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from . import __version__
+from .api import TARGETS, OptimizeResult, optimize
+from .errors import NaiveoptError
+
+KERNEL_EXTENSIONS = (".cu", ".cl")
+TARGET_EXTENSION = {"cuda": ".cu", "opencl": ".cl"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="naiveopt", description="Optimize naive CUDA/OpenCL "
+                                "kernels and verify the result against the input.")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="kernel files (.cu, .cl) or directories of them")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="output file (one input) or directory (several inputs or a "
+                        "directory); without it a single result is printed on stdout")
+    p.add_argument("--target", choices=TARGETS, help="output dialect (default: the input's)")
+    p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90)")
+    p.add_argument("--no-opt", action="store_true", help="functional passes only")
+    p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="define a macro / problem size (repeatable)")
+    p.add_argument("--metadata", metavar="TOML", help="kernel metadata (default: X.toml "
+                   "beside X.cu)")
+    p.add_argument("--explain", action="store_true",
+                   help="print what each pass did or did not do, and why")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every pass into DIR")
+    p.add_argument("--version", action="version", version=f"naiveopt {__version__}")
+    return p
+
+
+def _defines(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not name.isidentifier():
+            raise NaiveoptError(f"bad -D '{item}': expected NAME=VALUE")
+        out[name] = value if eq else "1"
+    return out
+
+
+def collect_inputs(inputs: list[str]) -> tuple[list[str], bool]:
+    """Kernel files named or found in directories, and whether the output is a directory."""
+    files: list[str] = []
+    to_dir = len(inputs) > 1
+    for item in inputs:
+        if os.path.isdir(item):
+            to_dir = True
+            found = sorted(os.path.join(item, f) for f in os.listdir(item)
+                           if f.endswith(KERNEL_EXTENSIONS))
+            if not found:
+                raise NaiveoptError(f"no .cu or .cl files in directory '{item}'", item)
+            files.extend(found)
+        elif os.path.exists(item):
+            files.append(item)
+        else:
+            raise NaiveoptError("no such file or directory", item)
+    return files, to_dir
+
+
+def output_name(path: str, target: str | None) -> str:
+    """The file name of an input's output in an output directory.
+
+    The input's name is kept when the dialect does not change (mv.cu -> mv.cu); otherwise the
+    target's extension is appended (mv.cu -> mv.cu.cl), so mv.cu and mv.cl never collide."""
+    name = os.path.basename(path)
+    ext = os.path.splitext(name)[1]
+    wanted = TARGET_EXTENSION[target] if target else ext
+    return name if wanted == ext else name + wanted
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (no partial files)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".naiveopt-", dir=directory)
+    except OSError as exc:
+        raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
+
+
+def _run_one(path: str, out_path: str | None, args, defines) -> OptimizeResult:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+    except UnicodeDecodeError as exc:
+        raise NaiveoptError("the file is not UTF-8 text", path) from exc
+    except OSError as exc:
+        raise NaiveoptError(f"cannot read: {exc.strerror}", path) from exc
+    sidecar = os.path.basename(out_path) + ".json" if out_path else None
+    result = optimize(source, filename=path, target=args.target, arch=args.arch,
+                      opt=not args.no_opt, verify=not args.no_verify, defines=defines,
+                      metadata=args.metadata, dump_ir=args.dump_ir, sidecar_name=sidecar)
+    if args.explain:
+        for remark in result.remarks:
+            print(f"{path}: {remark}", file=sys.stderr)
+        for k in result.kernels:
+            print(f"{path}: {k.name}: verification {k.verification.status}: "
+                  f"{k.verification.detail}", file=sys.stderr)
+    if result.failed:
+        bad = next(k for k in result.kernels if k.verification.status == "failed")
+        raise NaiveoptError(f"kernel '{bad.name}' failed verification: "
+                            f"{bad.verification.detail}; no output written", path)
+    if out_path:
+        if os.path.exists(out_path) and os.path.samefile(out_path, path):
+            raise NaiveoptError("refusing to overwrite the input file", out_path)
+        write_atomically(out_path, result.code)
+        write_atomically(out_path + ".json", json.dumps(result.launch_json(), indent=2) + "\n")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        defines = _defines(args.defines)
+        files, to_dir = collect_inputs(args.inputs)
+        if to_dir and not args.output:
+            raise NaiveoptError("several inputs need -o DIRECTORY")
+        if to_dir:
+            if os.path.exists(args.output) and not os.path.isdir(args.output):
+                raise NaiveoptError(f"'{args.output}' is not a directory")
+            os.makedirs(args.output, exist_ok=True)
+    except NaiveoptError as exc:
+        print(f"naiveopt: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"naiveopt: error: cannot create '{args.output}': {exc.strerror}", file=sys.stderr)
+        return 1
+    summary, failures = [], 0
+    for number, path in enumerate(files, start=1):
+        out_path = (os.path.join(args.output, output_name(path, args.target)) if to_dir
+                    else args.output)
+        try:
+            result = _run_one(path, out_path, args, defines)
+        except NaiveoptError as exc:
+            failures += 1
+            print(str(exc) if exc.file else f"{path}: {exc}", file=sys.stderr)
+            summary.append({"input": path, "output": None, "error": str(exc)})
+            continue
+        except Exception as exc:  # noqa: BLE001 - a bug in naiveopt must not kill a batch
+            failures += 1
+            message = f"{path}: internal error: {type(exc).__name__}: {exc} (please report)"
+            print(message, file=sys.stderr)
+            summary.append({"input": path, "output": None, "error": message})
+            continue
+        if to_dir:
+            status = "verified" if result.verified else ", ".join(
+                sorted({k.verification.status for k in result.kernels}))
+            print(f"[{number}/{len(files)}] {path} -> {out_path}: {status}", file=sys.stderr)
+        elif not out_path and not args.json:
+            sys.stdout.write(result.code)
+        entry = result.to_json()
+        entry["output"] = out_path
+        entry.pop("remarks")
+        if not out_path:
+            entry["code"] = result.code
+        summary.append(entry)
+    if args.json:
+        print(json.dumps({"version": __version__, "files": summary,
+                          "failed": failures}, indent=2))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""CUDA -> OpenCL (paper 002, functional pass (7)).
+
+Rewrites the postprocessed CUDA tree into OpenCL C 1.2: __global__ -> __kernel, pointer
+parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> work-item
+functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
+and CUDA's *f math functions -> OpenCL's overloaded built-ins.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ...errors import error_at
+from ...ir import GModule, GProcedure
+from ...ir.rewrite import map_nodes, walk
+from ..manager import Pass, PassContext
+from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, DIMS, call, call_args,
+                       call_name)
+
+_FENCE = c_ast.BinaryOp("|", c_ast.ID("CLK_LOCAL_MEM_FENCE"), c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
+
+
+class CUDAToOpenCL(Pass):
+    name = "cuda-to-opencl"
+    requires = ("postprocessor",)
+
+    def run_module(self, module: GModule, ctx: PassContext) -> None:
+        for helper in module.helpers:
+            helper.decl.funcspec = []
+            _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
+            _rewrite_body(helper.body, module.path)
+        for proc in module.procedures:
+            self.run(proc, ctx)
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        proc.func.decl.funcspec = ["__kernel"]
+
+        def space(name: str) -> str:
+            param = proc.param(name)
+            return "__constant" if param and param.address_space == "constant" else "__global"
+
+        _qualify_pointer_params(proc.func.decl.type.args, space)
+        _rewrite_body(proc.body, proc.file)
+        proc.dialect = "opencl"
+
+
+def _qualify_pointer_params(params: c_ast.ParamList | None, space) -> None:
+    for decl in params.params if params else []:
+        if isinstance(decl.type, c_ast.PtrDecl):
+            decl.type.quals = ["restrict" if q == "__restrict__" else q for q in decl.type.quals]
+            base = decl.type.type
+            base.quals = [space(decl.name)] + [q for q in base.quals if not q.startswith("__")]
+
+
+def _rewrite_body(body: c_ast.Node, path: str) -> None:
+    for node, _ in walk(body):
+        if isinstance(node, c_ast.Decl) and "__shared__" in node.storage:
+            node.storage = ["__local" if s == "__shared__" else s for s in node.storage]
+
+    def fn(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \
+                node.name.name in CUDA_TO_OPENCL_IDS and isinstance(node.field, c_ast.ID):
+            dim = DIMS.index(node.field.name)
+            return call(CUDA_TO_OPENCL_IDS[node.name.name], c_ast.Constant("int", str(dim)))
+        if isinstance(node, c_ast.BinaryOp) and node.op == "+":
+            gid = _global_id(node)
+            if gid is not None:
+                return call("get_global_id", c_ast.Constant("int", str(gid)))
+        name = call_name(node)
+        if name == "__syncthreads":
+            return call("barrier", _FENCE)
+        if name == "__threadfence":
+            return call("mem_fence", c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
+        if name in CUDA_TO_OPENCL_MATH:
+            node.name = c_ast.ID(CUDA_TO_OPENCL_MATH[name])
+        elif name and name.startswith("make_"):
+            raise error_at(node.coord, f"'{name}' has no OpenCL translation yet", path)
+        return node
+
+    map_nodes(body, fn)
+
+
+def _global_id(node: c_ast.BinaryOp) -> int | None:
+    """d if node is get_group_id(d)*get_local_size(d) + get_local_id(d) in some order."""
+    def dim_of(n: c_ast.Node, name: str) -> int | None:
+        if call_name(n) == name:
+            (arg,) = call_args(n)
+            return int(arg.value)
+        return None
+
+    for mul, tid in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(mul, c_ast.BinaryOp) and mul.op == "*":
+            d = dim_of(tid, "get_local_id")
+            if d is None:
+                continue
+            pairs = ((mul.left, mul.right), (mul.right, mul.left))
+            if any(dim_of(a, "get_group_id") == d and dim_of(b, "get_local_size") == d
+                   for a, b in pairs):
+                return d
+    return None

@@ -1,0 +1,56 @@
+"""Postprocessor (paper 002, functional pass (6)): GPU IR back to plain CUDA.
+
+Predefined ids become local variables declared at the top of the kernel
+(``int idx = blockIdx.x * blockDim.x + threadIdx.x;``), named so they clash with nothing in the
+kernel (the predefined pass chose the names).
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ...ir import GProcedure, PredefId
+from ...ir.rewrite import map_nodes, walk
+from ..manager import Pass, PassContext
+from .builtins import cuda_builtin
+
+_DIM = {"x": "x", "y": "y"}
+
+
+def predefined_value(name: str) -> c_ast.Node:
+    """The CUDA expression a predefined id stands for."""
+    axis = "x" if name.endswith(("x", "X")) else "y"
+    if name in ("idx", "idy"):
+        return c_ast.BinaryOp("+", c_ast.BinaryOp("*", cuda_builtin("blockIdx", axis),
+                                                  cuda_builtin("blockDim", axis)),
+                              cuda_builtin("threadIdx", axis))
+    struct = {"tid": "threadIdx", "bid": "blockIdx", "blockDim": "blockDim",
+              "gridDim": "gridDim"}[name[:-1]]
+    return cuda_builtin(struct, axis)
+
+
+def lower_predefined(proc: GProcedure) -> None:
+    """Replace PredefId nodes by variables and declare those variables first in the body."""
+    used = [n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)]
+    order = [name for name in ("idx", "idy", "tidx", "tidy", "bidx", "bidy", "blockDimX",
+                               "blockDimY", "gridDimX", "gridDimY") if name in used]
+    names = proc.predefined_names
+
+    def fn(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, PredefId):
+            return c_ast.ID(names.get(node.name, node.name))
+        return node
+
+    map_nodes(proc.body, fn)
+    decls = [c_ast.Decl(names.get(n, n), ["const"], [], [], [],
+                        c_ast.TypeDecl(names.get(n, n), ["const"], None,
+                                       c_ast.IdentifierType(["int"])),
+                        predefined_value(n), None) for n in order]
+    proc.body.block_items = decls + list(proc.body.block_items or [])
+
+
+class Postprocessor(Pass):
+    name = "postprocessor"
+    requires = ("predefined",)
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        lower_predefined(proc)

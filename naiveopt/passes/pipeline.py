@@ -1,0 +1,30 @@
+"""The pass order, written once.
+
+functional (build the IR) -> optimization (transform it) -> functional (write it back out),
+as in paper 002 Fig. 2.
+"""
+from __future__ import annotations
+
+from .functional.cuda_to_opencl import CUDAToOpenCL
+from .functional.loops import Loops
+from .functional.memory_expressions import MemoryExpressions
+from .functional.nvcc import NVCCResources
+from .functional.opencl_to_cuda import OpenCLToCUDA
+from .functional.postprocessor import Postprocessor
+from .functional.predefined import Predefined
+from .manager import Pass
+
+
+def front_passes() -> list[Pass]:
+    """Passes that turn a parsed file into the analysed GPU IR."""
+    return [OpenCLToCUDA(), Predefined(), Loops(), MemoryExpressions(), NVCCResources()]
+
+
+def optimization_passes() -> list[Pass]:
+    """Optimization passes, in order (none yet: the functional pipeline comes first)."""
+    return []
+
+
+def back_passes(target: str) -> list[Pass]:
+    """Passes that write the IR back out in ``target``'s dialect."""
+    return [Postprocessor()] + ([CUDAToOpenCL()] if target == "opencl" else [])

@@ -1,0 +1,168 @@
+"""Check an output kernel against its naive input (and the NumPy reference) on random data."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..launch import LaunchGeometry
+from . import opencl
+from .expr import evaluate
+from .spec import ArgSpec, FileSpec, KernelSpec, size_sets
+
+RTOL = 1e-4
+
+
+def _numpy_only_import(name: str, *args, **kwargs):
+    """numpy's C code imports lazily through the caller's builtins; allow numpy alone."""
+    if name.split(".")[0] != "numpy":
+        raise ImportError(f"a NumPy reference may not import {name}")
+    return __import__(name, *args, **kwargs)
+
+
+#: Built-ins a NumPy reference expression may use (no I/O, no imports but numpy's own).
+_SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, range, len, bool, int, float, sum,
+                                          tuple, list, zip, slice, enumerate)}
+_SAFE_BUILTINS["__import__"] = _numpy_only_import
+REF_RTOL = 1e-3
+
+
+@dataclass
+class Verification:
+    """The outcome for one kernel: passed, failed or skipped, and what was compared."""
+
+    status: str
+    detail: str = ""
+    checks: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "failed"
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "detail": self.detail, "checks": self.checks}
+
+
+@dataclass
+class Program:
+    """An OpenCL program to run: its source, build options and how to launch each kernel."""
+
+    source: str
+    options: list[str]
+    geometry: dict[str, LaunchGeometry]
+
+
+def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
+                  defines: dict[str, str], seed: int = 1234) -> Verification:
+    """Compare ``output`` with ``naive`` (and the reference) at every size set of ``spec``."""
+    sets = size_sets(spec, defines)
+    if not sets:
+        return Verification("skipped", "problem sizes unknown: give metadata, -D NAME=VALUE "
+                            "or '#pragma naiveopt sizes(...)'")
+    missing = [a.name for a in kernel.args if a.role in ("in", "out", "inout") and not a.shape]
+    if missing:
+        return Verification("skipped", "shape of " + ", ".join(missing) + " unknown: add "
+                            "'#pragma naiveopt array(NAME, dims...)'")
+    if kernel.threads is None:
+        return Verification("skipped", "thread space unknown: add '#pragma naiveopt "
+                            "threads(X, Y)' or a bounds guard")
+    checks = []
+    for set_name, sizes in sets.items():
+        try:
+            failure, check = _check_sizes(kernel, sizes, naive, output, defines, seed)
+        except ValueError as exc:
+            return Verification("skipped", f"cannot evaluate metadata: {exc}")
+        checks.append(f"{set_name} {check}")
+        if failure:
+            return Verification("failed", f"{set_name} sizes {sizes}: {failure}", checks)
+    return Verification("passed", "; ".join(checks), checks)
+
+
+def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
+                 defines: dict[str, str], seed: int) -> tuple[str, str]:
+    rng = np.random.default_rng(seed)
+    args = [_make_arg(a, sizes, rng) for a in kernel.args]
+    options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]
+    options += [f"-D{k}={v}" for k, v in defines.items() if k not in kernel.defines]
+    expected = _launch(naive, kernel, sizes, args, options)
+    got = _launch(output, kernel, sizes, args, options)
+    arrays = [a for a in kernel.args if a.role in ("in", "out", "inout")]
+    for spec_arg, want, have in zip(arrays, expected, got):
+        if spec_arg.role == "in":
+            continue
+        scale = max(1.0, float(np.nanmax(np.abs(want)))) if want.size else 1.0
+        if not np.allclose(have, want, rtol=RTOL, atol=RTOL * scale, equal_nan=True):
+            bad = int(np.argmax(~np.isclose(have, want, rtol=RTOL, atol=RTOL * scale,
+                                            equal_nan=True)))
+            return (f"{spec_arg.name}[{bad}] = {have.flat[bad]!r}, naive kernel gives "
+                    f"{want.flat[bad]!r}", "")
+    ref_failure = _against_reference(kernel, sizes, args, got)
+    if ref_failure:
+        return ref_failure, ""
+    compared = [a.name for a in arrays if a.role != "in"]
+    what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
+    return "", f"{_fmt(sizes)}: {', '.join(compared)} match {what}"
+
+
+def _fmt(sizes: dict[str, int]) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in sizes.items()) + ")"
+
+
+def _make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator):
+    if arg.role == "size":
+        return np.int32(evaluate(arg.value or arg.name, sizes))
+    if arg.role == "scalar":
+        value = evaluate(arg.value or "1", sizes)
+        return np.float32(value) if arg.type == "float" else np.int32(value)
+    dims = [int(evaluate(d, sizes)) for d in arg.shape]
+    count = int(np.prod(dims)) if dims else 0
+    if arg.type == "int":
+        return rng.integers(-8, 9, size=count).astype(np.int32)
+    if arg.init == "positive":
+        return rng.uniform(0.5, 1.5, size=count).astype(np.float32)
+    if arg.init == "lower_triangular":
+        n = dims[0]
+        m = np.tril(rng.uniform(-1, 1, size=(n, n)), -1) / n
+        m += np.diag(rng.uniform(1, 2, size=n))
+        return m.astype(np.float32).ravel()
+    return rng.uniform(-1, 1, size=count).astype(np.float32)
+
+
+def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
+    geo = program.geometry[kernel.name]
+    space = [int(evaluate(t, sizes)) for t in geo.thread_space]
+    bx, by = geo.block
+    cx, cy = geo.coarsen
+    global_size = (-(-space[0] // (bx * cx)) * bx, -(-space[1] // (by * cy)) * by)
+    return opencl.run(program.source, kernel.name, program.options + options, args,
+                      global_size, (bx, by))
+
+
+def _against_reference(kernel: KernelSpec, sizes: dict[str, int], args, got) -> str:
+    if not kernel.reference:
+        return ""
+    names: dict[str, object] = {"np": np, **sizes}
+    arrays = [(a, v) for a, v in zip(kernel.args, args)]
+    for a, v in arrays:
+        if isinstance(v, np.ndarray):
+            names[a.name] = v.astype(np.float64).reshape([int(evaluate(d, sizes))
+                                                          for d in a.shape])
+        else:
+            names[a.name] = v.item()
+    outs = {a.name: g for a, g in zip([a for a in kernel.args if isinstance(
+        args[kernel.args.index(a)], np.ndarray)], got)}
+    for name, expression in kernel.reference.items():
+        if "__" in expression:
+            return f"reference for {name} rejected: dunder names are not allowed"
+        try:
+            scope = {"__builtins__": _SAFE_BUILTINS, **names}
+            want = np.asarray(eval(expression, scope),  # noqa: S307
+                              dtype=np.float64).ravel()
+        except Exception as exc:  # noqa: BLE001 - metadata error, reported as such
+            return f"the NumPy reference for {name} raised {type(exc).__name__}: {exc}"
+        have = outs[name].astype(np.float64)
+        scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+        if want.shape != have.shape or not np.allclose(have, want, rtol=REF_RTOL,
+                                                       atol=REF_RTOL * scale):
+            return f"{name} differs from the NumPy reference {expression!r}"
+    return ""

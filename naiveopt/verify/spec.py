@@ -1,0 +1,130 @@
+"""What verification needs to know about a kernel: sizes, thread space, argument roles/shapes.
+
+It comes from the metadata TOML beside the kernel (docs/kernel-metadata.md) or, for a user's
+kernel without one, from ``#pragma naiveopt`` lines plus what the IR shows (which arrays are
+written); ``-D NAME=VALUE`` overrides sizes either way.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+
+from ..errors import NaiveoptError
+from ..ir import GModule, GProcedure
+from .expr import evaluate
+
+_CLAUSE = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+@dataclass
+class ArgSpec:
+    name: str
+    role: str                     # in | out | inout | size | scalar
+    type: str                     # float | int
+    shape: list[str] = field(default_factory=list)
+    value: str | None = None
+    init: str = "uniform"
+
+
+@dataclass
+class KernelSpec:
+    name: str
+    threads: tuple[str, str] | None
+    block: tuple[int, int] | None
+    args: list[ArgSpec]
+    defines: list[str] = field(default_factory=list)
+    reference: dict[str, str] = field(default_factory=dict)
+    flops: str | None = None
+
+
+@dataclass
+class FileSpec:
+    """Verification facts for one kernel file."""
+
+    origin: str                              # metadata path or 'pragma'
+    sizes: dict[str, dict[str, int]]         # size set name -> sizes
+    kernels: dict[str, KernelSpec]
+    description: str = ""
+
+
+def metadata_path(kernel_path: str) -> str:
+    return os.path.splitext(kernel_path)[0] + ".toml"
+
+
+def load_metadata(path: str) -> FileSpec:
+    """Read a metadata TOML file."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise NaiveoptError(f"cannot read metadata: {exc}", path) from exc
+    kernels = {}
+    for k in data.get("kernel", []):
+        args = [ArgSpec(a["name"], a["role"], a.get("type", "float"),
+                        [str(d) for d in a.get("shape", [])],
+                        str(a["value"]) if "value" in a else None, a.get("init", "uniform"))
+                for a in k.get("args", [])]
+        kernels[k["name"]] = KernelSpec(
+            k["name"], tuple(str(t) for t in k["threads"]) if "threads" in k else None,
+            tuple(int(b) for b in k["block"]) if "block" in k else None, args,
+            list(k.get("defines", [])), dict(k.get("reference", {})), k.get("flops"))
+    sizes = {name: dict(values) for name, values in data.get("sizes", {}).items()}
+    return FileSpec(path, sizes, kernels, data.get("description", ""))
+
+
+def spec_from_pragmas(module: GModule) -> FileSpec | None:
+    """Build a spec from '#pragma naiveopt ...' lines and the IR, or None if no sizes given."""
+    clauses: dict[str, list[list[str]]] = {}
+    for text in module.pragmas:
+        for name, body in _CLAUSE.findall(text[len("naiveopt"):]):
+            clauses.setdefault(name, []).append([p.strip() for p in body.split(",")
+                                                 if p.strip()])
+    sizes = {}
+    for group in clauses.get("sizes", []):
+        for item in group:
+            key, _, value = item.partition("=")
+            sizes[key.strip()] = int(evaluate(value, {}))
+    shapes = {g[0]: g[1:] for g in clauses.get("array", [])}
+    scalars = {g[0]: g[1] for g in clauses.get("scalar", []) if len(g) == 2}
+    threads = tuple(clauses["threads"][0]) if "threads" in clauses else None
+    block = tuple(int(b) for b in clauses["block"][0]) if "block" in clauses else None
+    if threads is not None and len(threads) == 1:
+        threads = (threads[0], "1")
+    if block is not None and len(block) == 1:
+        block = (block[0], 1)
+    kernels = {p.name: _kernel_from_ir(p, shapes, scalars, sizes, threads, block)
+               for p in module.procedures}
+    return FileSpec("pragma", {"pragma": sizes} if sizes else {}, kernels)
+
+
+def _kernel_from_ir(proc: GProcedure, shapes, scalars, sizes, threads, block) -> KernelSpec:
+    written = {m.array for m in proc.memory_expressions if m.is_write}
+    args = []
+    for p in proc.params:
+        kind = "float" if p.base_type in ("float", "double") else "int"
+        if p.is_pointer:
+            args.append(ArgSpec(p.name, "inout" if p.name in written else "in", kind,
+                                shapes.get(p.name, [])))
+        elif p.name in scalars:
+            args.append(ArgSpec(p.name, "scalar", kind, value=scalars[p.name]))
+        else:
+            args.append(ArgSpec(p.name, "size" if kind == "int" else "scalar", kind,
+                                value=None if kind == "int" else "1.25"))
+    if threads is None and proc.pragma.global_dim[0]:
+        threads = (proc.pragma.global_dim[0], proc.pragma.global_dim[1] or "1")
+    return KernelSpec(proc.name, threads, block, args)
+
+
+def size_sets(spec: FileSpec, defines: dict[str, str]) -> dict[str, dict[str, int]]:
+    """The size sets to verify at: metadata's test and odd sets, or what -D / pragmas give.
+
+    A -D that names a size replaces the test sizes with one set built from it."""
+    names = set().union(*spec.sizes.values()) if spec.sizes else set(defines)
+    overrides = {k: int(evaluate(v, {})) for k, v in defines.items()
+                 if k in names and re.fullmatch(r"\s*-?\d+\s*", v)}
+    if overrides:
+        base = spec.sizes.get("test") or next(iter(spec.sizes.values()))
+        return {"cli": {**base, **overrides}}
+    return {k: v for k, v in spec.sizes.items() if k in ("test", "odd", "pragma")}

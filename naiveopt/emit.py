@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from functools import cache
 
 import jinja2
@@ -31,7 +34,31 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     text = template.render(version=__version__, source=source_name, arch=arch,
                            kernels=kernels, helpers=[to_c(h).rstrip() for h in module.helpers],
                            macros=module.macros, sidecar=sidecar)
-    return text.rstrip() + "\n"
+    return format_code(text.rstrip() + "\n")
+
+
+#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body.
+CLANG_FORMAT_STYLE = ("{BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100, "
+                      "InsertBraces: true, AllowShortFunctionsOnASingleLine: None, "
+                      "MaxEmptyLinesToKeep: 1}")
+
+
+@cache
+def _clang_format() -> str | None:
+    local = os.path.join(os.path.dirname(sys.executable), "clang-format")
+    return local if os.path.exists(local) else shutil.which("clang-format")
+
+
+def format_code(text: str) -> str:
+    """Lay out emitted code with clang-format (pycparser's printer only gets it valid).
+
+    Without clang-format the text is returned as printed, which is equally correct."""
+    exe = _clang_format()
+    if exe is None:
+        return text
+    done = subprocess.run([exe, f"--style={CLANG_FORMAT_STYLE}", "--assume-filename=k.cpp"],
+                          input=text, capture_output=True, text=True, timeout=60)
+    return done.stdout if done.returncode == 0 and done.stdout.strip() else text
 
 
 def render_cuda_kernel(module: GModule, proc: GProcedure) -> str:

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up naiveopt on a fresh Debian machine with Python 3.11, then run the main job:
+# optimize every kernel of kernels/naive/ into out/ and verify each against its naive input
+# on the CPU OpenCL runtime (PoCL, installed from PyPI with the other dependencies).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
+    echo "setup: installing python3-venv with apt" >&2
+    apt-get update -qq && apt-get install -y -qq python3-venv
+fi
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+
+echo "setup: optimizing and verifying kernels/naive/ -> out/" >&2
+.venv/bin/naiveopt kernels/naive/ -o out/ --json > out.json.tmp || status=$?
+mkdir -p out && mv out.json.tmp out/summary.json
+.venv/bin/python -m naiveopt.summary out/summary.json
+exit "${status:-0}"

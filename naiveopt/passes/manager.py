@@ -94,3 +94,13 @@ def _write(dump_dir: str, number: int, name: str, module: GModule) -> None:
     path = os.path.join(dump_dir, f"{base}.{number:02d}-{name}.ir")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(dump_module(module))
+
+
+def reanalyse(proc: GProcedure, ctx: PassContext) -> None:
+    """Rerun the loop and memory-expression analyses after a transformation (quietly)."""
+    from .functional.loops import Loops
+    from .functional.memory_expressions import MemoryExpressions
+
+    quiet = PassContext(ctx.module, ctx.target, ctx.arch, ctx.options)
+    Loops().run(proc, quiet)
+    MemoryExpressions().run(proc, quiet)

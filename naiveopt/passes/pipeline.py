@@ -13,6 +13,7 @@ from .functional.opencl_to_cuda import OpenCLToCUDA
 from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
 from .manager import Pass
+from .optimize.coalesce import Coalesce
 
 
 def front_passes() -> list[Pass]:
@@ -21,8 +22,8 @@ def front_passes() -> list[Pass]:
 
 
 def optimization_passes() -> list[Pass]:
-    """Optimization passes, in order (none yet: the functional pipeline comes first)."""
-    return []
+    """Optimization passes, in order."""
+    return [Coalesce()]
 
 
 def back_passes(target: str) -> list[Pass]:

@@ -88,22 +88,24 @@ def _with_nvrtc(source: str, arch: str) -> tuple[Resources | None, str]:
     return Resources(arch, parsed[0], parsed[1], "nvrtc"), ""
 
 
+def measure(module, proc: GProcedure, arch: str) -> tuple[Resources | None, str]:
+    """Registers and shared memory of one kernel of ``module`` (IR form) for ``arch``."""
+    if not arch.startswith("sm_"):
+        return None, f"{arch} is not an NVIDIA architecture"
+    from ...emit import render_cuda_kernel
+    from .postprocessor import lower_predefined
+
+    lowered = copy.deepcopy(proc)
+    lower_predefined(lowered)
+    return query_resources(render_cuda_kernel(module, lowered), arch)
+
+
 class NVCCResources(Pass):
     name = "nvcc"
     requires = ("predefined",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        if not ctx.arch.startswith("sm_"):
-            ctx.remark("missed", self.name, proc, f"resource query skipped: {ctx.arch} is not "
-                       "an NVIDIA architecture")
-            return
-        from ...emit import render_cuda_kernel
-        from .postprocessor import lower_predefined
-
-        lowered = copy.deepcopy(proc)
-        lower_predefined(lowered)
-        source = render_cuda_kernel(ctx.module, lowered)
-        res, why = query_resources(source, ctx.arch)
+        res, why = measure(ctx.module, proc, ctx.arch)
         if res is None:
             ctx.remark("missed", self.name, proc, f"resource query skipped: {why}")
             return

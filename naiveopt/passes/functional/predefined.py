@@ -75,11 +75,12 @@ class Predefined(Pass):
     def _thread_space_from_guard(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.pragma.global_dim != (None, None):
             return
-        aliases = _id_aliases(proc)
+        aliases = id_aliases(proc)
         bounds: dict[str, str] = {}
         for stmt in proc.body.block_items or []:
             if isinstance(stmt, c_ast.If):
-                _collect_bounds(stmt.cond, aliases, bounds, negated=_is_return(stmt.iftrue))
+                found = guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue))
+                bounds.update({k: to_c(v) for k, v in found.items()})
         if bounds:
             proc.pragma.global_dim = (bounds.get("idx"), bounds.get("idy") or (
                 "1" if "idy" not in _ids_used(proc) else None))
@@ -92,7 +93,7 @@ def _ids_used(proc: GProcedure) -> set[str]:
     return {n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)}
 
 
-def _id_aliases(proc: GProcedure) -> dict[str, str]:
+def id_aliases(proc: GProcedure) -> dict[str, str]:
     """Locals defined once as a global id: ``int i = idx;`` -> {'i': 'idx'}."""
     counts = assigned_names(proc.body)
     out = {}
@@ -104,21 +105,25 @@ def _id_aliases(proc: GProcedure) -> dict[str, str]:
     return out
 
 
-def _is_return(stmt: c_ast.Node) -> bool:
+def is_return(stmt: c_ast.Node) -> bool:
     if isinstance(stmt, c_ast.Compound) and len(stmt.block_items or []) == 1:
         stmt = stmt.block_items[0]
     return isinstance(stmt, c_ast.Return)
 
 
-def _collect_bounds(cond: c_ast.Node, aliases: dict[str, str], out: dict[str, str],
-                    negated: bool) -> None:
+def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False
+                 ) -> dict[str, c_ast.Node]:
+    """Exclusive upper bounds a guard puts on idx / idy: ``i < n && j < m`` -> {idx: n, idy: m}.
+
+    ``negated`` reads the condition of an early return (``if (i >= n) return;``)."""
+    out: dict[str, c_ast.Node] = {}
     joiner = "||" if negated else "&&"
     if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-        _collect_bounds(cond.left, aliases, out, negated)
-        _collect_bounds(cond.right, aliases, out, negated)
-        return
+        out.update(guard_bounds(cond.left, aliases, negated))
+        out.update(guard_bounds(cond.right, aliases, negated))
+        return out
     if not isinstance(cond, c_ast.BinaryOp):
-        return
+        return out
     ops = {">=": "<", ">": "<="} if negated else {"<": "<", "<=": "<="}
     flipped = {"<=": "<", "<": "<="} if negated else {">": "<", ">=": "<="}
     for var, bound, table in ((cond.left, cond.right, ops), (cond.right, cond.left, flipped)):
@@ -127,8 +132,9 @@ def _collect_bounds(cond: c_ast.Node, aliases: dict[str, str], out: dict[str, st
         gid = var.name if isinstance(var, PredefId) else (
             aliases.get(var.name) if isinstance(var, c_ast.ID) else None)
         if gid in ("idx", "idy"):
-            text = to_c(bound)
-            out[gid] = text if table[cond.op] == "<" else f"({text}) + 1"
+            out[gid] = bound if table[cond.op] == "<" else c_ast.BinaryOp(
+                "+", bound, c_ast.Constant("int", "1"))
+    return out
 
 
 __all__ = ["Predefined", "PREDEFINED_IDS"]

@@ -1,0 +1,76 @@
+"""Building c_ast fragments for transformations: from C snippets and from sympy expressions.
+
+Passes write the code they generate as C text (readable, reviewable) and splice it into the
+kernel's tree; placeholders let them drop existing subtrees in. Predefined ids are written as
+``@tidx`` in snippets and become PredefId nodes.
+"""
+from __future__ import annotations
+
+import re
+
+import sympy
+from pycparser import c_ast, c_parser
+from sympy.printing.c import ccode
+
+from .nodes import PREDEFINED_IDS, PredefId
+from .rewrite import map_nodes, walk
+
+_PREDEF = re.compile(r"@(\w+)")
+_PREFIX = "__naiveopt_pid_"
+
+
+def _predef_ids(node: c_ast.Node) -> c_ast.Node:
+    def fn(n: c_ast.Node) -> c_ast.Node:
+        if isinstance(n, c_ast.ID) and n.name.startswith(_PREFIX):
+            return PredefId(n.name[len(_PREFIX):])
+        return n
+
+    return map_nodes(node, fn)
+
+
+def statements(text: str, **placeholders: c_ast.Node | list[c_ast.Node]) -> list[c_ast.Node]:
+    """Parse C statements; ``NAME;`` statements are replaced by placeholders[NAME] and
+    identifiers NAME (in expressions) by the given node."""
+    source = "void __naiveopt_f(void) {\n" + _PREDEF.sub(_PREFIX + r"\1", text) + "\n}"
+    tree = c_parser.CParser().parse(source)
+    body = tree.ext[0].body
+    _predef_ids(body)
+
+    for node, _ in list(walk(body)):
+        # a placeholder standing as a statement ('BODY;') is replaced by its statements
+        if isinstance(node, c_ast.Compound) and node.block_items:
+            items = []
+            for item in node.block_items:
+                value = placeholders.get(item.name) if isinstance(item, c_ast.ID) else None
+                if value is None:
+                    items.append(item)
+                elif isinstance(value, c_ast.Compound):
+                    items.extend(value.block_items or [])
+                elif isinstance(value, list):
+                    items.extend(value)
+                else:
+                    items.append(value)
+            node.block_items = items
+
+    def fn(n: c_ast.Node) -> c_ast.Node:
+        if isinstance(n, c_ast.ID) and n.name in placeholders:
+            value = placeholders[n.name]
+            return value if isinstance(value, c_ast.Node) else c_ast.Compound(list(value))
+        return n
+
+    map_nodes(body, fn)
+    return list(body.block_items or [])
+
+
+def expression(text: str, **placeholders: c_ast.Node) -> c_ast.Node:
+    """Parse one C expression (with @ids and placeholders)."""
+    (stmt,) = statements(f"__naiveopt_x = {text};", **placeholders)
+    return stmt.rvalue
+
+
+def from_sympy(expr: sympy.Expr) -> c_ast.Node:
+    """A c_ast expression for an integer sympy expression over ids, params and locals."""
+    text = ccode(sympy.expand(expr), standard="C99")
+    for name in PREDEFINED_IDS:
+        text = re.sub(rf"\b{name}\b", "@" + name, text)
+    return expression(text)

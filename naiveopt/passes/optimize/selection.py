@@ -1,0 +1,103 @@
+"""Choosing among variants of a transformation with the occupancy model.
+
+Each variant (block shape, tile width, merge factor) is built, its registers and shared memory
+are measured by the NVCC pass for ``--arch``, and its occupancy is computed from the target
+description. The rule (paper 002, MergePass; paper 000, sect. 4):
+
+1. drop variants that do not fit (shared memory per block, registers per thread, threads per
+   block) or that the resource query rejects;
+2. keep those with enough resident warps to hide latency (occupancy >= the target's
+   ``occupancy_target``); if none do, keep the best occupancy reached;
+3. among those, take the most reuse (the variant's score: larger tiles and merge factors).
+
+On targets without a resource query (AMD), registers are unknown and occupancy is computed
+from threads and shared memory alone; the remarks say so.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...ir import GProcedure
+from ...targets import Target, get_target, occupancy
+from ..functional.nvcc import measure
+from ..manager import PassContext
+
+
+@dataclass
+class Variant:
+    label: str
+    block: tuple[int, int]
+    score: tuple
+    proc: GProcedure | None = None
+    shared_bytes: int = 0                 # static shared memory it declares
+    registers: int | None = None
+    occupancy: float = 0.0
+    limiter: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        regs = f"{self.registers} registers, " if self.registers is not None else ""
+        return (f"{self.label}: block {self.block[0]}x{self.block[1]}, {regs}"
+                f"{self.shared_bytes} B shared, occupancy {self.occupancy:.0%}"
+                f" (limited by {self.limiter})")
+
+
+def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Variant],
+           build: Callable[[Variant], GProcedure | None]) -> Variant | None:
+    """Build, measure and rank ``variants``; remark on every rejection; return the winner."""
+    target = get_target(ctx.arch)
+    fitting: list[Variant] = []
+    for v in variants:
+        threads = v.block[0] * v.block[1]
+        if threads > target.threads_per_block:
+            ctx.remark("missed", pass_name, proc, f"{v.label} rejected: {threads} threads per "
+                       f"block > {target.threads_per_block}")
+            continue
+        if v.shared_bytes > target.shared_per_block:
+            ctx.remark("missed", pass_name, proc, f"{v.label} rejected: {v.shared_bytes} B "
+                       f"shared memory > {target.shared_per_block} B per block")
+            continue
+        built = build(v)
+        if built is None:
+            continue
+        v.proc = built
+        if not _measure(ctx, target, v, pass_name, proc):
+            continue
+        fitting.append(v)
+    if not fitting:
+        return None
+    good = [v for v in fitting if v.occupancy >= target.occupancy_target]
+    pool = good or [max(fitting, key=lambda v: v.occupancy)]
+    best = max(pool, key=lambda v: v.score)
+    for v in fitting:
+        if v is best:
+            continue
+        why = (f"occupancy {v.occupancy:.0%} < {target.occupancy_target:.0%} "
+               f"({v.limiter})" if v.occupancy < target.occupancy_target
+               else "less reuse than the chosen variant")
+        ctx.remark("analysis", pass_name, proc, f"{v.describe()} not chosen: {why}")
+    return best
+
+
+def _measure(ctx: PassContext, target: Target, v: Variant, pass_name: str,
+             proc: GProcedure) -> bool:
+    threads = v.block[0] * v.block[1]
+    if target.vendor == "nvidia":
+        res, why = measure(ctx.module, v.proc, ctx.arch)
+        if res is None and "not available" not in why and "neither" not in why:
+            ctx.remark("missed", pass_name, proc, f"{v.label} rejected: {why}")
+            return False
+        if res is not None:
+            v.registers, v.shared_bytes = res.registers, res.shared_bytes
+            v.proc.resources = res
+            if res.registers > target.registers_per_thread:
+                ctx.remark("missed", pass_name, proc, f"{v.label} rejected: {res.registers} "
+                           f"registers > {target.registers_per_thread}")
+                return False
+        else:
+            v.notes.append("registers unknown (no nvcc/NVRTC)")
+    else:
+        v.notes.append(f"registers unknown on {target.name}")
+    v.occupancy, v.limiter = occupancy(target, threads, v.registers, v.shared_bytes)
+    return True

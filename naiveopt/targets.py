@@ -1,0 +1,80 @@
+"""Target descriptions: every GPU constant naiveopt uses lives here and nowhere else.
+
+Numbers are from the vendors' programming guides (CUDA C++ Programming Guide, compute
+capability tables; AMD CDNA2 ISA / MI200 tuning guide). Shared memory per block is the static
+limit (48 KiB on NVIDIA without opt-in), since emitted kernels use static __shared__ arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import NaiveoptError
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    vendor: str                      # nvidia | amd
+    description: str
+    warp_size: int                   # warp / wavefront
+    shared_banks: int
+    bank_width_bytes: int
+    shared_per_sm: int               # bytes usable by blocks on one SM / CU
+    shared_per_block: int            # static limit per block
+    shared_alloc_unit: int           # allocation granularity of shared memory per block
+    registers_per_sm: int
+    registers_per_thread: int        # maximum a thread may use
+    register_alloc_unit: int         # registers are allocated per warp in units of this
+    threads_per_block: int
+    threads_per_sm: int
+    blocks_per_sm: int
+    sector_bytes: int                # memory access granularity (NVIDIA sector, AMD cache line)
+    partition_bytes: int             # width of one memory partition (partition camping)
+    occupancy_target: float          # fraction of the SM's threads wanted resident
+    has_partition_camping: bool
+
+    @property
+    def warps_per_sm(self) -> int:
+        return self.threads_per_sm // self.warp_size
+
+
+TARGETS: dict[str, Target] = {
+    "sm_80": Target("sm_80", "nvidia", "NVIDIA A100 (Ampere)", 32, 32, 4, 164 * 1024,
+                    48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False),
+    "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
+                    48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False),
+    "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
+                     64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 4096,
+                     0.25, True),
+}
+
+
+def get_target(arch: str) -> Target:
+    """The description of ``--arch``; other sm_XX fall back to the nearest described one."""
+    if arch in TARGETS:
+        return TARGETS[arch]
+    if arch.startswith("sm_") and arch[3:].isdigit():
+        return TARGETS["sm_80"] if int(arch[3:]) < 90 else TARGETS["sm_90"]
+    raise NaiveoptError(f"unknown --arch '{arch}' (known: {', '.join(TARGETS)}, or sm_XX)")
+
+
+def occupancy(target: Target, threads_per_block: int, registers: int | None,
+              shared_bytes: int) -> tuple[float, str]:
+    """Fraction of the SM's warp slots occupied, and which resource limits it.
+
+    The CUDA occupancy calculator's model: resident blocks are limited by threads, blocks,
+    registers (allocated per warp in units) and shared memory (allocated in units)."""
+    warps = -(-threads_per_block // target.warp_size)
+    limits = {"threads": target.threads_per_sm // (warps * target.warp_size),
+              "blocks": target.blocks_per_sm}
+    if registers:
+        unit = target.register_alloc_unit
+        per_warp = -(-registers * target.warp_size // unit) * unit
+        limits["registers"] = target.registers_per_sm // (per_warp * warps)
+    if shared_bytes:
+        unit = target.shared_alloc_unit
+        per_block = -(-shared_bytes // unit) * unit
+        limits["shared memory"] = target.shared_per_sm // per_block
+    blocks = min(limits.values())
+    limiter = min(limits, key=limits.get)
+    return min(1.0, blocks * warps / target.warps_per_sm), limiter

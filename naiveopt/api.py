@@ -18,7 +18,8 @@ from .launch import LaunchGeometry, geometry
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
-from .verify.spec import FileSpec, load_metadata, metadata_path, spec_from_pragmas
+from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
+                          spec_from_pragmas)
 
 TARGETS = ("cuda", "opencl")
 
@@ -87,6 +88,9 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     if target not in TARGETS:
         raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
     module = parse_module(filename, source, defines)
+    meta = metadata or metadata_path(filename)
+    metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
+    apply_launch_facts(module, metadata_spec)
     ctx = PassContext(module, target, arch, dict(options or {}))
     passes = front_passes() + (optimization_passes() if opt else [])
     run_passes(passes, ctx, dump_ir)
@@ -94,7 +98,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
 
-    spec = _spec(filename, module, metadata)
+    spec = metadata_spec or spec_from_pragmas(module)
     geometries = {p.name: _geometry(p, spec) for p in module.procedures}
     sidecar = sidecar_name
     code = render(module, target, arch, geometries, ctx.applied, os.path.basename(filename),
@@ -106,13 +110,6 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
                                 "skipped", "verification disabled (--no-verify)")))
                for p in module.procedures]
     return OptimizeResult(code, filename, target, arch, kernels, ctx.remarks)
-
-
-def _spec(filename: str, module: GModule, metadata: str | None) -> FileSpec | None:
-    path = metadata or metadata_path(filename)
-    if os.path.exists(path):
-        return load_metadata(path)
-    return spec_from_pragmas(module)
 
 
 def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:

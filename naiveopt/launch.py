@@ -63,3 +63,16 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
     gx, gy = thread_space or proc.pragma.global_dim
     return LaunchGeometry(block or proc.launch_block or default_block(proc), proc.coarsen,
                           (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1")))
+
+
+def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded: bool
+                   ) -> list[tuple[int, int]]:
+    """The candidate blocks a transformation may launch with.
+
+    A kernel with a bounds guard runs correctly on any block (the grid is rounded up and the
+    guard masks the excess). One without a guard relies on its launch covering the thread
+    space exactly, so only blocks that divide the naive block keep it exact."""
+    if guarded:
+        return candidates
+    nx, ny = default_block(proc)
+    return [(bx, by) for bx, by in candidates if nx % bx == 0 and ny % by == 0]

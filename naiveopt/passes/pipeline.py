@@ -14,6 +14,7 @@ from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
 from .manager import Pass
 from .optimize.coalesce import Coalesce
+from .optimize.coalesce_writes import CoalesceWrites
 
 
 def front_passes() -> list[Pass]:
@@ -23,7 +24,7 @@ def front_passes() -> list[Pass]:
 
 def optimization_passes() -> list[Pass]:
     """Optimization passes, in order."""
-    return [Coalesce()]
+    return [Coalesce(), CoalesceWrites()]
 
 
 def back_passes(target: str) -> list[Pass]:

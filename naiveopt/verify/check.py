@@ -71,7 +71,9 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
         try:
             failure, check = _check_sizes(kernel, sizes, naive, output, defines, seed)
         except ValueError as exc:
-            return Verification("skipped", f"cannot evaluate metadata: {exc}")
+            return Verification("skipped", f"cannot check: {exc}")
+        except opencl.KernelCrash as exc:
+            return Verification("failed", f"{set_name} sizes {sizes}: {exc}", checks)
         checks.append(f"{set_name} {check}")
         if failure:
             return Verification("failed", f"{set_name} sizes {sizes}: {failure}", checks)
@@ -84,7 +86,10 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
     args = [_make_arg(a, sizes, rng) for a in kernel.args]
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]
     options += [f"-D{k}={v}" for k, v in defines.items() if k not in kernel.defines]
-    expected = _launch(naive, kernel, sizes, args, options)
+    try:
+        expected = _launch(naive, kernel, sizes, args, options)
+    except opencl.KernelCrash as exc:
+        raise ValueError(f"the naive kernel itself fails at these sizes: {exc}") from exc
     got = _launch(output, kernel, sizes, args, options)
     arrays = [a for a in kernel.args if a.role in ("in", "out", "inout")]
     for spec_arg, want, have in zip(arrays, expected, got):

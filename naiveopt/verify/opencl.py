@@ -1,10 +1,17 @@
 """Running kernels on an OpenCL device through pyopencl (PoCL on the CPU by default).
 
+Kernels run in a separate worker process: a kernel that writes out of bounds corrupts the
+memory of the process it runs in (PoCL runs on the host), and one that loops forever must be
+stopped. The worker is started once and reused; a crash or a time-out fails that check and the
+worker is restarted. Every array is also surrounded by canary zones that must come back
+unchanged, which catches out-of-bounds writes that do not crash.
+
 ``NAIVEOPT_OPENCL_PLATFORM`` selects a platform by a substring of its name; otherwise PoCL is
 preferred, since it is what the project installs and what CI has.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 from functools import cache
 
@@ -12,25 +19,26 @@ import numpy as np
 
 from ..errors import NaiveoptError
 
+#: Seconds one kernel run may take before it is killed.
+TIME_LIMIT = float(os.environ.get("NAIVEOPT_VERIFY_TIMEOUT", "60"))
+CANARY = 256          # elements of canary on each side of every array
+_CANARY_BITS = np.uint32(0x7FC0DEAD)   # a NaN payload no kernel computes by accident
 
+
+class KernelCrash(Exception):
+    """The kernel crashed the OpenCL runtime, timed out, or wrote out of bounds."""
+
+
+# ------------------------------------------------------------------ worker process side
 @cache
 def _context():
     import pyopencl as cl
 
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error as exc:
-        raise NaiveoptError(f"no OpenCL platform for verification ({exc}); install "
-                            "pocl-binary-distribution or pass --no-verify") from exc
+    platforms = cl.get_platforms()
     wanted = os.environ.get("NAIVEOPT_OPENCL_PLATFORM", "Portable Computing Language")
     platform = next((p for p in platforms if wanted.lower() in p.name.lower()), platforms[0])
     ctx = cl.Context(platform.get_devices())
     return ctx, cl.CommandQueue(ctx)
-
-
-def device_name() -> str:
-    ctx, _ = _context()
-    return ctx.devices[0].name
 
 
 @cache
@@ -38,31 +46,103 @@ def _program(source: str, options: tuple[str, ...]):
     import pyopencl as cl
 
     ctx, _ = _context()
+    return cl.Program(ctx, source).build(options=list(options))
+
+
+def _execute(job: tuple) -> tuple[str, object]:
+    """Run one kernel (in the worker). Returns ('ok', arrays) or ('error', message)."""
+    import pyopencl as cl
+
+    source, kernel, options, args, global_size, local_size = job
     try:
-        return cl.Program(ctx, source).build(options=list(options))
-    except cl.RuntimeError as exc:
-        log = str(exc)
-        raise NaiveoptError("OpenCL build failed during verification:\n" + log[-2000:]) from exc
+        ctx, queue = _context()
+        program = _program(source, tuple(options))
+    except cl.Error as exc:
+        return "build", str(exc)[-3000:]
+    mf = cl.mem_flags
+    buffers, padded = [], []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            host = np.empty(a.size + 2 * CANARY, dtype=a.dtype)
+            host.view(np.uint32)[:] = _CANARY_BITS
+            host[CANARY:CANARY + a.size] = a
+            padded.append(host)
+            buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+            buffers.append(buf.get_sub_region(CANARY * a.itemsize, max(a.nbytes, a.itemsize))
+                           if CANARY else buf)
+            buffers[-1]._parent = buf
+        else:
+            buffers.append(a)
+    cl.Kernel(program, kernel)(queue, global_size, local_size, *buffers)
+    results = []
+    for buf, host in zip([b for b, a in zip(buffers, args) if isinstance(a, np.ndarray)],
+                         padded):
+        cl.enqueue_copy(queue, host, buf._parent)
+        canary = np.concatenate([host[:CANARY], host[-CANARY:]]).view(np.uint32)
+        if not np.all(canary == _CANARY_BITS):
+            return "error", "out-of-bounds write detected (canary overwritten)"
+        results.append(host[CANARY:-CANARY].copy())
+    queue.finish()
+    return "ok", results
+
+
+def _serve(conn) -> None:
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        conn.send(_execute(job))
+
+
+# ------------------------------------------------------------------- caller side
+class _Worker:
+    def __init__(self) -> None:
+        self.proc = None
+        self.conn = None
+
+    def start(self) -> None:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+        self.proc.start()
+        self.conn = parent
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join()
+        self.proc = self.conn = None
+
+    def run(self, job: tuple) -> tuple[str, object]:
+        if self.proc is None or not self.proc.is_alive():
+            self.start()
+        try:
+            self.conn.send(job)
+            if not self.conn.poll(TIME_LIMIT):
+                self.stop()
+                raise KernelCrash(f"the kernel ran longer than {TIME_LIMIT:.0f} s")
+            return self.conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            code = self.proc.exitcode if self.proc else None
+            self.stop()
+            raise KernelCrash(f"the kernel crashed the OpenCL runtime (exit {code}): "
+                              "probably an out-of-bounds access") from exc
+
+
+_WORKER = _Worker()
+
+
+def device_name() -> str:
+    ctx, _ = _context()
+    return ctx.devices[0].name
 
 
 def run(source: str, kernel: str, options: list[str], args: list[np.ndarray | np.generic],
         global_size: tuple[int, int], local_size: tuple[int, int]) -> list[np.ndarray]:
-    """Run ``kernel`` once; return copies of the array arguments after the run."""
-    import pyopencl as cl
-
-    ctx, queue = _context()
-    program = _program(source, tuple(options))
-    buffers, host = [], []
-    mf = cl.mem_flags
-    for a in args:
-        if isinstance(a, np.ndarray):
-            copy = np.ascontiguousarray(a).copy()
-            host.append(copy)
-            buffers.append(cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=copy))
-        else:
-            buffers.append(a)
-    cl.Kernel(program, kernel)(queue, global_size, local_size, *buffers)
-    for buf, out in zip([b for b, a in zip(buffers, args) if isinstance(a, np.ndarray)], host):
-        cl.enqueue_copy(queue, out, buf)
-    queue.finish()
-    return host
+    """Run ``kernel`` once in the worker; return the array arguments after the run."""
+    status, value = _WORKER.run((source, kernel, list(options), args, global_size, local_size))
+    if status == "build":
+        raise NaiveoptError("OpenCL build failed during verification:\n" + str(value))
+    if status == "error":
+        raise KernelCrash(str(value))
+    return value

@@ -74,13 +74,38 @@ def load_metadata(path: str) -> FileSpec:
     return FileSpec(path, sizes, kernels, data.get("description", ""))
 
 
-def spec_from_pragmas(module: GModule) -> FileSpec | None:
-    """Build a spec from '#pragma naiveopt ...' lines and the IR, or None if no sizes given."""
+def pragma_clauses(module: GModule) -> dict[str, list[list[str]]]:
+    """The clauses of the file's '#pragma naiveopt' lines: name -> list of argument lists."""
     clauses: dict[str, list[list[str]]] = {}
     for text in module.pragmas:
         for name, body in _CLAUSE.findall(text[len("naiveopt"):]):
             clauses.setdefault(name, []).append([p.strip() for p in body.split(",")
                                                  if p.strip()])
+    return clauses
+
+
+def apply_launch_facts(module: GModule, spec: FileSpec | None) -> None:
+    """Record the naive launch (block, thread space) from metadata or pragmas in each
+    kernel's GPragma, where the file itself did not say: passes must keep kernels without a
+    bounds guard on blocks that tile that launch exactly."""
+    clauses = pragma_clauses(module)
+    for proc in module.procedures:
+        kspec = spec.kernels.get(proc.name) if spec else None
+        block = kspec.block if kspec and kspec.block else (
+            tuple(clauses["block"][0]) if "block" in clauses else None)
+        threads = kspec.threads if kspec and kspec.threads else (
+            tuple(clauses["threads"][0]) if "threads" in clauses else None)
+        if block and proc.pragma.block_dim == (None, None):
+            proc.pragma.block_dim = (str(block[0]), str(block[1]) if len(block) > 1 else "1")
+        if threads and proc.pragma.global_dim == (None, None):
+            proc.pragma.global_dim = (str(threads[0]),
+                                      str(threads[1]) if len(threads) > 1 else "1")
+            proc.pragma.global_dim_source = "metadata" if kspec else "pragma"
+
+
+def spec_from_pragmas(module: GModule) -> FileSpec | None:
+    """Build a spec from '#pragma naiveopt ...' lines and the IR, or None if no sizes given."""
+    clauses = pragma_clauses(module)
     sizes = {}
     for group in clauses.get("sizes", []):
         for item in group:

@@ -37,16 +37,17 @@ import sympy
 from pycparser import c_ast
 
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
-from ...ir.build import expression, from_sympy, statements
+from ...ir.build import from_sympy, statements
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
-from ...launch import default_block, uses_y
+from ...launch import allowed_blocks, default_block, uses_y
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
-from ..manager import Pass, PassContext, reanalyse
+from ..manager import Pass, PassContext
 from .banks import conflict_degree, row_pad
 from .selection import Variant, choose
 from .shape import contains_barrier, guarded, kernel_shape
+from .staging import adopt, coalescing, fresh, shared_array
 
 IDX = sympy.Symbol("idx", integer=True)
 
@@ -84,7 +85,11 @@ class Coalesce(Pass):
             ctx.remark("missed", self.name, proc, "kernel already has barriers")
             return
         target = get_target(ctx.arch)
-        variants = self._variants(proc, target, stagings)
+        variants = self._variants(proc, target, stagings, shape.guard is not None)
+        if not variants:
+            ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "
+                       f"launch (naive block {default_block(proc)})")
+            return
 
         def build(v: Variant) -> GProcedure | None:
             return _transform(proc, loop, stagings, v, ctx)
@@ -93,7 +98,7 @@ class Coalesce(Pass):
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no staging variant fits the target")
             return
-        _adopt(proc, best.proc, ctx)
+        adopt(proc, best.proc, ctx)
         tiles = ", ".join(f"{s.array}({s.y}, {s.x}) -> s_{s.array}[{best.block[0]}]"
                           f"[{best.score[0] + row_pad(best.score[0], target)}]"
                           for s in stagings)
@@ -111,7 +116,7 @@ class Coalesce(Pass):
         for i, m in enumerate(proc.memory_expressions):
             if m.space != "global" or not m.is_read:
                 continue
-            verdict = _coalescing(m)
+            verdict = coalescing(m)
             if verdict != "uncoalesced":
                 ctx.remark("analysis", self.name, proc, f"{m.describe()}: {verdict}, "
                            "left in global memory")
@@ -139,13 +144,14 @@ class Coalesce(Pass):
         return chosen_loop, list(stagings.values())
 
     @staticmethod
-    def _variants(proc: GProcedure, target, stagings: list[Staging]) -> list[Variant]:
+    def _variants(proc: GProcedure, target, stagings: list[Staging], guarded: bool
+                  ) -> list[Variant]:
         blocks = [(16, 16), (32, 8)] if uses_y(proc) else [(256, 1), (128, 1), (64, 1)]
         naive = default_block(proc)
-        if naive not in blocks and naive[0] % target.warp_size == 0:
+        if naive not in blocks:
             blocks.append(naive)
         out = []
-        for bx, by in blocks:
+        for bx, by in allowed_blocks(proc, blocks, guarded):
             if bx * by < target.warp_size:
                 continue
             for tile in (32, 16):
@@ -154,19 +160,6 @@ class Coalesce(Pass):
                 out.append(Variant(f"tile {tile} block {bx}x{by}", (bx, by), (tile, bx * by),
                                    shared_bytes=shared))
         return out
-
-
-def _coalescing(m: MemoryExpression) -> str:
-    """'coalesced', 'broadcast', 'uncoalesced' or 'unresolved' for neighbouring threads in x."""
-    d = m.decomposition
-    if not d.resolved:
-        return "unresolved index"
-    stride = sympy.simplify(d.coefficient("idx") + d.coefficient("tidx"))
-    if stride == 0:
-        return "broadcast (same address across a warp)"
-    if stride == 1:
-        return "coalesced (unit stride in x)"
-    return "uncoalesced"
 
 
 def _staging_obstacle(m: MemoryExpression, proc: GProcedure, written: set[str], env) -> str:
@@ -198,15 +191,6 @@ def _staging_obstacle(m: MemoryExpression, proc: GProcedure, written: set[str], 
     return ""
 
 
-def _fresh(taken: set[str], base: str) -> str:
-    name, n = base, 0
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    taken.add(name)
-    return name
-
-
 def _transform(proc: GProcedure, loop: GLoop, stagings: list[Staging], v: Variant,
                ctx: PassContext) -> GProcedure | None:
     """A copy of ``proc`` with ``stagings`` staged in ``loop`` for variant ``v``."""
@@ -220,12 +204,12 @@ def _transform(proc: GProcedure, loop: GLoop, stagings: list[Staging], v: Varian
     shape, _ = kernel_shape(p)
     taken = identifiers(p.func)
     k = lp.iterator
-    k0, kk, e, r, c = (_fresh(taken, n) for n in (f"{k}0", f"{k}{k}", "e", "r", "c"))
-    active = _fresh(taken, "active") if shape.guard is not None else None
+    k0, kk, e, r, c = (fresh(taken, n) for n in (f"{k}0", f"{k}{k}", "e", "r", "c"))
+    active = fresh(taken, "active") if shape.guard is not None else None
 
     shared_decls, loads, replace = [], [], {}
     for s in stagings:
-        sname = _fresh(taken, f"s_{s.array}")
+        sname = fresh(taken, f"s_{s.array}")
         shared_decls.append(shared_array(sname, s.elem_type, [bx, tile + pad]))
         row_ok = "1"
         if "idx" in shape.bounds:
@@ -249,9 +233,10 @@ def _transform(proc: GProcedure, loop: GLoop, stagings: list[Staging], v: Varian
     body = map_nodes(lp.node.stmt, swap)
     decl = lp.node.init.decls[0]
     iter_type = decl.type.type.names[0] if isinstance(decl.type, c_ast.TypeDecl) else "int"
+    iterator = f"{iter_type} {k} = {k0} + {kk};" if k in identifiers(body) else ""
     inner = statements(
         f"for (int {kk} = 0; {kk} < {tile} && {k0} + {kk} < HI; {kk}++) "
-        f"{{ {iter_type} {k} = {k0} + {kk}; BODY; }}",
+        f"{{ {iterator} BODY; }}",
         HI=copy.deepcopy(lp.upper), BODY=body)
     if active:
         inner = [c_ast.If(c_ast.ID(active), c_ast.Compound(inner), None)]
@@ -281,22 +266,6 @@ def _transform(proc: GProcedure, loop: GLoop, stagings: list[Staging], v: Varian
     p.body.block_items = items
     p.launch_block = (bx, by)
     return p
-
-
-def shared_array(name: str, elem_type: str, dims: list[int]) -> c_ast.Decl:
-    """``__shared__ elem_type name[d0][d1]...;``"""
-    node: c_ast.Node = c_ast.TypeDecl(name, [], None, c_ast.IdentifierType([elem_type]))
-    for dim in reversed(dims):
-        node = c_ast.ArrayDecl(node, c_ast.Constant("int", str(dim)), [])
-    return c_ast.Decl(name, [], [], ["__shared__"], [], node, None, None)
-
-
-def _adopt(proc: GProcedure, new: GProcedure, ctx: PassContext) -> None:
-    """Take over a transformed copy's tree and launch facts, and redo the analyses on it."""
-    proc.func = new.func
-    proc.launch_block = new.launch_block
-    proc.resources = new.resources
-    reanalyse(proc, ctx)
 
 
 __all__ = ["Coalesce", "conflict_degree"]

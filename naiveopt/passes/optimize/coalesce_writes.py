@@ -1,0 +1,154 @@
+"""Coalescing a transposed write through a padded shared tile (the classic transpose).
+
+A kernel whose output write moves by a non-unit stride between neighbouring threads in x —
+``out(idx, idy) = value`` with ``out[idx*H + idy]`` — cannot be fixed by staging reads. Each
+square block instead writes its values into a shared tile, waits, and writes the tile back
+transposed: thread (tx, ty) stores the value of thread (ty, tx), so neighbouring threads store
+neighbouring addresses:
+
+    if (active) { ...; tile[tidy][tidx] = value; }
+    __syncthreads();
+    if (bidx*B + tidy < W && bidy*B + tidx < H)
+        out[(bidx*B + tidy)*H + bidy*B + tidx] = tile[tidx][tidy];
+
+The tile rows are padded by the gcd rule so reading a column is conflict-free.
+
+Preconditions: the kernel's last guarded statement is the only write to that array, its 2-D
+form is (idx + c0, idy + c1), the guard bounds idx and idy and nothing else, and nothing before
+the write has side effects in global memory.
+"""
+from __future__ import annotations
+
+import copy
+
+import sympy
+from pycparser import c_ast
+
+from ...ir import GProcedure, PredefId
+from ...ir.build import from_sympy, statements
+from ...ir.rewrite import identifiers, walk
+from ...ir.symbolic import decompose
+from ...launch import allowed_blocks, default_block
+from ...targets import get_target
+from ..functional.memory_expressions import symbol_env
+from ..manager import Pass, PassContext
+from .banks import row_pad
+from .selection import Variant, choose
+from .shape import contains_barrier, kernel_shape
+from .staging import adopt, coalescing, fresh, shared_array
+
+IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
+
+
+class CoalesceWrites(Pass):
+    name = "coalesce-writes"
+    requires = ("memory-expressions", "nvcc")
+    functional = False
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        writes = [m for m in proc.memory_expressions if m.space == "global" and m.is_write]
+        bad = [m for m in writes if coalescing(m) == "uncoalesced"]
+        if not bad:
+            return
+        m = bad[0]
+        why = self._obstacle(proc, ctx, m, writes)
+        if why:
+            ctx.remark("missed", self.name, proc, f"{m.describe()}: uncoalesced write, not "
+                       f"staged: {why}")
+            return
+        target = get_target(ctx.arch)
+        variants = []
+        guarded = kernel_shape(proc)[0].guard is not None
+        for side, _ in allowed_blocks(proc, [(32, 32), (16, 16), (8, 8)], guarded):
+            pad = row_pad(side, target)
+            variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
+                                    shared_bytes=side * (side + pad) * 4))
+        if not variants:
+            ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
+                       f"unguarded launch (naive block {default_block(proc)})")
+            return
+        best = choose(ctx, proc, self.name, variants,
+                      lambda v: _transform(proc, m, v.block[0], target, ctx))
+        if best is None:
+            ctx.remark("missed", self.name, proc, "no tile fits the target")
+            return
+        adopt(proc, best.proc, ctx)
+        side = best.block[0]
+        ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "
+                   f"transposed through s_{m.array}[{side}][{side + row_pad(side, target)}]; "
+                   f"{best.describe()}")
+
+    @staticmethod
+    def _obstacle(proc: GProcedure, ctx: PassContext, m, writes) -> str:
+        if any(w.array == m.array and w is not m for w in writes) or any(
+                r.array == m.array and not r.is_write for r in proc.memory_expressions):
+            return "the array is accessed elsewhere in the kernel"
+        if m.is_read or m.loops:
+            return "the write is a read-modify-write or inside a loop"
+        if contains_barrier(proc.body):
+            return "the kernel already has barriers"
+        shape, why = kernel_shape(proc)
+        if shape is None:
+            return why
+        last = shape.body[-1] if shape.body else None
+        if not (isinstance(last, c_ast.Assignment) and last.lvalue is m.node and
+                last.op == "="):
+            return "the write is not the last statement of the kernel"
+        if any(isinstance(n, (c_ast.Return, c_ast.Break)) for s in shape.body for n, _ in
+               walk(s)) or any(w is not m for w in writes):
+            return "other writes or early exits before it"
+        if shape.guard is not None and (set(shape.bounds) != {"idx", "idy"} or
+                                        _comparisons(shape.guard) != 2):
+            return "the guard is not 'idx < X && idy < Y'"
+        if m.two_d is None:
+            return "no 2-D form"
+        env = symbol_env(proc, ctx)
+        dy, dx = decompose(m.two_d[0], env), decompose(m.two_d[1], env)
+        if not (dy.resolved and dx.resolved) or dy.loop or dx.loop or \
+                dy.predefined != {"idx": 1} or dx.predefined != {"idy": 1}:
+            return f"the write is not out(idx + c, idy + c) but {m.describe()}"
+        return ""
+
+
+def _comparisons(cond: c_ast.Node) -> int:
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        return _comparisons(cond.left) + _comparisons(cond.right)
+    return 1
+
+
+def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GProcedure:
+    p = copy.deepcopy(proc)
+    index = proc.memory_expressions.index(m)
+    mm = p.memory_expressions[index]
+    shape, _ = kernel_shape(p)
+    taken = identifiers(p.func)
+    tile = fresh(taken, f"s_{m.array}")
+    elem = p.param(m.array).base_type
+    value = shape.body[-1].rvalue
+    decl = shared_array(tile, elem, [side, side + row_pad(side, target)])
+    store = statements(f"{tile}[@tidy][@tidx] = VALUE;", VALUE=value)
+    work = shape.body[:-1] + store
+    items: list[c_ast.Node] = [decl] + list(shape.prologue)
+    items += [c_ast.If(copy.deepcopy(shape.guard), c_ast.Compound(work), None)] \
+        if shape.guard is not None else work
+    bidx, bidy = sympy.Symbol("bidx", integer=True), sympy.Symbol("bidy", integer=True)
+    tidx, tidy = sympy.Symbol("tidx", integer=True), sympy.Symbol("tidy", integer=True)
+    sx, sy = bidx * side + tidy, bidy * side + tidx      # the thread whose value we store
+    y, x = mm.two_d
+    target_index = {"Y": from_sympy(y.subs(IDX, sx)), "W": from_sympy(mm.width),
+                    "X": from_sympy(x.subs(IDY, sy))}
+    if shape.guard is not None:
+        cond = "SX < BX && SY < BY"
+        bounds = {"SX": from_sympy(sx), "SY": from_sympy(sy),
+                  "BX": copy.deepcopy(shape.bounds["idx"]),
+                  "BY": copy.deepcopy(shape.bounds["idy"])}
+    else:
+        cond, bounds = "1", {}
+    items += statements(f"__syncthreads(); if ({cond}) {m.array}[(Y) * W + X] = "
+                        f"{tile}[@tidx][@tidy];", **bounds, **target_index)
+    p.body.block_items = items
+    p.launch_block = (side, side)
+    return p
+
+
+__all__ = ["CoalesceWrites", "PredefId"]

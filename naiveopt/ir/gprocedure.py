@@ -143,6 +143,7 @@ class GProcedure:
     predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
     launch_block: tuple[int, int] | None = None   # block size fixed by a transformation
     coarsen: tuple[int, int] = (1, 1)             # outputs per thread in x, y (thread merge)
+    tiling: object | None = None                  # passes.optimize.tiling.TilingPlan applied
 
     @property
     def body(self) -> c_ast.Compound:

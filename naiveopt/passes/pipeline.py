@@ -15,6 +15,8 @@ from .functional.predefined import Predefined
 from .manager import Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
+from .optimize.thread_block_merge import ThreadBlockMerge
+from .optimize.thread_merge import ThreadMerge
 
 
 def front_passes() -> list[Pass]:
@@ -24,7 +26,7 @@ def front_passes() -> list[Pass]:
 
 def optimization_passes() -> list[Pass]:
     """Optimization passes, in order."""
-    return [Coalesce(), CoalesceWrites()]
+    return [Coalesce(), ThreadBlockMerge(), ThreadMerge(), CoalesceWrites()]
 
 
 def back_passes(target: str) -> list[Pass]:

@@ -30,6 +30,7 @@ class Variant:
     block: tuple[int, int]
     score: tuple
     proc: GProcedure | None = None
+    plan: object | None = None            # the tiling plan the variant was built from
     shared_bytes: int = 0                 # static shared memory it declares
     registers: int | None = None
     occupancy: float = 0.0

@@ -42,5 +42,6 @@ def adopt(proc: GProcedure, new: GProcedure, ctx: PassContext) -> None:
     """Take over a transformed copy's tree and launch facts, and redo the analyses on it."""
     proc.func = new.func
     proc.launch_block = new.launch_block
+    proc.coarsen = new.coarsen
     proc.resources = new.resources
     reanalyse(proc, ctx)

@@ -1,0 +1,133 @@
+"""Thread-block merge (paper 002, MergePass; Yang et al. PLDI'10).
+
+In a 2-D kernel, data read in the main loop is often the same for every thread of a block row
+or column: MM reads ``A(idy, k)`` (the same for all threads along x) and ``B(k, idx)`` (the
+same for all threads along y). Merging neighbouring blocks into one larger block and staging
+those tiles in shared memory makes each loaded value serve the whole block: a BX x BY block
+loads (BX + BY) values per k instead of 2*BX*BY. The pass stages every such access (on top of
+what the coalescing pass staged), chooses the block shape by the occupancy model
+(selection.py) and the least global traffic per output, and regenerates the kernel through the
+tiling engine.
+
+It needs a 2-D kernel (threads in x and y), a tileable main loop (tiling.loop_obstacle) and at
+least one read-only array read as A(idy + c, k + c') or A(k + c, idx + c').
+"""
+from __future__ import annotations
+
+import copy
+
+from ...ir import GProcedure
+from ...launch import uses_y
+from ...targets import get_target
+from ..functional.memory_expressions import symbol_env
+from ..manager import Pass, PassContext
+from .selection import Variant, choose
+from .shape import contains_barrier, kernel_shape
+from .staging import adopt
+from .tiling import (Staging, TilingPlan, classify, fits_unguarded, generate, loop_obstacle,
+                     traffic)
+
+REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x"}
+BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
+
+
+class ThreadBlockMerge(Pass):
+    name = "thread-block-merge"
+    requires = ("memory-expressions", "nvcc")
+    functional = False
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        if ctx.options.get("memory") == "texture":
+            ctx.remark("missed", self.name, proc, "not applied with texture memory (the "
+                       "texture cache serves the reuse)")
+            return
+        if not uses_y(proc):
+            ctx.remark("missed", self.name, proc, "1-D kernel: no data is shared between "
+                       "threads of neighbouring blocks along y")
+            return
+        base: TilingPlan | None = proc.tiling  # what coalescing already staged, if anything
+        original = base.original if base else copy.deepcopy(proc)
+        if base is None and contains_barrier(proc.body):
+            ctx.remark("missed", self.name, proc, "kernel already has barriers")
+            return
+        loop_index, stagings = self._stagings(original, ctx, base)
+        if loop_index is None:
+            return
+        shape, why = kernel_shape(original)
+        if shape is None:
+            ctx.remark("missed", self.name, proc, f"cannot merge: {why}")
+            return
+        target = get_target(ctx.arch)
+        variants = []
+        for block in BLOCKS:
+            for tile in (16, 32):
+                plan = TilingPlan(original, loop_index, stagings, block, tile)
+                if not fits_unguarded(original, plan, shape.guard is not None):
+                    continue
+                variants.append(Variant(f"block {block[0]}x{block[1]} tile {tile}", block,
+                                        (-traffic(plan), tile, block[0] * block[1]),
+                                        plan=plan))
+        if not variants:
+            ctx.remark("missed", self.name, proc, "no merged block tiles the kernel's "
+                       "unguarded launch")
+            return
+        best = choose(ctx, proc, self.name, variants, lambda v: _build(v, target, ctx, proc))
+        if best is None:
+            ctx.remark("missed", self.name, proc, "no merged block fits the target")
+            return
+        adopt(proc, best.proc, ctx)
+        proc.tiling = best.plan
+        reuse = ", ".join(f"{s.describe()} shared along {REUSE_KINDS[s.kind]} "
+                          f"(reused by {best.block[0] if REUSE_KINDS[s.kind] == 'x' else best.block[1]} threads)"
+                          for s in best.plan.stagings)
+        ctx.remark("applied", self.name, proc, f"merged blocks to {best.block[0]}x"
+                   f"{best.block[1]} threads, tile {best.plan.tile} along the loop: {reuse}; "
+                   f"{traffic(best.plan):.3f} global loads per output per iteration; "
+                   f"{best.describe()}")
+
+    def _stagings(self, proc: GProcedure, ctx: PassContext, base: TilingPlan | None
+                  ) -> tuple[int | None, list[Staging]]:
+        env = symbol_env(proc, ctx)
+        written = {m.array for m in proc.memory_expressions if m.is_write}
+        stagings = list(base.stagings) if base else []
+        staged = {i for s in stagings for i in s.accesses}
+        loop_index = base.loop_index if base else None
+        found = False
+        for i, m in enumerate(proc.memory_expressions):
+            if m.space != "global" or not m.is_read or i in staged or not m.loops:
+                continue
+            loop = next((lp for lp in proc.loops if lp.iterator == m.loops[-1]), None)
+            why = "the kernel also writes this array" if m.array in written else \
+                loop_obstacle(loop, env)
+            kind = None
+            if not why:
+                kind, why = classify(m, loop, env)
+            if not why and loop_index is not None and proc.loops.index(loop) != loop_index:
+                why = "in another loop than the one already staged"
+            if why:
+                ctx.remark("missed", self.name, proc, f"{m.describe()}: not staged for reuse: "
+                           f"{why}")
+                continue
+            loop_index = proc.loops.index(loop)
+            match = next((s for s in stagings if s.array == m.array and s.kind == kind and
+                          s.y == m.two_d[0] and s.x == m.two_d[1]), None)
+            if match is None:
+                match = Staging(m.array, kind, m.two_d[0], m.two_d[1], m.width,
+                                proc.param(m.array).base_type)
+                stagings.append(match)
+            match.accesses.append(i)
+            found = True
+            ctx.remark("analysis", self.name, proc, f"{m.describe()}: the same for all threads "
+                       f"along {REUSE_KINDS[kind]}: staged for reuse")
+        if not found:
+            ctx.remark("missed", self.name, proc, "no read in a tileable loop is shared "
+                       "between threads")
+            return None, []
+        return loop_index, stagings
+
+
+def _build(v: Variant, target, ctx: PassContext, proc: GProcedure) -> GProcedure | None:
+    built, why = generate(v.plan, target)
+    if built is None:
+        ctx.remark("missed", ThreadBlockMerge.name, proc, f"{v.label} not built: {why}")
+    return built

@@ -1,0 +1,86 @@
+"""Thread merge (paper 002, MergePass): each thread computes several outputs.
+
+After staging, a thread of MM reads one value of A's tile and one of B's per k and output.
+Merging MY threads along y into one (each thread computes MY outputs, a block-cyclic set of
+rows) lets the value read from B's tile be loaded into a register once and used MY times, and
+enlarges the region each block covers (so the tiles serve more outputs). The copies are
+unrolled: each has its own accumulators and guard; the compiler keeps shared values in
+registers. The factors are chosen by the occupancy model: more outputs per thread need more
+registers, and a variant whose occupancy falls below the target is rejected with a remark.
+``--merge X:Y`` forces the factors.
+
+It needs a tiled kernel (coalescing or thread-block merge fired) whose code uses thread ids only
+through idx/idy (tidx, bidx... would change meaning under merging).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...ir import GProcedure
+from ...launch import uses_y
+from ...targets import get_target
+from ..manager import Pass, PassContext
+from .selection import Variant, choose
+from .shape import kernel_shape
+from .staging import adopt
+from .tiling import TilingPlan, fits_unguarded, generate, traffic, uses_raw_thread_ids
+
+FACTORS_2D = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4)]
+FACTORS_1D = [(1, 1), (2, 1), (4, 1)]
+
+
+class ThreadMerge(Pass):
+    name = "thread-merge"
+    requires = ("memory-expressions", "nvcc")
+    functional = False
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        plan: TilingPlan | None = proc.tiling
+        if plan is None:
+            ctx.remark("missed", self.name, proc, "no staged loop to merge threads over")
+            return
+        if uses_raw_thread_ids(plan.original):
+            ctx.remark("missed", self.name, proc, "the kernel uses tidx/tidy/bidx/bidy "
+                       "directly, whose meaning merging would change")
+            return
+        forced = ctx.options.get("merge")
+        factors = [tuple(forced)] if forced else (FACTORS_2D if uses_y(proc) else FACTORS_1D)
+        guarded_kernel = kernel_shape(plan.original)[0].guard is not None
+        target = get_target(ctx.arch)
+        variants = []
+        for mx, my in factors:
+            candidate = replace(plan, merge=(mx, my))
+            if not fits_unguarded(plan.original, candidate, guarded_kernel):
+                ctx.remark("missed", self.name, proc, f"merge {mx}x{my} rejected: covers "
+                           f"{candidate.coverage} threads, which does not tile the unguarded "
+                           "launch")
+                continue
+            shared = _shared_bytes(candidate, target)
+            variants.append(Variant(f"merge x={mx} y={my}", plan.block,
+                                    (-traffic(candidate), -(mx * my)), plan=candidate,
+                                    shared_bytes=shared))
+        if not variants:
+            return
+        best = choose(ctx, proc, self.name, variants, lambda v: generate(v.plan, target)[0])
+        if best is None or best.plan.merge == (1, 1):
+            if best is not None:
+                ctx.remark("missed", self.name, proc, "no merge factor beats one output per "
+                           "thread within the occupancy target")
+            return
+        adopt(proc, best.proc, ctx)
+        proc.tiling = best.plan
+        mx, my = best.plan.merge
+        ctx.remark("applied", self.name, proc, f"each thread computes {mx}x{my} outputs "
+                   f"(x={mx}, y={my}); block covers {best.plan.coverage[0]}x"
+                   f"{best.plan.coverage[1]} outputs; {traffic(best.plan):.3f} global loads "
+                   f"per output per iteration; {best.describe()}")
+
+
+def _shared_bytes(plan: TilingPlan, target) -> int:
+    from .tiling import _tile_dims
+
+    total = 0
+    for s in plan.stagings:
+        rows, cols = _tile_dims(s, plan, target)
+        total += rows * cols * 4
+    return total

@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import copy
 
+import sympy
+
 from ...ir import GProcedure
 from ...launch import default_block, uses_y
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import Pass, PassContext
-from .banks import row_pad
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt, coalescing
-from .tiling import Staging, TilingPlan, classify, fits_unguarded, generate, loop_obstacle
+from .tiling import (Staging, TilingPlan, classify, fits_unguarded, generate, loop_obstacle,
+                     tile_dims, tiles_bytes)
 
 
 class Coalesce(Pass):
@@ -71,10 +73,9 @@ class Coalesce(Pass):
                 plan = TilingPlan(original, loop_index, stagings, block, tile)
                 if not fits_unguarded(proc, plan, shape.guard is not None):
                     continue
-                pad = row_pad(tile, target)
                 variants.append(Variant(f"tile {tile} block {block[0]}x{block[1]}", block,
                                         (tile, block[0] * block[1]), plan=plan,
-                                        shared_bytes=len(stagings) * block[0] * (tile + pad) * 4))
+                                        shared_bytes=tiles_bytes(plan, target)))
         if not variants:
             ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "
                        f"launch (naive block {default_block(proc)})")
@@ -85,9 +86,9 @@ class Coalesce(Pass):
             return
         adopt(proc, best.proc, ctx)
         proc.tiling = best.plan
-        tile, pad = best.plan.tile, row_pad(best.plan.tile, target)
-        tiles = ", ".join(f"{s.describe()} -> s_{s.array}[{best.block[0]}][{tile + pad}]"
-                          for s in stagings)
+        tiles = ", ".join(f"{s.describe()} -> s_{s.array}"
+                          + "".join(f"[{d}]" for d in tile_dims(s, best.plan, target))
+                          for s in best.plan.stagings)
         ctx.remark("applied", self.name, proc,
                    f"staged in shared memory: {tiles}; {best.describe()}"
                    + (f"; {'; '.join(best.notes)}" if best.notes else ""))
@@ -98,10 +99,14 @@ class Coalesce(Pass):
         env = symbol_env(proc, ctx)
         loop_index: int | None = None
         stagings: dict[tuple, Staging] = {}
+        broadcasts = []
         for i, m in enumerate(proc.memory_expressions):
             if m.space != "global" or not m.is_read:
                 continue
             verdict = coalescing(m)
+            if verdict.startswith("broadcast") and m.array not in written:
+                broadcasts.append(i)
+                continue
             if verdict != "uncoalesced":
                 ctx.remark("analysis", self.name, proc, f"{m.describe()}: {verdict}, "
                            "left in global memory")
@@ -130,7 +135,28 @@ class Coalesce(Pass):
             stagings[key].accesses.append(i)
             ctx.remark("analysis", self.name, proc, f"{m.describe()}: uncoalesced, stride "
                        f"{stride} in x: to be staged through shared memory")
+        self._stage_broadcasts(proc, ctx, env, loop_index, broadcasts, stagings)
         return loop_index, list(stagings.values())
+
+    def _stage_broadcasts(self, proc, ctx, env, loop_index, broadcasts, stagings) -> None:
+        """Reads the same for every thread (MV's B[j]) ride along in a loop that is tiled
+        anyway: one load per block instead of one request per warp (paper 002 Fig. 8)."""
+        for i in broadcasts:
+            m = proc.memory_expressions[i]
+            kind = None
+            if loop_index is not None:
+                kind, _ = classify(m, proc.loops[loop_index], env)
+            if kind != "vec":
+                ctx.remark("analysis", self.name, proc, f"{m.describe()}: broadcast (same "
+                           "address across a warp), left in global memory")
+                continue
+            key = (m.array, "vec", m.index)
+            if key not in stagings:
+                stagings[key] = Staging(m.array, "vec", sympy.Integer(0), m.index,
+                                        sympy.Integer(0), proc.param(m.array).base_type)
+            stagings[key].accesses.append(i)
+            ctx.remark("analysis", self.name, proc, f"{m.describe()}: broadcast in the tiled "
+                       "loop: staged with the tile (one load per block)")
 
 
 def _build(v: Variant, target, ctx: PassContext, proc: GProcedure) -> GProcedure | None:

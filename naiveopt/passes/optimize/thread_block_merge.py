@@ -25,9 +25,9 @@ from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt
 from .tiling import (Staging, TilingPlan, classify, fits_unguarded, generate, loop_obstacle,
-                     traffic)
+                     tiles_bytes, traffic)
 
-REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x"}
+REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
 BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
 
 
@@ -66,7 +66,7 @@ class ThreadBlockMerge(Pass):
                     continue
                 variants.append(Variant(f"block {block[0]}x{block[1]} tile {tile}", block,
                                         (-traffic(plan), tile, block[0] * block[1]),
-                                        plan=plan))
+                                        plan=plan, shared_bytes=tiles_bytes(plan, target)))
         if not variants:
             ctx.remark("missed", self.name, proc, "no merged block tiles the kernel's "
                        "unguarded launch")
@@ -78,7 +78,7 @@ class ThreadBlockMerge(Pass):
         adopt(proc, best.proc, ctx)
         proc.tiling = best.plan
         reuse = ", ".join(f"{s.describe()} shared along {REUSE_KINDS[s.kind]} "
-                          f"(reused by {best.block[0] if REUSE_KINDS[s.kind] == 'x' else best.block[1]} threads)"
+                          f"(reused by {_reuse(s.kind, best.block)} threads)"
                           for s in best.plan.stagings)
         ctx.remark("applied", self.name, proc, f"merged blocks to {best.block[0]}x"
                    f"{best.block[1]} threads, tile {best.plan.tile} along the loop: {reuse}; "
@@ -131,3 +131,8 @@ def _build(v: Variant, target, ctx: PassContext, proc: GProcedure) -> GProcedure
     if built is None:
         ctx.remark("missed", ThreadBlockMerge.name, proc, f"{v.label} not built: {why}")
     return built
+
+
+def _reuse(kind: str, block: tuple[int, int]) -> int:
+    along = REUSE_KINDS[kind]
+    return block[0] if along == "x" else block[1] if along == "y" else block[0] * block[1]

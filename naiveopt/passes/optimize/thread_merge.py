@@ -23,7 +23,8 @@ from ..manager import Pass, PassContext
 from .selection import Variant, choose
 from .shape import kernel_shape
 from .staging import adopt
-from .tiling import TilingPlan, fits_unguarded, generate, traffic, uses_raw_thread_ids
+from .tiling import (TilingPlan, fits_unguarded, generate, tiles_bytes, traffic,
+                     uses_raw_thread_ids)
 
 FACTORS_2D = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4)]
 FACTORS_1D = [(1, 1), (2, 1), (4, 1)]
@@ -55,7 +56,7 @@ class ThreadMerge(Pass):
                            f"{candidate.coverage} threads, which does not tile the unguarded "
                            "launch")
                 continue
-            shared = _shared_bytes(candidate, target)
+            shared = tiles_bytes(candidate, target)
             variants.append(Variant(f"merge x={mx} y={my}", plan.block,
                                     (-traffic(candidate), -(mx * my)), plan=candidate,
                                     shared_bytes=shared))
@@ -74,13 +75,3 @@ class ThreadMerge(Pass):
                    f"(x={mx}, y={my}); block covers {best.plan.coverage[0]}x"
                    f"{best.plan.coverage[1]} outputs; {traffic(best.plan):.3f} global loads "
                    f"per output per iteration; {best.describe()}")
-
-
-def _shared_bytes(plan: TilingPlan, target) -> int:
-    from .tiling import _tile_dims
-
-    total = 0
-    for s in plan.stagings:
-        rows, cols = _tile_dims(s, plan, target)
-        total += rows * cols * 4
-    return total

@@ -14,6 +14,7 @@ thread- and loop-invariant):
     row_y  A(idy + c, k + c')   the same for all threads in x   tile [BY*MY][T + pad]
     col_x  A(k + c, idx + c')   the same for all threads in y   tile [T][BX*MX]
     col_y  A(k + c, idy + c')   the same for all threads in x   tile [T][BY*MY + pad]
+    vec    A[k + c]             the same for all threads         tile [T]
 
 Each k-tile is loaded by all threads of the block with consecutive threads on consecutive
 addresses (coalesced), behind a barrier; the loop body then reads the tile. Thread merge makes
@@ -44,6 +45,7 @@ SYM = {n: sympy.Symbol(n, integer=True) for n in ("idx", "idy", "tidx", "tidy", 
                                                    "bidy")}
 THREAD_IDS = ("idx", "idy", "tidx", "tidy", "bidx", "bidy")
 KINDS = ("row_x", "row_y", "col_x", "col_y")
+VEC = "vec"
 
 
 @dataclass
@@ -60,13 +62,15 @@ class Staging:
 
     @property
     def thread_axis(self) -> str:
-        return self.kind[-1]            # 'x' or 'y'
+        return self.kind[-1]            # 'x' or 'y' ('c' for vec: no thread axis)
 
     @property
     def k_in_row(self) -> bool:
         return self.kind.startswith("col")
 
     def describe(self) -> str:
+        if self.kind == VEC:
+            return f"{self.array}[{self.x}]"
         return f"{self.array}({self.y}, {self.x})"
 
 
@@ -86,10 +90,13 @@ class TilingPlan:
 
 def classify(m: MemoryExpression, loop: GLoop, env) -> tuple[str | None, str]:
     """The staging kind of an access in ``loop``, or (None, why not)."""
-    if m.two_d is None:
-        return None, "no 2-D form"
     if m.loops != [loop.iterator]:
         return None, "not directly in the tiled loop"
+    d = m.decomposition
+    if d.resolved and not d.predefined and d.loop == {loop.iterator: 1}:
+        return VEC, ""
+    if m.two_d is None:
+        return None, "no 2-D form"
     dy, dx = decompose(m.two_d[0], env), decompose(m.two_d[1], env)
     if not (dy.resolved and dx.resolved):
         return None, "unresolved index"
@@ -158,8 +165,7 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
     for s in plan.stagings:
         name = fresh(taken, f"s_{s.array}")
         tile_names.append(name)
-        rows, cols = _tile_dims(s, plan, target)
-        decls.append(shared_array(name, s.elem_type, [rows, cols]))
+        decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
         loads += _loads(s, name, plan, shape, lp, (k0, r, c, e), first)
 
     # per-copy statements
@@ -242,7 +248,9 @@ def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:
     return False
 
 
-def _tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, int]:
+def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
+    if s.kind == VEC:
+        return (plan.tile,)
     cx, cy = plan.coverage
     cover = cx if s.thread_axis == "x" else cy
     if s.kind.startswith("row"):
@@ -254,6 +262,8 @@ def _tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, int]:
 def _tile_read(s: Staging, name: str, plan: TilingPlan, m_x: int, m_y: int, kk: str
                ) -> c_ast.Node:
     bx, by = plan.block
+    if s.kind == VEC:
+        return c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(kk))
     if s.thread_axis == "x":
         within = PredefId("tidx") if m_x == 0 else from_sympy(m_x * bx + SYM["tidx"])
     else:
@@ -268,6 +278,13 @@ def _loads(s: Staging, name: str, plan: TilingPlan, shape: KernelShape, lp: GLoo
     the tile goes to thread e mod (threads per block), consecutive e on consecutive
     addresses."""
     k0, r, c, e = names
+    threads = plan.block[0] * plan.block[1]
+    if s.kind == VEC:
+        k0sym, esym = sympy.Symbol(k0, integer=True), sympy.Symbol(e, integer=True)
+        index = s.x.subs(sympy.Symbol(lp.iterator, integer=True), k0sym + esym)
+        return statements(f"for (int {e} = {first}; {e} < {plan.tile}; {e} += {threads}) "
+                          f"{name}[{e}] = ({k0} + {e} < HI) ? {s.array}[X] : 0;",
+                          HI=copy.deepcopy(lp.upper), X=from_sympy(index))
     cx, cy = plan.coverage
     rows, cols = ((cx if s.thread_axis == "x" else cy), plan.tile) if s.kind.startswith(
         "row") else (plan.tile, cx if s.thread_axis == "x" else cy)
@@ -325,7 +342,8 @@ def traffic(plan: TilingPlan) -> float:
     """Staged global loads per output per loop iteration (lower is more reuse): a tile of
     cover x T elements is loaded once per block per k-tile and serves cx*cy outputs."""
     cx, cy = plan.coverage
-    return sum((cx if s.thread_axis == "x" else cy) for s in plan.stagings) / (cx * cy)
+    return sum((cx if s.thread_axis == "x" else cy if s.thread_axis == "y" else 1)
+               for s in plan.stagings) / (cx * cy)
 
 
 def fits_unguarded(proc: GProcedure, plan: TilingPlan, guarded_kernel: bool) -> bool:
@@ -338,3 +356,14 @@ def fits_unguarded(proc: GProcedure, plan: TilingPlan, guarded_kernel: bool) -> 
     nx, ny = default_block(proc)
     cx, cy = plan.coverage
     return nx % cx == 0 and ny % cy == 0
+
+
+def tiles_bytes(plan: TilingPlan, target: Target) -> int:
+    """Shared memory the plan's tiles take (4-byte elements)."""
+    total = 0
+    for s in plan.stagings:
+        elements = 1
+        for dim in tile_dims(s, plan, target):
+            elements *= dim
+        total += elements * 4
+    return total

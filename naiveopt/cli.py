@@ -19,6 +19,7 @@ import tempfile
 from . import __version__
 from .api import TARGETS, OptimizeResult, optimize
 from .errors import NaiveoptError
+from .targets import get_target
 
 KERNEL_EXTENSIONS = (".cu", ".cl")
 TARGET_EXTENSION = {"cuda": ".cu", "opencl": ".cl"}
@@ -35,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=TARGETS, help="output dialect (default: the input's)")
     p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90)")
     p.add_argument("--no-opt", action="store_true", help="functional passes only")
+    p.add_argument("--merge", metavar="X:Y", help="force thread-merge factors: each thread "
+                   "computes X outputs along x and Y along y (like the paper's -merge0=X:Y)")
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="define a macro / problem size (repeatable)")
@@ -56,6 +59,17 @@ def _defines(items: list[str]) -> dict[str, str]:
             raise NaiveoptError(f"bad -D '{item}': expected NAME=VALUE")
         out[name] = value if eq else "1"
     return out
+
+
+def _options(args: argparse.Namespace) -> dict:
+    """Pass options from the command line."""
+    options: dict = {}
+    if args.merge:
+        x, sep, y = args.merge.partition(":")
+        if not (sep and x.isdigit() and y.isdigit() and int(x) > 0 and int(y) > 0):
+            raise NaiveoptError(f"bad --merge '{args.merge}': expected X:Y, e.g. 1:4")
+        options["merge"] = (int(x), int(y))
+    return options
 
 
 def collect_inputs(inputs: list[str]) -> tuple[list[str], bool]:
@@ -115,7 +129,8 @@ def _run_one(path: str, out_path: str | None, args, defines) -> OptimizeResult:
     sidecar = os.path.basename(out_path) + ".json" if out_path else None
     result = optimize(source, filename=path, target=args.target, arch=args.arch,
                       opt=not args.no_opt, verify=not args.no_verify, defines=defines,
-                      metadata=args.metadata, dump_ir=args.dump_ir, sidecar_name=sidecar)
+                      metadata=args.metadata, dump_ir=args.dump_ir, sidecar_name=sidecar,
+                      options=_options(args))
     if args.explain:
         for remark in result.remarks:
             print(f"{path}: {remark}", file=sys.stderr)
@@ -138,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         defines = _defines(args.defines)
+        _options(args)
+        get_target(args.arch)
         files, to_dir = collect_inputs(args.inputs)
         if to_dir and not args.output:
             raise NaiveoptError("several inputs need -o DIRECTORY")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .emit import render
 from .errors import NaiveoptError
-from .frontend import dialect_of, parse_module
+from .frontend import dialect_of, macro_defines, parse_module
 from .ir import GModule, Resources
 from .launch import LaunchGeometry, geometry
 from .passes.manager import PassContext, Remark, run_passes
@@ -141,7 +141,8 @@ def _verify(source: str, filename: str, dialect: str, defines: dict[str, str],
         if kspec is None:
             results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
             continue
-        results[name] = verify_kernel(spec, kspec, naive, output, defines)
+        results[name] = verify_kernel(spec, kspec, naive, output, defines,
+                                      macro_defines(source, defines))
     return results
 
 

@@ -46,9 +46,26 @@ def object_macros(source: str) -> dict[str, str]:
     return out
 
 
+def macro_defines(source: str, defines: dict[str, str]) -> dict[str, str]:
+    """The ``-D`` definitions that are macros for this file.
+
+    ``-D NAME=VALUE`` both defines a macro and names a problem size. A name the file uses as a
+    macro (#define, #ifdef, #ifndef, defined(), #if) or does not mention at all goes to the
+    preprocessor; a name the file uses otherwise (a parameter such as ``int N``) is a size
+    only, or the definition would rewrite the kernel's own code."""
+    out = {}
+    for name, value in defines.items():
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        as_macro = any(word.search(line) for line in source.splitlines()
+                       if re.match(r"\s*#\s*(define|ifn?def|if|elif)\b", line))
+        if as_macro or not word.search(source):
+            out[name] = value
+    return out
+
+
 def parse_module(path: str, source: str, defines: dict[str, str] | None = None) -> GModule:
     """Parse a kernel file into a GModule, or raise a located NaiveoptError."""
-    defines = dict(defines or {})
+    defines = macro_defines(source, dict(defines or {}))
     dialect = dialect_of(path)
     if "\0" in source:
         raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)

@@ -53,8 +53,12 @@ class Program:
 
 
 def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
-                  defines: dict[str, str], seed: int = 1234) -> Verification:
-    """Compare ``output`` with ``naive`` (and the reference) at every size set of ``spec``."""
+                  defines: dict[str, str], macros: dict[str, str] | None = None,
+                  seed: int = 1234) -> Verification:
+    """Compare ``output`` with ``naive`` (and the reference) at every size set of ``spec``.
+
+    ``defines`` are the command line's -D values (sizes); ``macros`` those of them that are
+    preprocessor macros for this file (passed to the OpenCL compiler)."""
     sets = size_sets(spec, defines)
     if not sets:
         return Verification("skipped", "problem sizes unknown: give metadata, -D NAME=VALUE "
@@ -69,7 +73,7 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
     checks = []
     for set_name, sizes in sets.items():
         try:
-            failure, check = _check_sizes(kernel, sizes, naive, output, defines, seed)
+            failure, check = _check_sizes(kernel, sizes, naive, output, macros or {}, seed)
         except ValueError as exc:
             return Verification("skipped", f"cannot check: {exc}")
         except opencl.KernelCrash as exc:
@@ -81,11 +85,11 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
 
 
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
-                 defines: dict[str, str], seed: int) -> tuple[str, str]:
+                 macros: dict[str, str], seed: int) -> tuple[str, str]:
     rng = np.random.default_rng(seed)
     args = [_make_arg(a, sizes, rng) for a in kernel.args]
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]
-    options += [f"-D{k}={v}" for k, v in defines.items() if k not in kernel.defines]
+    options += [f"-D{k}={v}" for k, v in macros.items() if k not in kernel.defines]
     try:
         expected = _launch(naive, kernel, sizes, args, options)
     except opencl.KernelCrash as exc:

@@ -1,0 +1,176 @@
+"""The optimization passes on the kernel library: verified outputs, expected shapes, remarks."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import naiveopt
+from naiveopt.passes.optimize import tiling
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = os.path.join(ROOT, "kernels", "naive")
+FILES = sorted(f for f in os.listdir(KERNELS) if f.endswith((".cu", ".cl")))
+NVCC = pytest.mark.skipif(shutil.which("nvcc") is None,
+                          reason="nvcc not on PATH: emitted CUDA not compiled")
+
+
+def run(name, **kw):
+    path = os.path.join(KERNELS, name)
+    with open(path) as fh:
+        return naiveopt.optimize(fh.read(), filename=path, **kw)
+
+
+def kernel(result, name=None):
+    return next(k for k in result.kernels if name is None or k.name == name)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "gfx90a"])
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+@pytest.mark.parametrize("name", FILES)
+def test_library_optimizes_and_verifies_at_multiple_and_odd_sizes(name, target, arch):
+    result = run(name, target=target, arch=arch)
+    for k in result.kernels:
+        assert k.verification.status == "passed", (k.name, k.verification.detail)
+        sets = [c.split()[0] for c in k.verification.checks]
+        assert sets == ["test", "odd"], k.verification.checks
+
+
+@NVCC
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", [f for f in FILES if f.endswith(".cu")])
+def test_optimized_cuda_compiles_with_nvcc(name, arch, tmp_path):
+    result = run(name, arch=arch, verify=False)
+    src = tmp_path / "k.cu"
+    src.write_text(result.code)
+    done = subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-o", str(tmp_path / "k.cubin"),
+                           str(src)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_mv_stages_a_and_b_in_padded_shared_tiles():
+    result = run("mv.cu")
+    k = kernel(result)
+    assert k.passes == ["coalesce"]
+    tile = re.search(r"__shared__ float s_A\[(\d+)\]\[(\d+)\]", result.code)
+    assert tile, result.code
+    rows, pitch = map(int, tile.groups())
+    assert rows == k.geometry.block[0] and pitch % 2 == 1       # padded: odd word pitch
+    assert re.search(r"__shared__ float s_B\[\d+\]", result.code)
+    assert "s_A[tidx][" in result.code                            # read from the tile
+    assert not re.search(r"\bA\[i \* W", result.code)             # no strided global read
+    assert result.code.count("__syncthreads()") == 2
+
+
+def test_mm_stages_padded_tiles_and_merges_threads_and_blocks():
+    result = run("mm.cu")
+    k = kernel(result)
+    assert "thread-block-merge" in k.passes and "thread-merge" in k.passes
+    assert k.geometry.block[0] * k.geometry.block[1] > 0
+    assert k.geometry.coarsen != (1, 1)
+    pitches = [int(p) for p in re.findall(r"__shared__ float s_A\[\d+\]\[(\d+)\]", result.code)]
+    assert pitches and all(p % 2 == 1 for p in pitches)           # A's tile is padded
+    assert "__shared__ float s_B[" in result.code
+    grid = k.geometry.grid
+    cx = k.geometry.block[0] * k.geometry.coarsen[0]
+    cy = k.geometry.block[1] * k.geometry.coarsen[1]
+    assert grid == (f"ceil(W / {cx})", f"ceil(H / {cy})")
+
+
+@pytest.mark.parametrize("name", ["tmv.cu", "vv.cu", "tmv.cl", "vv.cl"])
+def test_already_coalesced_kernels_keep_direct_global_access(name):
+    result = run(name, target="cuda")
+    assert all(k.passes == [] for k in result.kernels)
+    assert "__shared__" not in result.code
+    remarks = " ".join(r.message for r in result.remarks if r.pass_name == "coalesce")
+    assert "coalesced (unit stride in x)" in remarks
+
+
+def test_transpose_stages_through_a_padded_tile_both_ways_coalesced():
+    result = run("transpose.cu")
+    k = kernel(result)
+    assert k.passes == ["coalesce-writes"]
+    side = k.geometry.block[0]
+    assert k.geometry.block == (side, side)
+    assert f"__shared__ float s_output[{side}][{side + 1}]" in result.code
+    assert "s_output[tidy][tidx] = input[y * W + x]" in result.code       # coalesced read
+    assert "= s_output[tidx][tidy]" in result.code                       # transposed write
+    write = re.search(r"output\[\((.*)\) \* H \+ \((.*)\)\] =", result.code)
+    assert write and "tidx" in write.group(2)                            # tidx moves fastest
+
+
+def test_unguarded_macro_kernels_keep_a_launch_that_tiles_their_thread_space():
+    result = run("transpose_macro.cu")
+    k = kernel(result)
+    assert k.passes == ["coalesce-writes"]
+    assert 16 % k.geometry.block[0] == 0 and 16 % k.geometry.block[1] == 0
+
+
+def test_remarks_say_what_fired_and_what_was_rejected_and_why():
+    result = run("mm.cu")
+    text = "\n".join(str(r) for r in result.remarks)
+    assert re.search(r"\[thread-block-merge\] applied: merged blocks to \d+x\d+", text)
+    assert re.search(r"\[thread-merge\] applied: each thread computes \d+x\d+ outputs", text)
+    assert re.search(r"not chosen: (occupancy \d+% < 50%|less reuse)", text)
+    mv = "\n".join(str(r) for r in run("mv.cu").remarks)
+    assert re.search(r"A\(idx, j\): uncoalesced, stride W in x", mv)
+    assert re.search(r"s_A\[256\]\[33\]|s_A\[\d+\]\[\d+\]", mv)
+
+
+def test_forced_merge_factors():
+    result = run("mm.cu", options={"merge": (1, 2)})
+    k = kernel(result)
+    assert k.geometry.coarsen == (1, 2)
+    assert k.verification.status == "passed"
+
+
+@pytest.mark.parametrize("name,sizes", [
+    ("mv.cu", {"H": "1000", "W": "1023"}),
+    ("mm.cu", {"H": "100", "W": "67", "K": "129"}),
+    ("syrk.cu", {"N": "97", "M": "45"}),
+    ("transpose.cu", {"H": "100", "W": "33"}),
+])
+def test_sizes_that_are_not_tile_multiples(name, sizes):
+    result = run(name, defines=sizes)
+    for k in result.kernels:
+        assert k.verification.status == "passed", k.verification.detail
+        assert "cli" in k.verification.checks[0]
+
+
+WRITTEN = r"""
+#pragma naiveopt sizes(H=70, W=33) array(A, H, W) array(C, H) threads(H)
+__global__ void scale_rows(float *A, float *C, int H, int W) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < H) {
+        float s = 0.0f;
+        for (int j = 0; j < W; j++) {
+            A[i * W + j] = A[i * W + j] * 2.0f;
+            s += A[i * W + j];
+        }
+        C[i] = s;
+    }
+}
+"""
+
+
+def test_arrays_the_kernel_writes_are_not_staged_and_the_remark_says_so():
+    result = naiveopt.optimize(WRITTEN, filename="scale_rows.cu")
+    k = kernel(result)
+    assert k.passes == []
+    assert any("the kernel also writes this array" in r.message for r in result.remarks)
+    assert k.verification.status == "passed"
+
+
+def test_verification_catches_a_broken_transformation(monkeypatch):
+    real = tiling._tile_read
+
+    def off_by_one(s, name, plan, m_x, m_y, kk):
+        node = real(s, name, plan, m_x, m_y, kk)
+        if s.kind == "row_x":
+            node.name.subscript = tiling.from_sympy(tiling.SYM["tidx"] + 1)
+        return node
+
+    monkeypatch.setattr(tiling, "_tile_read", off_by_one)
+    result = run("mv.cu")
+    assert kernel(result).verification.status == "failed"

@@ -1,0 +1,49 @@
+"""Target descriptions, the occupancy model and the bank-conflict padding rule."""
+import pytest
+
+from naiveopt.errors import NaiveoptError
+from naiveopt.passes.optimize.banks import conflict_degree, row_pad
+from naiveopt.targets import TARGETS, get_target, occupancy
+
+
+def test_required_targets_exist_with_their_warp_sizes():
+    assert get_target("sm_80").warp_size == 32
+    assert get_target("sm_90").warp_size == 32
+    amd = get_target("gfx90a")
+    assert amd.warp_size == 64 and amd.vendor == "amd"
+    for t in TARGETS.values():
+        assert t.shared_banks == 32 and t.bank_width_bytes == 4
+        assert t.threads_per_sm % t.warp_size == 0
+
+
+def test_other_sm_versions_fall_back_and_unknown_arch_is_an_error():
+    assert get_target("sm_86").name == "sm_80"
+    assert get_target("sm_100").name == "sm_90"
+    with pytest.raises(NaiveoptError):
+        get_target("gfx_nonsense")
+
+
+@pytest.mark.parametrize("threads,regs,smem,expected,limiter", [
+    (256, 32, 0, 1.0, "threads"),              # 8 blocks x 8 warps = 64 warps
+    (256, 64, 0, 0.5, "registers"),            # 65536 / (64*256) = 4 blocks = 32 warps
+    (256, 32, 33792, 0.75, "shared memory"),   # 228 KiB / 33 KiB = 6 blocks = 48 warps
+    (64, 16, 0, 1.0, "blocks"),                # 32 blocks x 2 warps = 64 warps (also threads)
+    (1024, 255, 0, 0.0, "registers"),          # does not fit at all
+])
+def test_occupancy_hand_worked_on_sm_90(threads, regs, smem, expected, limiter):
+    occ, lim = occupancy(get_target("sm_90"), threads, regs, smem)
+    assert occ == pytest.approx(expected)
+    if expected:
+        assert lim == limiter or (limiter == "blocks" and lim in ("blocks", "threads"))
+
+
+def test_gcd_rule_for_padding():
+    t = get_target("sm_90")
+    assert conflict_degree(32, t) == 32      # a 32x32 float tile read by column
+    assert conflict_degree(33, t) == 1       # with a 33-word pitch
+    assert conflict_degree(16, t) == 16
+    assert conflict_degree(0, t) == 1        # broadcast
+    assert row_pad(32, t) == 1
+    assert row_pad(16, t) == 1
+    assert row_pad(33, t) == 0
+    assert row_pad(24, t) == 1               # gcd(25, 32) = 1

@@ -1,0 +1,63 @@
+"""Shared fixtures and helpers of the naiveopt test suite.
+
+Test modules import the helpers directly (``from conftest import run_cli, KERNEL_FILES``):
+pytest puts this directory on sys.path (rootdir-relative "prepend" import mode).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS_DIR = os.path.join(REPO, "tests")
+KERNELS_DIR = os.path.join(REPO, "kernels", "naive")
+KERNEL_FILES = sorted(os.path.join(KERNELS_DIR, f) for f in os.listdir(KERNELS_DIR)
+                      if f.endswith((".cu", ".cl")))
+BIN_DIR = os.path.dirname(sys.executable)
+
+#: Skip (saying so) where nvcc is absent: emitted CUDA is then not compiled.
+nvcc = pytest.mark.skipif(shutil.which("nvcc") is None,
+                          reason="nvcc not on PATH: emitted CUDA not compiled")
+
+
+def run_cli(*args: str, cwd: str | None = None, timeout: int = 300
+            ) -> subprocess.CompletedProcess:
+    """Run ``naiveopt ARGS...`` as a subprocess (text mode, output captured)."""
+    return subprocess.run([sys.executable, "-m", "naiveopt.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or REPO, timeout=timeout)
+
+
+def compile_cuda(path: str, tmp_dir: str, arch: str = "sm_90") -> subprocess.CompletedProcess:
+    """``nvcc -arch=ARCH -cubin`` a CUDA file; returns the CompletedProcess."""
+    cubin = os.path.join(str(tmp_dir), os.path.basename(path) + ".cubin")
+    return subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-o", cubin, str(path)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def kernel_id(path: str) -> str:
+    return os.path.basename(path)
+
+
+@pytest.fixture(scope="session")
+def repo() -> str:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def kernels_dir() -> str:
+    return KERNELS_DIR
+
+
+@pytest.fixture(scope="session")
+def kernel_files() -> list[str]:
+    return list(KERNEL_FILES)
+
+
+@pytest.fixture(name="run_cli")
+def run_cli_fixture():
+    return run_cli
+

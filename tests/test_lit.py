@@ -1,0 +1,81 @@
+"""Run the lit + FileCheck tests in tests/lit, and make sure they cannot pass vacuously."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BIN_DIR, KERNELS_DIR, REPO
+
+LIT_DIR = os.path.join(REPO, "tests", "lit")
+LIT = os.path.join(BIN_DIR, "lit")
+LIT_TESTS = sorted(f for f in os.listdir(LIT_DIR) if f.endswith((".cu", ".cl")))
+
+pytestmark = pytest.mark.skipif(not os.path.exists(LIT) or
+                                not os.path.exists(os.path.join(BIN_DIR, "filecheck")),
+                                reason="lit or filecheck not installed next to the interpreter")
+
+
+def run_lit(suite_dir: str, exec_root: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([LIT, "-q", "--show-pass", "--param", f"exec_root={exec_root}",
+                           *extra, suite_dir], capture_output=True, text=True, cwd=REPO,
+                          timeout=300)
+
+
+def test_lit_tests_are_well_formed():
+    assert len(LIT_TESTS) >= 6
+    library = set(os.listdir(KERNELS_DIR))
+    for name in LIT_TESTS:
+        assert name not in library, f"{name} must not shadow a library kernel"
+        with open(os.path.join(LIT_DIR, name), encoding="utf-8") as fh:
+            text = fh.read()
+        assert re.search(r"^// RUN: %naiveopt %s .*\| FileCheck %s", text, re.M), name
+        assert re.search(r"^// CHECK(-NEXT)?: ", text, re.M), name
+
+
+def test_lit_suite_passes(tmp_path):
+    done = run_lit(LIT_DIR, str(tmp_path / "exec"))
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert f"Total Discovered Tests: {len(LIT_TESTS)}" in output, output
+    passed = re.search(r"Passed Tests \((\d+)\)", output)
+    assert passed and int(passed.group(1)) == len(LIT_TESTS), output
+    assert not os.path.exists(os.path.join(LIT_DIR, "Output"))    # source tree left clean
+
+
+def _copy_suite(tmp_path, name: str) -> str:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(os.path.join(LIT_DIR, "lit.cfg.py"), suite / "lit.cfg.py")
+    shutil.copy(os.path.join(LIT_DIR, name), suite / name)
+    return str(suite)
+
+
+@pytest.mark.parametrize("name, old, new", [
+    # a CHECK-NEXT line that no longer matches the next line
+    ("paper_macro.cu", "// CHECK-NEXT: const int idy = get_global_id(1);",
+     "// CHECK-NEXT: const int idy = get_global_id(0);"),
+    # a CHECK-NOT that the rest of the output (the closing braces) violates
+    ("opencl_to_cuda.cl", "// CHECK-NOT: barrier", "// CHECK-NOT: }"),
+    # a plain CHECK for text that is not there
+    ("preserved_define.cu", "// CHECK: B[i] = A[i] * SCALE + OFFSET;",
+     "// CHECK: B[i] = A[i] * 3 + 7;"),
+])
+def test_broken_check_makes_lit_fail(tmp_path, name, old, new):
+    suite = _copy_suite(tmp_path, name)
+    path = os.path.join(suite, name)
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    assert text.count(old) == 1, f"{old!r} not in {name}"
+    # the untouched copy passes: the failure below comes from the edit alone
+    ok = run_lit(suite, str(tmp_path / "exec-ok"))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text.replace(old, new))
+    done = run_lit(suite, str(tmp_path / "exec"))
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert f"FAIL: naiveopt :: {name}" in output or "Failed Tests (1)" in output, output

@@ -149,10 +149,6 @@ def test_guarded_define_with_pragma_sizes_and_dash_d():
     assert "#define N 96" in overridden.code
 
 
-@pytest.mark.xfail(reason="BUG: an object-like macro used as an array dimension "
-                          "(__shared__ float t[BLOCK]) is inlined as its value while its other "
-                          "uses keep the name, so compiling the output with -DBLOCK=32 "
-                          "overflows the array", strict=True)
 def test_macro_array_dimension_is_preserved_by_name():
     source = ("#ifndef BLOCK\n#define BLOCK 16\n#endif\n"
               "__global__ void k(float *A)\n{\n"
@@ -242,13 +238,10 @@ def test_cuda_builtins_to_opencl():
         assert cuda_only not in code, cuda_only
 
 
-MATH_BUG = pytest.mark.xfail(reason="BUG: the CUDA front end rejects sqrt/fabs (valid CUDA, "
-                                    "and what naiveopt itself emits for OpenCL's sqrt/fabs) "
-                                    "as undeclared identifiers", strict=True)
 
 
 @pytest.mark.parametrize("source, filename", [
-    pytest.param(OPENCL_BUILTINS, "k.cl", marks=MATH_BUG, id="opencl-cuda-opencl"),
+    pytest.param(OPENCL_BUILTINS, "k.cl", id="opencl-cuda-opencl"),
     pytest.param(CUDA_BUILTINS, "k.cu", id="cuda-opencl-cuda")])
 def test_builtins_roundtrip_back_to_input_dialect(source, filename, tmp_path):
     """CUDA -> OpenCL -> CUDA and OpenCL -> CUDA -> OpenCL keep verifying."""
@@ -262,7 +255,6 @@ def test_builtins_roundtrip_back_to_input_dialect(source, filename, tmp_path):
     assert again.verified, again.kernels[0].verification.detail
 
 
-@MATH_BUG
 def test_cuda_double_precision_math_names_parse():
     module = parse_module("m.cu", "__global__ void k(float *A)\n{\n"
                           "    A[0] = sqrt(fabs(A[1])) + exp(A[2]);\n}\n", {})
@@ -303,8 +295,6 @@ __kernel void k(__global float4 *A, __global float *B, int N)
 """
 
 
-@pytest.mark.xfail(reason="BUG: OpenCL vector component access v.x is translated as v "
-                          "(the component is dropped)", strict=True)
 @pytest.mark.parametrize("target", ["cuda", "opencl"])
 def test_opencl_vector_components_are_kept(target):
     code = code_only(optimize(VEC_CL, "v.cl", target=target, verify=False).code)
@@ -330,9 +320,6 @@ def test_cuda_vector_kernel_without_verification():
     assert "v.x + v.y" in code
 
 
-@pytest.mark.xfail(reason="BUG: 'float2 v = A[i];' is emitted as 'float2 v = float2(A[i]);', "
-                          "a C++ functional cast that is invalid OpenCL C, so the kernel "
-                          "cannot be verified or emitted as OpenCL", strict=True)
 def test_cuda_vector_copy_to_opencl():
     result = optimize(VEC_CU, "v.cu", target="opencl")
     assert "float2(" not in code_only(result.code)
@@ -395,9 +382,6 @@ def test_unsupported_constructs_are_unsupported_construct(what):
         parse_module(filename, source, {})
 
 
-@pytest.mark.xfail(reason="BUG: a CUDA atomic (atomicAdd, a CUDA built-in) is reported as "
-                          "'use of undeclared identifier' instead of an unsupported atomic "
-                          "operation", strict=True)
 def test_cuda_atomic_builtin_is_reported_as_unsupported():
     with pytest.raises(NaiveoptError) as info:
         parse_module("k.cu", "__global__ void k(int *A)\n{\n    atomicAdd(&A[0], 1);\n}\n", {})

@@ -65,8 +65,11 @@ class Translator:
         return m.group(0) if m else ""
 
     # ------------------------------------------------------------------- types
-    def type_node(self, ctype: ci.Type, name: str | None, cursor: ci.Cursor) -> c_ast.Node:
-        """The c_ast declarator chain for a clang type (pointers, constant arrays, base)."""
+    def type_node(self, ctype: ci.Type, name: str | None, cursor: ci.Cursor,
+                  dims: list[c_ast.Node] | None = None) -> c_ast.Node:
+        """The c_ast declarator chain for a clang type (pointers, constant arrays, base).
+
+        ``dims`` are the array dimensions as written (so a macro keeps its name)."""
         kind = ctype.kind
         if kind == ci.TypeKind.POINTER:
             quals = []
@@ -76,8 +79,9 @@ class Translator:
                 quals.append("__restrict__")
             return c_ast.PtrDecl(quals, self.type_node(ctype.get_pointee(), name, cursor))
         if kind == ci.TypeKind.CONSTANTARRAY:
-            dim = c_ast.Constant("int", str(ctype.element_count))
-            return c_ast.ArrayDecl(self.type_node(ctype.element_type, name, cursor), dim, [])
+            dim = dims[0] if dims else c_ast.Constant("int", str(ctype.element_count))
+            inner = self.type_node(ctype.element_type, name, cursor, dims[1:] if dims else None)
+            return c_ast.ArrayDecl(inner, dim, [])
         if kind in (ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY):
             raise self.error(cursor, "arrays without a constant size are not supported")
         if kind == ci.TypeKind.ELABORATED and ctype.get_named_type().kind == ci.TypeKind.RECORD:
@@ -165,7 +169,13 @@ class Translator:
             raise self.error(cursor, "static variables are not supported in kernels")
         init_cursor = cs.var_initializer(cursor)
         init = self.expr(init_cursor) if init_cursor is not None else None
-        type_node = self.type_node(ctype, cursor.spelling, cursor)
+        dims = [self.expr(c) for c in cursor.get_children() if c.kind.is_expression() and
+                (init_cursor is None or c.hash != init_cursor.hash)]
+        depth, t = 0, ctype
+        while t.kind == ci.TypeKind.CONSTANTARRAY:
+            depth, t = depth + 1, t.element_type
+        type_node = self.type_node(ctype, cursor.spelling, cursor,
+                                   dims if len(dims) == depth and depth else None)
         quals = list(getattr(type_node, "quals", []) or [])
         return c_ast.Decl(cursor.spelling, quals, [], storage, [], type_node, init, None,
                           coord=self.coord(cursor))
@@ -222,6 +232,10 @@ class Translator:
         if kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
             children = list(cursor.get_children())
             if len(children) == 1:
+                component = self._vector_component(cursor, children[0])
+                if component:
+                    return c_ast.StructRef(self.expr(children[0]), ".", c_ast.ID(component),
+                                           coord=coord)
                 return self.expr(children[0])
             if kind == K.UNEXPOSED_EXPR and not children:
                 raise self.error(cursor, "unsupported expression")
@@ -278,7 +292,29 @@ class Translator:
             raise self.error(cursor, "sizeof/alignof are not supported in kernels")
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
 
-    def call(self, cursor: ci.Cursor) -> c_ast.FuncCall:
+    def _vector_component(self, cursor: ci.Cursor, child: ci.Cursor) -> str | None:
+        """``v.x`` / ``v.yz`` on an OpenCL vector (an ExtVectorElementExpr, unexposed in
+        libclang): the component, read from the tokens, or None for a plain implicit cast."""
+        if child.type.get_canonical().kind != ci.TypeKind.EXTVECTOR:
+            return None
+        if base_type_name(cursor.type) == base_type_name(child.type):
+            return None
+        tokens = [t.spelling for t in cursor.get_tokens()]
+        if len(tokens) >= 2 and tokens[-2] == "." and _IDENT.fullmatch(tokens[-1]):
+            return tokens[-1]
+        raise self.error(cursor, "cannot read this vector component access (macro?)")
+
+    def call(self, cursor: ci.Cursor) -> c_ast.Node:
+        ref = cursor.referenced
+        if ref is not None and ref.kind == K.CONSTRUCTOR:
+            args = list(cursor.get_arguments())
+            if len(args) == 1:            # a copy: float2 v = A[i];
+                return self.expr(args[0])
+            raise self.error(cursor, f"constructor call '{cursor.spelling}' is not supported")
+        if ref is not None and ref.kind == K.CXX_METHOD and cursor.spelling == "operator=":
+            children = list(cursor.get_children())   # a struct copy: B[i] = v;
+            return c_ast.Assignment("=", self.expr(children[0]), self.expr(children[-1]),
+                                    coord=self.coord(cursor))
         name = cursor.spelling
         if not name:
             raise self.error(cursor, "calls through function pointers are not supported")

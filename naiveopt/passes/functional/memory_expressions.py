@@ -10,6 +10,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from ...ir import GLoop, GProcedure, MemoryExpression
+from ...ir.cgen import to_c
 from ...ir.rewrite import assigned_names, walk
 from ...ir.symbolic import SymbolEnv, decompose, recover_2d, to_sympy
 from ..manager import Pass, PassContext
@@ -21,7 +22,7 @@ class MemoryExpressions(Pass):
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         env = symbol_env(proc, ctx)
-        local_arrays = _local_arrays(proc)
+        local_arrays = _local_arrays(proc, ctx.module.macros)
         loop_of = {id(lp.node): lp for lp in proc.loops}
         proc.memory_expressions = []
         for lp in proc.loops:
@@ -95,13 +96,20 @@ def _flatten(node: c_ast.ArrayRef) -> tuple[str | None, list[c_ast.Node]]:
     return (node.name if isinstance(node, c_ast.ID) else None), indices
 
 
-def _local_arrays(proc: GProcedure) -> dict[str, tuple[str, list[int]]]:
+def _local_arrays(proc: GProcedure, macros: dict[str, str]
+                  ) -> dict[str, tuple[str, list[int]]]:
+    from ...verify.expr import evaluate
+
     out = {}
     for node, _ in walk(proc.body):
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl):
             dims, t = [], node.type
             while isinstance(t, c_ast.ArrayDecl):
-                dims.append(int(t.dim.value) if isinstance(t.dim, c_ast.Constant) else 0)
+                try:
+                    dims.append(int(evaluate(to_c(t.dim), {k: int(evaluate(v, {}))
+                                                           for k, v in macros.items()})))
+                except ValueError:
+                    dims.append(0)
                 t = t.type
             out[node.name] = ("shared" if "__shared__" in node.storage else "local", dims)
     return out

@@ -36,6 +36,10 @@ class OpenCLToCUDA(Pass):
 
     def _rewrite(self, body: c_ast.Node, path: str) -> None:
         def fn(node: c_ast.Node) -> c_ast.Node:
+            if isinstance(node, c_ast.StructRef) and isinstance(node.field, c_ast.ID) and \
+                    node.field.name not in ("x", "y", "z", "w"):
+                raise _located(node, path, f"vector component '.{node.field.name}' has no "
+                               "CUDA equivalent")
             name = call_name(node)
             if name is None:
                 return node

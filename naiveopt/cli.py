@@ -102,6 +102,17 @@ def output_name(path: str, target: str | None) -> str:
     return name if wanted == ext else name + wanted
 
 
+def _check_distinct_outputs(files: list[str], target: str | None) -> None:
+    """Refuse a batch in which two inputs would write the same output file."""
+    seen: dict[str, str] = {}
+    for path in files:
+        name = output_name(path, target)
+        if name in seen:
+            raise NaiveoptError(f"'{seen[name]}' and '{path}' would both be written to "
+                                f"'{name}' in the output directory; optimize them separately")
+        seen[name] = path
+
+
 def write_atomically(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (no partial files)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -159,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         if to_dir and not args.output:
             raise NaiveoptError("several inputs need -o DIRECTORY")
         if to_dir:
+            _check_distinct_outputs(files, args.target)
             if os.path.exists(args.output) and not os.path.isdir(args.output):
                 raise NaiveoptError(f"'{args.output}' is not a directory")
             os.makedirs(args.output, exist_ok=True)

@@ -155,9 +155,6 @@ def test_library_macro_kernel_recovers_2d():
     assert proc.loops[1].parent is proc.loops[0] and proc.loops[1].depth == 1
 
 
-@pytest.mark.xfail(reason="BUG: 2-D recovery with a compound row width ((y+i)*(W+K-1)+x+j) "
-                          "picks a single symbol as the width, so the recovered x still "
-                          "contains the row's thread id idy", strict=True)
 @pytest.mark.parametrize("name, width", [("conv.cu", "W + K - 1"),
                                          ("conv_macro.cu", "width + ksize - 1")])
 def test_compound_row_width_recovers_2d(name, width):
@@ -437,8 +434,6 @@ def test_predefined_names_avoid_clashes():
 
 
 # ------------------------------------------------------------------------ known bugs
-@pytest.mark.xfail(reason="BUG: a scalar parameter reassigned in the kernel is still treated "
-                          "as a thread-invariant uniform symbol", strict=True)
 def test_reassigned_scalar_parameter_is_not_uniform():
     proc = kernel("__global__ void k(float *A, int n) {\n"
                   "n = n + threadIdx.x;\n  A[n] = 1.0f; }")
@@ -447,8 +442,6 @@ def test_reassigned_scalar_parameter_is_not_uniform():
     assert d.unresolved or d.predefined, str(d)
 
 
-@pytest.mark.xfail(reason="BUG: a non-canonical loop whose iterator shares its name with a "
-                          "canonical loop's iterator gets loop terms for it", strict=True)
 def test_non_canonical_iterator_sharing_a_name_is_not_a_loop_symbol():
     proc = kernel("__global__ void k(float *A, int n) {\n"
                   "for (int i = 0; i < n; i++) A[i] = 0.0f;\n"

@@ -170,7 +170,7 @@ class Translator:
         init_cursor = cs.var_initializer(cursor)
         init = self.expr(init_cursor) if init_cursor is not None else None
         dims = [self.expr(c) for c in cursor.get_children() if c.kind.is_expression() and
-                (init_cursor is None or c.hash != init_cursor.hash)]
+                (init_cursor is None or c.hash != init_cursor.hash)][::-1]  # innermost first
         depth, t = 0, ctype
         while t.kind == ci.TypeKind.CONSTANTARRAY:
             depth, t = depth + 1, t.element_type

@@ -29,6 +29,12 @@ class SymbolEnv:
         self.aliases = aliases
         self._counter = 0
 
+    def scoped(self, loops: set[str]) -> "SymbolEnv":
+        """The same symbols with only ``loops`` (the enclosing loops) as loop iterators."""
+        env = SymbolEnv(self.uniforms, loops, self.aliases)
+        env._counter = self._counter
+        return env
+
     def fresh_unresolved(self, text: str) -> sympy.Expr:
         self._counter += 1
         return Unresolved(sympy.Symbol(f"u{self._counter}_{text}"))
@@ -114,27 +120,48 @@ def recover_2d(expr: sympy.Expr, env: SymbolEnv
                ) -> tuple[tuple[sympy.Expr, sympy.Expr], sympy.Expr] | None:
     """Recover ``index = y*W + x`` as ((y, x), W), or None.
 
-    W is a thread- and loop-invariant symbol (a size parameter or macro constant) or, failing
-    that, the largest integer coefficient that splits the terms cleanly. Among candidates the
-    one whose y part varies with a thread id or loop is preferred.
+    W is a thread- and loop-invariant factor of the index as written — a size parameter, a
+    macro constant, or a compound such as ``W + K - 1`` reached through a local — or, failing
+    that, the largest integer coefficient that splits the terms cleanly. The best candidate
+    puts the varying part in y and leaves x with none of y's thread ids and loop iterators.
     """
-    expanded = sympy.expand(expr)
-    if expanded.has(Unresolved):
+    if expr.has(Unresolved):
         return None
+    expanded = sympy.expand(expr)
     best = None
-    for w in sorted(expanded.free_symbols, key=lambda s: s.name):
-        if _classify(w, env) != "uniform" or w.name in ("blockDimX", "blockDimY"):
+    width = sympy.Dummy("width", integer=True)
+    for w in _width_candidates(expr, expanded, env):
+        y = sympy.expand(sympy.expand(expr.xreplace({w: width})).coeff(width, 1))
+        if y == 0 or y.has(width):
             continue
-        y = sympy.expand(expanded.coeff(w, 1))
-        x = sympy.expand(expanded - y * w)
-        if y == 0 or x.has(w) or y.has(w):
+        x = sympy.expand(expanded - sympy.expand(y * w))
+        if x.has(width) or (w.is_Symbol and x.has(w)):
             continue
-        score = int(any(_classify(s, env) != "uniform" for s in y.free_symbols))
+        varying_y = {s for s in y.free_symbols if _classify(s, env) != "uniform"}
+        varying_x = {s for s in x.free_symbols if _classify(s, env) != "uniform"}
+        score = (bool(varying_y), not (varying_y & varying_x), not w.is_Symbol)
         if best is None or score > best[0]:
             best = (score, (y, x), w)
     if best is not None:
         return best[1], best[2]
     return _recover_literal_width(expanded, env)
+
+
+def _width_candidates(expr: sympy.Expr, expanded: sympy.Expr, env: SymbolEnv
+                      ) -> list[sympy.Expr]:
+    """Invariant factors of the index's terms as written, then invariant symbols."""
+    def invariant(e: sympy.Expr) -> bool:
+        return bool(e.free_symbols) and all(
+            _classify(s, env) == "uniform" and s.name not in ("blockDimX", "blockDimY")
+            for s in e.free_symbols)
+
+    out: list[sympy.Expr] = []
+    for term in sympy.Add.make_args(expr):
+        for factor in sympy.Mul.make_args(term):
+            if invariant(factor) and not factor.is_Symbol and factor not in out:
+                out.append(factor)
+    out += sorted((s for s in expanded.free_symbols if invariant(s)), key=lambda s: s.name)
+    return out
 
 
 def _recover_literal_width(expanded: sympy.Expr, env: SymbolEnv

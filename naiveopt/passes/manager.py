@@ -73,11 +73,16 @@ class PassOrderError(RuntimeError):
 
 
 def run_passes(passes: list[Pass], ctx: PassContext, dump_dir: str | None = None) -> None:
-    """Run ``passes`` over ``ctx.module`` in order."""
+    """Run ``passes`` over ``ctx.module`` in order.
+
+    Dumps are numbered by the passes completed so far in this context, so running the
+    pipeline in stages (analysis, then write-back) numbers them 00-input, 01-..., on."""
+    first = len(ctx.completed) + 1
     if dump_dir:
         os.makedirs(dump_dir, exist_ok=True)
-        _write(dump_dir, 0, "input", ctx.module)
-    for number, p in enumerate(passes, start=1):
+        if first == 1:
+            _write(dump_dir, 0, "input", ctx.module)
+    for number, p in enumerate(passes, start=first):
         missing = [r for r in p.requires if r not in ctx.completed]
         if missing:
             raise PassOrderError(f"pass {p.name} requires {', '.join(missing)} to run first")

@@ -150,6 +150,6 @@ def size_sets(spec: FileSpec, defines: dict[str, str]) -> dict[str, dict[str, in
     overrides = {k: int(evaluate(v, {})) for k, v in defines.items()
                  if k in names and re.fullmatch(r"\s*-?\d+\s*", v)}
     if overrides:
-        base = spec.sizes.get("test") or next(iter(spec.sizes.values()))
+        base = spec.sizes.get("test") or next(iter(spec.sizes.values()), {})
         return {"cli": {**base, **overrides}}
     return {k: v for k, v in spec.sizes.items() if k in ("test", "odd", "pragma")}

@@ -57,6 +57,7 @@ class MemoryExpressions(Pass):
             isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--"))
         is_read = not is_write or (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
             or isinstance(parent, c_ast.UnaryOp)
+        env = env.scoped({lp.iterator for lp in loops if lp.canonical and lp.iterator})
         parts = [to_sympy(i, env) for i in indices]
         if len(parts) == 1:
             index = parts[0]
@@ -68,7 +69,7 @@ class MemoryExpressions(Pass):
             for part, dim in zip(parts[1:], dims[1:]):
                 index = index * dim + part
             yx, width = ((parts[-2], parts[-1]), dims[-1]) if len(parts) == 2 else (None, None)
-        canon = [lp.iterator for lp in loops if lp.iterator]
+        canon = [lp.iterator for lp in loops if lp.canonical and lp.iterator]
         return MemoryExpression(array=base, node=node, is_read=is_read, is_write=is_write,
                                 space=space, index=index, decomposition=decompose(index, env),
                                 two_d=yx, width=width, loops=canon)
@@ -77,9 +78,10 @@ class MemoryExpressions(Pass):
 def symbol_env(proc: GProcedure, ctx: PassContext) -> SymbolEnv:
     """Symbols of a kernel: scalar parameters and macro constants are uniform, canonical loop
     iterators are loop symbols, and single-definition locals are followed to their value."""
-    uniforms = {p.name for p in proc.params if not p.is_pointer} | set(ctx.module.macros)
-    loops = {lp.iterator for lp in proc.loops if lp.canonical and lp.iterator}
     counts = assigned_names(proc.body)
+    uniforms = {p.name for p in proc.params if not p.is_pointer and not counts.get(p.name)}
+    uniforms |= set(ctx.module.macros)
+    loops = {lp.iterator for lp in proc.loops if lp.canonical and lp.iterator}
     aliases = {}
     for node, _ in walk(proc.body):
         if isinstance(node, c_ast.Decl) and node.init is not None and \

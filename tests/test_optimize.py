@@ -174,3 +174,34 @@ def test_verification_catches_a_broken_transformation(monkeypatch):
     monkeypatch.setattr(tiling, "_tile_read", off_by_one)
     result = run("mv.cu")
     assert kernel(result).verification.status == "failed"
+
+
+WRITTEN_AFTER = r"""
+#pragma naiveopt sizes(H=70, W=33) array(A, H, W) threads(H)
+__global__ void row_sums_in_place(float *A, int H, int W) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < H) {
+        float s = 0.0f;
+        for (int j = 0; j < W; j++) {
+            s += A[i * W + j];
+        }
+        A[i * W] = s;
+    }
+}
+"""
+
+
+def test_written_array_is_staged_when_islpy_proves_no_conflict():
+    result = naiveopt.optimize(WRITTEN_AFTER, filename="row_sums.cu")
+    k = kernel(result)
+    assert k.passes == ["coalesce"]
+    assert any("islpy proves no element read through the tile is written" in r.message
+               for r in result.remarks)
+    assert k.verification.status == "passed"
+
+
+def test_written_array_conflict_is_reported_with_the_islpy_witness():
+    result = naiveopt.optimize(WRITTEN, filename="scale_rows.cu")
+    missed = [r.message for r in result.remarks if r.kind == "missed"
+              and r.pass_name == "coalesce"]
+    assert any("may write what" in m and "islpy" in m for m in missed), missed

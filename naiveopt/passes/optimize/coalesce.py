@@ -36,6 +36,7 @@ from ...launch import default_block, uses_y
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import Pass, PassContext
+from .dependence import written_array_obstacle
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt, coalescing
@@ -114,13 +115,18 @@ class Coalesce(Pass):
             stride = m.decomposition.coefficient("idx") or m.decomposition.coefficient("tidx")
             loop = next((lp for lp in proc.loops if m.loops and lp.iterator == m.loops[-1]),
                         None)
-            why = ("the kernel also writes this array" if m.array in written else
-                   "not in a loop" if loop is None else loop_obstacle(loop, env))
+            why = "not in a loop" if loop is None else loop_obstacle(loop, env)
             kind = None
             if not why:
                 kind, why = classify(m, loop, env)
                 if kind is not None and kind != "row_x":
                     kind, why = None, "not of the form A(idx + c, k + c)"
+            if not why and m.array in written:
+                why = written_array_obstacle(proc, m, loop, env)
+                if not why:
+                    ctx.remark("analysis", self.name, proc, f"{m.describe()}: the kernel also "
+                               "writes this array; islpy proves no element read through the "
+                               "tile is written before the loop ends")
             if not why and loop_index is not None and proc.loops.index(loop) != loop_index:
                 why = "in another loop than the one already staged"
             if why:

@@ -21,6 +21,7 @@ from ...launch import uses_y
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import Pass, PassContext
+from .dependence import written_array_obstacle
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt
@@ -97,11 +98,12 @@ class ThreadBlockMerge(Pass):
             if m.space != "global" or not m.is_read or i in staged or not m.loops:
                 continue
             loop = next((lp for lp in proc.loops if lp.iterator == m.loops[-1]), None)
-            why = "the kernel also writes this array" if m.array in written else \
-                loop_obstacle(loop, env)
+            why = loop_obstacle(loop, env)
             kind = None
             if not why:
                 kind, why = classify(m, loop, env)
+            if not why and m.array in written:
+                why = written_array_obstacle(proc, m, loop, env)
             if not why and loop_index is not None and proc.loops.index(loop) != loop_index:
                 why = "in another loop than the one already staged"
             if why:

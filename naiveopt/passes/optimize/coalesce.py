@@ -40,7 +40,7 @@ from .dependence import written_array_obstacle
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt, coalescing
-from .tiling import (Staging, TilingPlan, classify, fits_unguarded, generate, loop_obstacle,
+from .tiling import (Staging, TilingPlan, classify, fits_unguarded, loop_obstacle,
                      tile_dims, tiles_bytes)
 
 
@@ -81,7 +81,7 @@ class Coalesce(Pass):
             ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "
                        f"launch (naive block {default_block(proc)})")
             return
-        best = choose(ctx, proc, self.name, variants, lambda v: _build(v, target, ctx, proc))
+        best = choose(ctx, proc, self.name, variants)
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no staging variant fits the target")
             return
@@ -163,10 +163,3 @@ class Coalesce(Pass):
             stagings[key].accesses.append(i)
             ctx.remark("analysis", self.name, proc, f"{m.describe()}: broadcast in the tiled "
                        "loop: staged with the tile (one load per block)")
-
-
-def _build(v: Variant, target, ctx: PassContext, proc: GProcedure) -> GProcedure | None:
-    built, why = generate(v.plan, target)
-    if built is None:
-        ctx.remark("missed", "coalesce", proc, f"{v.label} not built: {why}")
-    return built

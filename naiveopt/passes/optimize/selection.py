@@ -45,9 +45,21 @@ class Variant:
 
 
 def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Variant],
-           build: Callable[[Variant], GProcedure | None]) -> Variant | None:
-    """Build, measure and rank ``variants``; remark on every rejection; return the winner."""
+           build: Callable[[Variant], GProcedure | None] | None = None) -> Variant | None:
+    """Build, measure and rank ``variants``; remark on every rejection; return the winner.
+
+    Variants carrying a tiling plan are built by the tiling engine unless ``build`` is given.
+    """
     target = get_target(ctx.arch)
+    if build is None:
+        def build(v: Variant) -> GProcedure | None:
+            from .tiling import generate
+
+            built, why = generate(v.plan, target)
+            if built is None:
+                ctx.remark("missed", pass_name, proc, f"{v.label} not built: {why}")
+            return built
+
     fitting: list[Variant] = []
     for v in variants:
         threads = v.block[0] * v.block[1]

@@ -25,7 +25,7 @@ from .dependence import written_array_obstacle
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt
-from .tiling import (Staging, TilingPlan, classify, fits_unguarded, generate, loop_obstacle,
+from .tiling import (Staging, TilingPlan, classify, fits_unguarded, loop_obstacle,
                      tiles_bytes, traffic)
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
@@ -72,7 +72,7 @@ class ThreadBlockMerge(Pass):
             ctx.remark("missed", self.name, proc, "no merged block tiles the kernel's "
                        "unguarded launch")
             return
-        best = choose(ctx, proc, self.name, variants, lambda v: _build(v, target, ctx, proc))
+        best = choose(ctx, proc, self.name, variants)
         if best is None:
             ctx.remark("missed", self.name, proc, "no merged block fits the target")
             return
@@ -126,14 +126,6 @@ class ThreadBlockMerge(Pass):
                        "between threads")
             return None, []
         return loop_index, stagings
-
-
-def _build(v: Variant, target, ctx: PassContext, proc: GProcedure) -> GProcedure | None:
-    built, why = generate(v.plan, target)
-    if built is None:
-        ctx.remark("missed", ThreadBlockMerge.name, proc, f"{v.label} not built: {why}")
-    return built
-
 
 def _reuse(kind: str, block: tuple[int, int]) -> int:
     along = REUSE_KINDS[kind]

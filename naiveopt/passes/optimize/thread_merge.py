@@ -23,7 +23,7 @@ from ..manager import Pass, PassContext
 from .selection import Variant, choose
 from .shape import kernel_shape
 from .staging import adopt
-from .tiling import (TilingPlan, fits_unguarded, generate, tiles_bytes, traffic,
+from .tiling import (TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
 
 FACTORS_2D = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4)]
@@ -62,7 +62,7 @@ class ThreadMerge(Pass):
                                     shared_bytes=shared))
         if not variants:
             return
-        best = choose(ctx, proc, self.name, variants, lambda v: generate(v.plan, target)[0])
+        best = choose(ctx, proc, self.name, variants)
         if best is None or best.plan.merge == (1, 1):
             if best is not None:
                 ctx.remark("missed", self.name, proc, "no merge factor beats one output per "

@@ -15,6 +15,7 @@ from .errors import NaiveoptError
 from .frontend import dialect_of, macro_defines, parse_module
 from .ir import GModule, Resources
 from .launch import LaunchGeometry, geometry
+from .targets import get_target
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
@@ -71,6 +72,54 @@ class OptimizeResult:
                 "remarks": [r.to_json() for r in self.remarks]}
 
 
+def compile_module(source: str, filename: str, target: str | None, arch: str, opt: bool,
+                   defines: dict[str, str], metadata: str | None = None,
+                   dump_ir: str | None = None, options: dict | None = None) -> Compiled:
+    """Parse, run the pipeline and write the kernels back out in ``target``'s dialect."""
+    dialect = dialect_of(filename)
+    target = target or dialect
+    if target not in TARGETS:
+        raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
+    get_target(arch)
+    module = parse_module(filename, source, defines)
+    meta = metadata or metadata_path(filename)
+    metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
+    apply_launch_facts(module, metadata_spec)
+    ctx = PassContext(module, target, arch, dict(options or {}))
+    passes = front_passes() + (optimization_passes() if opt else [])
+    run_passes(passes, ctx, dump_ir)
+    analysed = copy.deepcopy(module)
+    completed = list(ctx.completed)
+    run_passes(back_passes(target), ctx, dump_ir)
+    spec = metadata_spec or spec_from_pragmas(module)
+    geometries = {p.name: _geometry(p, spec) for p in module.procedures}
+    return Compiled(module, analysed, completed, ctx, spec, geometries, target, dialect)
+
+
+@dataclass
+class Compiled:
+    """A file after the pipeline: the final module, the analysed one (before write-back),
+    the verification spec and each kernel's launch geometry."""
+
+    module: GModule
+    analysed: GModule
+    completed: list[str]
+    ctx: PassContext
+    spec: FileSpec | None
+    geometries: dict[str, LaunchGeometry]
+    target: str
+    dialect: str
+
+    def opencl_module(self) -> GModule:
+        """The kernels written as OpenCL (CUDA targets are translated for running)."""
+        if self.target == "opencl":
+            return self.module
+        module = copy.deepcopy(self.analysed)
+        ctx = PassContext(module, "opencl", self.ctx.arch, completed=list(self.completed))
+        run_passes(back_passes("opencl"), ctx)
+        return module
+
+
 def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = None,
              arch: str = "sm_90", opt: bool = True, verify: bool = True,
              defines: dict[str, str] | None = None, metadata: str | None = None,
@@ -83,33 +132,15 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     path. Raises NaiveoptError for bad input.
     """
     defines = dict(defines or {})
-    dialect = dialect_of(filename)
-    target = target or dialect
-    if target not in TARGETS:
-        raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
-    module = parse_module(filename, source, defines)
-    meta = metadata or metadata_path(filename)
-    metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
-    apply_launch_facts(module, metadata_spec)
-    ctx = PassContext(module, target, arch, dict(options or {}))
-    passes = front_passes() + (optimization_passes() if opt else [])
-    run_passes(passes, ctx, dump_ir)
-    analysed = copy.deepcopy(module)
-    completed = list(ctx.completed)
-    run_passes(back_passes(target), ctx, dump_ir)
-
-    spec = metadata_spec or spec_from_pragmas(module)
-    geometries = {p.name: _geometry(p, spec) for p in module.procedures}
-    sidecar = sidecar_name
-    code = render(module, target, arch, geometries, ctx.applied, os.path.basename(filename),
-                  sidecar)
-    verifications = _verify(source, filename, dialect, defines, analysed, target, code, spec,
-                            geometries, arch, completed) if verify else {}
-    kernels = [KernelResult(p.name, ctx.applied.get(p.name, []), geometries[p.name],
+    c = compile_module(source, filename, target, arch, opt, defines, metadata, dump_ir, options)
+    code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
+                  os.path.basename(filename), sidecar_name)
+    verifications = _verify(source, filename, c, code, defines) if verify else {}
+    kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
                             p.resources, verifications.get(p.name, Verification(
                                 "skipped", "verification disabled (--no-verify)")))
-               for p in module.procedures]
-    return OptimizeResult(code, filename, target, arch, kernels, ctx.remarks)
+               for p in c.module.procedures]
+    return OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks)
 
 
 def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:
@@ -120,33 +151,30 @@ def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:
                     thread_space=kspec.threads)
 
 
-def _verify(source: str, filename: str, dialect: str, defines: dict[str, str],
-            analysed: GModule, target: str, code: str, spec: FileSpec | None,
-            geometries: dict[str, LaunchGeometry], arch: str,
-            completed: list[str]) -> dict[str, Verification]:
+def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[str, str]
+            ) -> dict[str, Verification]:
     """Verify every kernel: the OpenCL form of the output against the naive input."""
-    if spec is None:
+    if c.spec is None:
         return {}
-    naive = _naive_program(source, filename, dialect, defines, spec)
-    if target == "opencl":
+    naive = naive_program(source, filename, c.dialect, defines, c.spec)
+    if c.target == "opencl":
         out_source = code
     else:
-        ctx = PassContext(analysed, "opencl", arch, completed=completed)
-        run_passes(back_passes("opencl"), ctx)
-        out_source = render(analysed, "opencl", arch, geometries, {}, filename, None)
-    output = Program(out_source, [], geometries)
+        out_source = render(c.opencl_module(), "opencl", c.ctx.arch, c.geometries, {},
+                            filename, None)
+    output = Program(out_source, [], c.geometries)
     results = {}
-    for name in geometries:
-        kspec = spec.kernels.get(name)
+    for name in c.geometries:
+        kspec = c.spec.kernels.get(name)
         if kspec is None:
             results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
             continue
-        results[name] = verify_kernel(spec, kspec, naive, output, defines,
+        results[name] = verify_kernel(c.spec, kspec, naive, output, defines,
                                       macro_defines(source, defines))
     return results
 
 
-def _naive_program(source: str, filename: str, dialect: str, defines: dict[str, str],
+def naive_program(source: str, filename: str, dialect: str, defines: dict[str, str],
                    spec: FileSpec) -> Program:
     """The naive kernel as an OpenCL program: the input itself for OpenCL (with the paper's
     predefined ids defined when it uses them), its functional-only translation for CUDA."""

@@ -160,7 +160,65 @@ def _run_one(path: str, out_path: str | None, args, defines) -> OptimizeResult:
     return result
 
 
+def profile_main(argv: list[str]) -> int:
+    """``naiveopt profile KERNEL``: memory metrics from an address trace on PoCL."""
+    from .profile import profile_file
+    from .profile.report import compare_text, text
+
+    p = argparse.ArgumentParser(prog="naiveopt profile", description="Profile the memory "
+                                "behaviour of a kernel (naive by default) from its address "
+                                "trace on the CPU OpenCL device.")
+    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--metadata", metavar="TOML")
+    p.add_argument("--optimized", action="store_true", help="profile naiveopt's output")
+    p.add_argument("--compare", action="store_true", help="naive and optimized side by side")
+    p.add_argument("--max-blocks", type=int, default=8,
+                   help="blocks that record their accesses (default 8); totals are scaled")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        defines = _defines(args.defines)
+        with open(args.kernel, encoding="utf-8") as fh:
+            source = fh.read()
+        variants = [False, True] if args.compare else [args.optimized]
+        runs = {opt: profile_file(source, args.kernel, arch=args.arch, opt=opt,
+                                  defines=defines, metadata=args.metadata,
+                                  max_blocks=args.max_blocks) for opt in variants}
+    except OSError as exc:
+        print(f"{args.kernel}: error: {exc.strerror}", file=sys.stderr)
+        return 1
+    except NaiveoptError as exc:
+        print(str(exc) if exc.file else f"{args.kernel}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        if args.compare:
+            doc = {"input": args.kernel, "arch": args.arch, "kernels": [
+                {"kernel": n.kernel, "naive": n.to_json(), "optimized": o.to_json()}
+                for n, o in zip(runs[False], runs[True])]}
+        else:
+            doc = {"input": args.kernel, "arch": args.arch,
+                   "kernels": [k.to_json() for k in runs[args.optimized]]}
+        print(json.dumps(doc, indent=2))
+        return 0
+    for opt in variants:
+        for k in runs[opt]:
+            print(text(k))
+    if args.compare:
+        for n, o in zip(runs[False], runs[True]):
+            print(compare_text(n, o))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "profile":
+        return profile_main(argv[1:])
+    if argv and argv[0] == "bench":
+        from .bench import bench_main
+
+        return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         defines = _defines(args.defines)

@@ -87,7 +87,7 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
                  macros: dict[str, str], seed: int) -> tuple[str, str]:
     rng = np.random.default_rng(seed)
-    args = [_make_arg(a, sizes, rng) for a in kernel.args]
+    args = [make_arg(a, sizes, rng) for a in kernel.args]
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]
     options += [f"-D{k}={v}" for k, v in macros.items() if k not in kernel.defines]
     try:
@@ -117,7 +117,7 @@ def _fmt(sizes: dict[str, int]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in sizes.items()) + ")"
 
 
-def _make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator):
+def make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator):
     if arg.role == "size":
         return np.int32(evaluate(arg.value or arg.name, sizes))
     if arg.role == "scalar":
@@ -137,14 +137,19 @@ def _make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator):
     return rng.uniform(-1, 1, size=count).astype(np.float32)
 
 
-def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
-    geo = program.geometry[kernel.name]
+def launch_sizes(geo: LaunchGeometry, sizes: dict[str, int]
+                 ) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The OpenCL (global, local) sizes of a launch at concrete problem sizes."""
     space = [int(evaluate(t, sizes)) for t in geo.thread_space]
     bx, by = geo.block
     cx, cy = geo.coarsen
-    global_size = (-(-space[0] // (bx * cx)) * bx, -(-space[1] // (by * cy)) * by)
+    return (-(-space[0] // (bx * cx)) * bx, -(-space[1] // (by * cy)) * by), (bx, by)
+
+
+def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
+    global_size, local_size = launch_sizes(program.geometry[kernel.name], sizes)
     return opencl.run(program.source, kernel.name, program.options + options, args,
-                      global_size, (bx, by))
+                      global_size, local_size)
 
 
 def _against_reference(kernel: KernelSpec, sizes: dict[str, int], args, got) -> str:

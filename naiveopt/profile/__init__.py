@@ -1,0 +1,126 @@
+"""``naiveopt profile``: memory behaviour of a kernel from its address trace, on the CPU.
+
+The kernel (naive, or as naiveopt optimizes it) is written as OpenCL, instrumented
+(instrument.py), run on PoCL at the profile sizes, and its trace turned into per-site and total
+metrics (metrics.py) under the target's warp size, sector size and bank layout. Sampling: at
+most ``max_blocks`` blocks record (every k-th block id), and totals are scaled to the whole
+launch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..api import compile_module
+from ..emit import render
+from ..errors import NaiveoptError
+from ..frontend import macro_defines
+from ..targets import get_target, occupancy
+from ..verify import opencl
+from ..verify.check import launch_sizes, make_arg
+from ..verify.expr import evaluate
+from ..verify.spec import FileSpec
+from .instrument import RECORD_WORDS, RECORDER, instrument
+from .metrics import SiteMetrics, Totals, analyse
+
+DEFAULT_MAX_BLOCKS = 8
+FIRST_CAPACITY = 1 << 20      # records; the run is repeated with the exact size if it overflows
+
+
+@dataclass
+class KernelProfile:
+    kernel: str
+    variant: str                # naive | optimized
+    passes: list[str]
+    sizes: dict[str, int]
+    block: tuple[int, int]
+    blocks: int
+    sampled_blocks: int
+    sites: list[SiteMetrics]
+    totals: Totals
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "variant": self.variant, "passes": self.passes,
+                "sizes": self.sizes, "block": list(self.block), "blocks": self.blocks,
+                "sampled_blocks": self.sampled_blocks,
+                "sites": [s.to_json() for s in self.sites], "totals": self.totals.to_json()}
+
+
+def profile_sizes(spec: FileSpec, defines: dict[str, str]) -> tuple[str, dict[str, int]]:
+    """The sizes to profile at: -D values over the 'profile' (else 'test') metadata set."""
+    base_name = next((n for n in ("profile", "test", "pragma") if n in spec.sizes), None)
+    base = dict(spec.sizes.get(base_name, {})) if base_name else {}
+    names = set(base) or set(defines)
+    overrides = {k: int(evaluate(v, {})) for k, v in defines.items()
+                 if k in names and v.strip().lstrip("-").isdigit()}
+    sizes = {**base, **overrides}
+    if not sizes:
+        raise NaiveoptError("profiling needs problem sizes: metadata, -D NAME=VALUE or "
+                            "'#pragma naiveopt sizes(...)'")
+    return ("cli" if overrides else base_name or "cli"), sizes
+
+
+def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool = False,
+                 defines: dict[str, str] | None = None, metadata: str | None = None,
+                 options: dict | None = None, max_blocks: int = DEFAULT_MAX_BLOCKS
+                 ) -> list[KernelProfile]:
+    """Profile every kernel of a file, naive (``opt=False``) or optimized."""
+    defines = dict(defines or {})
+    c = compile_module(source, filename, "opencl", arch, opt, defines, metadata,
+                       options=options)
+    if c.spec is None:
+        raise NaiveoptError("profiling needs metadata or '#pragma naiveopt' sizes and shapes",
+                            filename)
+    _, sizes = profile_sizes(c.spec, defines)
+    target = get_target(arch)
+    macros = macro_defines(source, defines)
+    out = []
+    for proc in c.module.procedures:
+        kspec = c.spec.kernels.get(proc.name)
+        if kspec is None:
+            raise NaiveoptError(f"no metadata for kernel '{proc.name}'", filename)
+        geo = c.geometries[proc.name]
+        module, sites = instrument(c.module, proc)
+        text = RECORDER + "\n" + render(module, "opencl", arch, {proc.name: geo}, {},
+                                        filename, None)
+        global_size, local_size = launch_sizes(geo, sizes)
+        blocks = (global_size[0] // local_size[0]) * (global_size[1] // local_size[1])
+        stride = max(1, -(-blocks // max_blocks))
+        sampled = len(range(0, blocks, stride))
+        rng = np.random.default_rng(7)
+        args = [make_arg(a, sizes, rng) for a in kspec.args]
+        options_ = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
+        options_ += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
+        trace, count = _run(text, proc.name, options_, args, global_size, local_size, stride)
+        array_sectors = {}
+        for a in kspec.args:
+            if a.shape:
+                elements = int(np.prod([int(evaluate(d, sizes)) for d in a.shape]))
+                array_sectors[a.name] = -(-elements * 4 // 32)
+        site_metrics, totals = analyse(trace[:count * RECORD_WORDS], sites, target,
+                                       blocks / sampled, array_sectors)
+        if proc.resources is not None:
+            totals.occupancy, limiter = occupancy(target, local_size[0] * local_size[1],
+                                                  proc.resources.registers,
+                                                  proc.resources.shared_bytes)
+            totals.extra["occupancy_limited_by"] = limiter
+            totals.extra["registers"] = proc.resources.registers
+        out.append(KernelProfile(proc.name, "optimized" if opt else "naive",
+                                 c.ctx.applied.get(proc.name, []), sizes, local_size, blocks,
+                                 sampled, site_metrics, totals))
+    return out
+
+
+def _run(text, kernel, options, args, global_size, local_size, stride):
+    capacity = FIRST_CAPACITY
+    for _ in range(2):
+        trace = np.zeros(capacity * RECORD_WORDS, dtype=np.uint32)
+        counter = np.zeros(1, dtype=np.uint32)
+        results = opencl.run(text, kernel, options, args + [
+            trace, counter, np.uint32(capacity), np.uint32(stride)], global_size, local_size)
+        count = int(results[-1][0])
+        if count <= capacity:
+            return results[-2], count
+        capacity = count
+    raise NaiveoptError("the access trace kept growing between runs")

@@ -1,0 +1,130 @@
+"""Memory metrics from an access trace: requests, sectors, compulsory sectors, bank conflicts.
+
+A request is what one warp issues for one static access at one dynamic instance: the lanes of
+warp w (linear thread id // warp size) of a block, at site s, instance i. Its cost in global
+memory is the number of distinct 32-byte sectors its addresses touch (NVIDIA's L1/L2
+granularity); a coalesced float row read is 4 sectors, a column read 32, a broadcast 1. In shared
+memory a request takes as many wavefronts as the most distinct 4-byte words any one of the 32
+banks must deliver (one word read by many lanes is a broadcast); the conflicts are the extra
+wavefronts. Compulsory sectors are the distinct sectors the kernel touches at all.
+
+Traces of sampled blocks are scaled up by (all blocks / sampled blocks); compulsory sectors of
+an array are estimated as min(the array's size in sectors, distinct sampled sectors / sampled
+fraction), which is exact both for arrays that blocks partition (each block its own rows) and
+for arrays every block reads whole.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..targets import Target
+from .instrument import RECORD_WORDS, Site
+
+
+@dataclass
+class SiteMetrics:
+    site: Site
+    requests: float
+    sectors: float            # global: sectors; shared: wavefronts
+    bank_conflicts: float     # shared only: extra wavefronts
+
+    def to_json(self) -> dict:
+        per = self.sectors / self.requests if self.requests else 0.0
+        return {"site": self.site.number, "access": self.site.text, "space": self.site.space,
+                "load": self.site.is_load, "store": self.site.is_store,
+                "requests": round(self.requests), "sectors": round(self.sectors),
+                "sectors_per_request": round(per, 3),
+                "bank_conflicts": round(self.bank_conflicts)}
+
+
+@dataclass
+class Totals:
+    global_load_requests: float = 0
+    global_store_requests: float = 0
+    global_load_sectors: float = 0
+    global_store_sectors: float = 0
+    compulsory_sectors: float = 0
+    shared_requests: float = 0
+    shared_bank_conflicts: float = 0
+    occupancy: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def global_sectors(self) -> float:
+        return self.global_load_sectors + self.global_store_sectors
+
+    def to_json(self) -> dict:
+        return {"global_sectors": round(self.global_sectors),
+                "global_load_sectors": round(self.global_load_sectors),
+                "global_store_sectors": round(self.global_store_sectors),
+                "global_load_requests": round(self.global_load_requests),
+                "global_store_requests": round(self.global_store_requests),
+                "compulsory_sectors": round(self.compulsory_sectors),
+                "shared_requests": round(self.shared_requests),
+                "shared_bank_conflicts": round(self.shared_bank_conflicts),
+                "occupancy": None if self.occupancy is None else round(self.occupancy, 4),
+                **self.extra}
+
+
+def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float,
+            array_sectors: dict[str, int], sector_bytes: int = 32
+            ) -> tuple[list[SiteMetrics], Totals]:
+    """Metrics of a trace (rows of RECORD_WORDS uint32: site, block, thread, instance, index)."""
+    rec = records.reshape(-1, RECORD_WORDS).astype(np.int64)
+    site, block, thread, inst, index = rec.T
+    warp = thread // target.warp_size
+    elem = np.array([s.elem_bytes for s in sites] or [4], dtype=np.int64)[site]
+    addr = index * elem
+    per_site: list[SiteMetrics] = []
+    totals = Totals()
+    if rec.size:
+        _, request = np.unique(np.stack([site, block, warp, inst], axis=1), axis=0,
+                               return_inverse=True)
+        request = request.ravel()
+    else:
+        request = np.zeros(0, dtype=np.int64)
+    for s in sites:
+        mask = site == s.number
+        reqs = request[mask]
+        n_requests = len(np.unique(reqs)) * scale
+        if s.space == "global":
+            pairs = np.unique(np.stack([reqs, addr[mask] // sector_bytes], axis=1), axis=0)
+            sectors, conflicts = len(pairs) * scale, 0.0
+        else:
+            sectors, conflicts = _wavefronts(reqs, addr[mask] // target.bank_width_bytes,
+                                             target.shared_banks)
+            sectors, conflicts = sectors * scale, conflicts * scale
+        per_site.append(SiteMetrics(s, n_requests, sectors, conflicts))
+        if s.space == "global":
+            if s.is_load:
+                totals.global_load_requests += n_requests
+                totals.global_load_sectors += sectors
+            if s.is_store:
+                totals.global_store_requests += n_requests
+                totals.global_store_sectors += sectors
+        else:
+            totals.shared_requests += n_requests
+            totals.shared_bank_conflicts += conflicts
+    for array in sorted({s.array for s in sites if s.space == "global"}):
+        numbers = [s.number for s in sites if s.array == array]
+        touched = len(np.unique(addr[np.isin(site, numbers)] // sector_bytes))
+        totals.compulsory_sectors += min(array_sectors.get(array, touched * scale),
+                                         touched * scale)
+    return per_site, totals
+
+
+def _wavefronts(requests: np.ndarray, words: np.ndarray, banks: int) -> tuple[float, float]:
+    """(wavefronts, extra wavefronts) of shared-memory requests."""
+    if not len(requests):
+        return 0.0, 0.0
+    pairs = np.unique(np.stack([requests, words], axis=1), axis=0)       # distinct words
+    per_bank = np.unique(np.stack([pairs[:, 0], pairs[:, 1] % banks], axis=1), axis=0,
+                         return_counts=True)
+    keys, counts = per_bank
+    worst = np.zeros(int(requests.max()) + 1, dtype=np.int64)
+    np.maximum.at(worst, keys[:, 0], counts)
+    used = np.unique(requests)
+    wavefronts = worst[used].sum()
+    return float(wavefronts), float(wavefronts - len(used))

@@ -15,7 +15,6 @@ from .errors import NaiveoptError
 from .frontend import dialect_of, macro_defines, parse_module
 from .ir import GModule, Resources
 from .launch import LaunchGeometry, geometry
-from .targets import get_target
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
@@ -80,7 +79,6 @@ def compile_module(source: str, filename: str, target: str | None, arch: str, op
     target = target or dialect
     if target not in TARGETS:
         raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
-    get_target(arch)
     module = parse_module(filename, source, defines)
     meta = metadata or metadata_path(filename)
     metadata_spec = load_metadata(meta) if os.path.exists(meta) else None

@@ -58,6 +58,14 @@ def get_target(arch: str) -> Target:
     raise NaiveoptError(f"unknown --arch '{arch}' (known: {', '.join(TARGETS)}, or sm_XX)")
 
 
+def find_target(arch: str) -> Target | None:
+    """The description of ``arch``, or None when naiveopt has none (passes then decline)."""
+    try:
+        return get_target(arch)
+    except NaiveoptError:
+        return None
+
+
 def occupancy(target: Target, threads_per_block: int, registers: int | None,
               shared_bytes: int) -> tuple[float, str]:
     """Fraction of the SM's warp slots occupied, and which resource limits it.

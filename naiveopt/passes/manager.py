@@ -68,6 +68,22 @@ class Pass:
             self.run(proc, ctx)
 
 
+class OptimizationPass(Pass):
+    """An optimization pass: it needs a target description for ``--arch``."""
+
+    functional = False
+
+    def run_module(self, module: GModule, ctx: PassContext) -> None:
+        from ..targets import find_target
+
+        if find_target(ctx.arch) is None:
+            for proc in module.procedures:
+                ctx.remark("missed", self.name, proc, f"no target description for "
+                           f"'{ctx.arch}'")
+            return
+        super().run_module(module, ctx)
+
+
 class PassOrderError(RuntimeError):
     """A pass was scheduled before a pass it requires (a bug in the pipeline, not the input)."""
 

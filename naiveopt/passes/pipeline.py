@@ -15,6 +15,7 @@ from .functional.predefined import Predefined
 from .manager import Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
+from .optimize.register_promotion import RegisterPromotion
 from .optimize.thread_block_merge import ThreadBlockMerge
 from .optimize.thread_merge import ThreadMerge
 
@@ -26,7 +27,8 @@ def front_passes() -> list[Pass]:
 
 def optimization_passes() -> list[Pass]:
     """Optimization passes, in order."""
-    return [Coalesce(), ThreadBlockMerge(), ThreadMerge(), CoalesceWrites()]
+    return [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
+            CoalesceWrites()]
 
 
 def back_passes(target: str) -> list[Pass]:

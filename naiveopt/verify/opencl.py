@@ -36,7 +36,8 @@ def _context():
 
     platforms = cl.get_platforms()
     wanted = os.environ.get("NAIVEOPT_OPENCL_PLATFORM", "Portable Computing Language")
-    platform = next((p for p in platforms if wanted.lower() in p.name.lower()), platforms[0])
+    matching = [p for p in platforms if wanted.lower() in f"{p.name} {p.version}".lower()]
+    platform = max(matching or platforms, key=lambda p: p.version)
     ctx = cl.Context(platform.get_devices())
     return ctx, cl.CommandQueue(ctx)
 
@@ -49,10 +50,40 @@ def _program(source: str, options: tuple[str, ...]):
     return cl.Program(ctx, source).build(options=list(options))
 
 
+def _time(job: tuple) -> tuple[str, object]:
+    """Time a kernel (in the worker): warm-up runs, then ``runs`` timed by profiling events.
+    Returns ('ok', [seconds...])."""
+    import pyopencl as cl
+
+    _, source, kernel, options, args, global_size, local_size, warmup, runs = job
+    try:
+        ctx, _ = _context()
+        program = _program(source, tuple(options))
+    except cl.Error as exc:
+        return "build", str(exc)[-3000:]
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
+            if isinstance(a, np.ndarray) else a for a in args]
+    k = cl.Kernel(program, kernel)
+    k.set_args(*bufs)
+    times = []
+    for i in range(warmup + runs):
+        event = cl.enqueue_nd_range_kernel(queue, k, global_size, local_size)
+        event.wait()
+        if i >= warmup:
+            times.append((event.profile.end - event.profile.start) * 1e-9)
+    return "ok", times
+
+
 def _execute(job: tuple) -> tuple[str, object]:
     """Run one kernel (in the worker). Returns ('ok', arrays) or ('error', message)."""
     import pyopencl as cl
 
+    if job[0] == "time":
+        return _time(job)
+    if job[0] == "device":
+        return "ok", _context()[0].devices[0].name
     source, kernel, options, args, global_size, local_size = job
     try:
         ctx, queue = _context()
@@ -75,12 +106,14 @@ def _execute(job: tuple) -> tuple[str, object]:
             buffers.append(a)
     cl.Kernel(program, kernel)(queue, global_size, local_size, *buffers)
     results = []
-    for buf, host in zip([b for b, a in zip(buffers, args) if isinstance(a, np.ndarray)],
-                         padded):
+    positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    for position, buf, host in zip(positions, [b for b, a in zip(buffers, args)
+                                               if isinstance(a, np.ndarray)], padded):
         cl.enqueue_copy(queue, host, buf._parent)
         canary = np.concatenate([host[:CANARY], host[-CANARY:]]).view(np.uint32)
         if not np.all(canary == _CANARY_BITS):
-            return "error", "out-of-bounds write detected (canary overwritten)"
+            return "error", f"out-of-bounds write to argument {position} detected (canary " \
+                "overwritten)"
         results.append(host[CANARY:-CANARY].copy())
     queue.finish()
     return "ok", results
@@ -133,8 +166,22 @@ _WORKER = _Worker()
 
 
 def device_name() -> str:
-    ctx, _ = _context()
-    return ctx.devices[0].name
+    """The name of the OpenCL device kernels run on (asked of the worker)."""
+    status, value = _WORKER.run(("device",))
+    return str(value)
+
+
+def time_kernel(source: str, kernel: str, options: list[str], args: list,
+                global_size: tuple[int, int], local_size: tuple[int, int], warmup: int = 3,
+                runs: int = 20) -> list[float]:
+    """Seconds of each of ``runs`` timed launches (after ``warmup``), in the worker."""
+    status, value = _WORKER.run(("time", source, kernel, list(options), args, global_size,
+                                 local_size, warmup, runs))
+    if status == "build":
+        raise NaiveoptError("OpenCL build failed while timing:\n" + str(value))
+    if status == "error":
+        raise KernelCrash(str(value))
+    return value
 
 
 def run(source: str, kernel: str, options: list[str], args: list[np.ndarray | np.generic],

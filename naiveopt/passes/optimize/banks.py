@@ -23,3 +23,25 @@ def row_pad(row_words: int, target: Target) -> int:
     best = min(range(target.shared_banks), key=lambda p: (conflict_degree(row_words + p,
                                                                          target), p))
     return best
+
+
+def warp_degree(cells: list[tuple[int, int]], pitch: int, target: Target) -> int:
+    """Conflict degree of one warp request: lanes read tile cells (row, col) of a tile whose
+    rows are ``pitch`` words apart; the bank that must serve the most distinct words."""
+    words = {row * pitch + col for row, col in cells}
+    per_bank: dict[int, int] = {}
+    for w in words:
+        per_bank[w % target.shared_banks] = per_bank.get(w % target.shared_banks, 0) + 1
+    return max(per_bank.values(), default=1)
+
+
+def tile_pad(row_words: int, patterns: list[list[tuple[int, int]]], target: Target) -> int:
+    """The smallest pad of least total conflict degree over a tile's warp access patterns.
+
+    This is the gcd rule when a warp reads one column of 32 rows (degree gcd(pitch, banks));
+    when a warp spans several rows and columns (a 16x16 block: two rows per warp) the
+    degrees are counted directly, so stores and reads of the tile are both taken into
+    account."""
+    return min(range(target.shared_banks),
+               key=lambda p: (sum(warp_degree(cells, row_words + p, target)
+                                  for cells in patterns), p))

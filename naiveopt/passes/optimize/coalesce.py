@@ -35,7 +35,7 @@ from ...ir import GProcedure
 from ...launch import default_block, uses_y
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
-from ..manager import Pass, PassContext
+from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
@@ -44,10 +44,9 @@ from .tiling import (Staging, TilingPlan, classify, fits_unguarded, loop_obstacl
                      tile_dims, tiles_bytes)
 
 
-class Coalesce(Pass):
+class Coalesce(OptimizationPass):
     name = "coalesce"
     requires = ("memory-expressions", "nvcc")
-    functional = False
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if ctx.options.get("memory") == "texture":

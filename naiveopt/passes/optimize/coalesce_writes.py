@@ -31,8 +31,8 @@ from ...ir.symbolic import decompose
 from ...launch import allowed_blocks, default_block
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
-from ..manager import Pass, PassContext
-from .banks import row_pad
+from ..manager import OptimizationPass, PassContext
+from .banks import tile_pad
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt, coalescing, fresh, shared_array
@@ -40,10 +40,9 @@ from .staging import adopt, coalescing, fresh, shared_array
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
 
 
-class CoalesceWrites(Pass):
+class CoalesceWrites(OptimizationPass):
     name = "coalesce-writes"
     requires = ("memory-expressions", "nvcc")
-    functional = False
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         writes = [m for m in proc.memory_expressions if m.space == "global" and m.is_write]
@@ -60,7 +59,7 @@ class CoalesceWrites(Pass):
         variants = []
         guarded = kernel_shape(proc)[0].guard is not None
         for side, _ in allowed_blocks(proc, [(32, 32), (16, 16), (8, 8)], guarded):
-            pad = row_pad(side, target)
+            pad = _pad(side, target)
             variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
                                     shared_bytes=side * (side + pad) * 4))
         if not variants:
@@ -75,7 +74,7 @@ class CoalesceWrites(Pass):
         adopt(proc, best.proc, ctx)
         side = best.block[0]
         ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "
-                   f"transposed through s_{m.array}[{side}][{side + row_pad(side, target)}]; "
+                   f"transposed through s_{m.array}[{side}][{side + _pad(side, target)}]; "
                    f"{best.describe()}")
 
     @staticmethod
@@ -110,6 +109,15 @@ class CoalesceWrites(Pass):
         return ""
 
 
+def _pad(side: int, target) -> int:
+    """Pad of a side x side tile stored row-wise and read column-wise by warps of lanes
+    (tx, ty) = (lane % side, lane // side)."""
+    lanes = range(min(target.warp_size, side * side))
+    stores = [(lane // side, lane % side) for lane in lanes]
+    reads = [(lane % side, lane // side) for lane in lanes]
+    return tile_pad(side, [stores, reads], target)
+
+
 def _comparisons(cond: c_ast.Node) -> int:
     if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
         return _comparisons(cond.left) + _comparisons(cond.right)
@@ -125,7 +133,7 @@ def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GPro
     tile = fresh(taken, f"s_{m.array}")
     elem = p.param(m.array).base_type
     value = shape.body[-1].rvalue
-    decl = shared_array(tile, elem, [side, side + row_pad(side, target)])
+    decl = shared_array(tile, elem, [side, side + _pad(side, target)])
     store = statements(f"{tile}[@tidy][@tidx] = VALUE;", VALUE=value)
     work = shape.body[:-1] + store
     items: list[c_ast.Node] = [decl] + list(shape.prologue)

@@ -20,7 +20,7 @@ from ...ir import GProcedure
 from ...launch import uses_y
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
-from ..manager import Pass, PassContext
+from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
@@ -32,10 +32,9 @@ REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x
 BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
 
 
-class ThreadBlockMerge(Pass):
+class ThreadBlockMerge(OptimizationPass):
     name = "thread-block-merge"
     requires = ("memory-expressions", "nvcc")
-    functional = False
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if ctx.options.get("memory") == "texture":

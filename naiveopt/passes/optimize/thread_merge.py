@@ -19,7 +19,7 @@ from dataclasses import replace
 from ...ir import GProcedure
 from ...launch import uses_y
 from ...targets import get_target
-from ..manager import Pass, PassContext
+from ..manager import OptimizationPass, PassContext
 from .selection import Variant, choose
 from .shape import kernel_shape
 from .staging import adopt
@@ -30,10 +30,9 @@ FACTORS_2D = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4)]
 FACTORS_1D = [(1, 1), (2, 1), (4, 1)]
 
 
-class ThreadMerge(Pass):
+class ThreadMerge(OptimizationPass):
     name = "thread-merge"
     requires = ("memory-expressions", "nvcc")
-    functional = False
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         plan: TilingPlan | None = proc.tiling

@@ -37,7 +37,7 @@ from ...ir.build import from_sympy, statements
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
 from ...targets import Target
-from .banks import row_pad
+from .banks import tile_pad
 from .shape import KernelShape, guarded, kernel_shape
 from .staging import fresh, shared_array
 
@@ -249,14 +249,18 @@ def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:
 
 
 def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
+    """The shared array's dimensions, rows padded against the warps' bank conflicts."""
     if s.kind == VEC:
         return (plan.tile,)
     cx, cy = plan.coverage
     cover = cx if s.thread_axis == "x" else cy
-    if s.kind.startswith("row"):
-        return cover, plan.tile + row_pad(plan.tile, target)
-    pad = row_pad(cover, target) if s.kind == "col_y" else 0
-    return plan.tile, cover + pad
+    rows, cols = (cover, plan.tile) if s.kind.startswith("row") else (plan.tile, cover)
+    bx = plan.block[0]
+    lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
+    within = [(lane % bx) if s.thread_axis == "x" else (lane // bx) for lane in lanes]
+    reads = [(w, 0) for w in within] if s.kind.startswith("row") else [(0, w) for w in within]
+    loads = [(e // cols, e % cols) for e in lanes]
+    return rows, cols + tile_pad(cols, [loads, reads], target)
 
 
 def _tile_read(s: Staging, name: str, plan: TilingPlan, m_x: int, m_y: int, kk: str

@@ -1,0 +1,181 @@
+"""The kernel-library benchmark: what naiveopt's passes buy, measured.
+
+    .venv/bin/python bench/run.py [--arch sm_90] [--kernels mv mm ...]
+
+For every kernel of kernels/naive/ (the CUDA files; the OpenCL twins are the same kernels) it
+profiles the naive kernel and naiveopt's output from their address traces on the CPU (PoCL,
+the 'profile' size set of the metadata) and records global sectors naive vs optimized, the
+optimized sectors against the compulsory ones, shared-memory bank conflicts, occupancy, and
+naiveopt's own optimize time. It checks the targets of the optimized library and says where a
+kernel misses one. Results: bench/results/profile-<arch>.md and .json.
+
+With a CUDA GPU (cuda-python) it also times naive and optimized kernels at the paper's sizes
+(the metadata's 'default' set; median of 20 runs after warm-up) and, for MV, TMV, VV and MM,
+cuBLAS on the same data through cupy; the raw timings go to
+bench/results/<device>-<date>.json, to be committed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import naiveopt  # noqa: E402
+from naiveopt import cuda_runner  # noqa: E402
+from naiveopt.bench import bench_file  # noqa: E402
+from naiveopt.profile import profile_file  # noqa: E402
+
+KERNELS = os.path.join(ROOT, "kernels", "naive")
+RESULTS = os.path.join(ROOT, "bench", "results")
+MEMORY_BOUND = {"mv", "mv_macro", "tmv", "vv", "transpose", "transpose_macro", "atax", "bicg",
+                "mvt", "gesummv"}
+REUSE = {"mm", "mm_macro", "conv", "conv_macro"}
+CUBLAS = {"mv", "tmv", "vv", "mm"}
+
+
+def target_check(stem: str, naive, opt) -> str:
+    """'met', or which target of the optimized library the kernel misses."""
+    notes = []
+    n, o = naive.totals, opt.totals
+    if stem in MEMORY_BOUND and o.global_sectors > 1.25 * o.compulsory_sectors:
+        notes.append(f"missed: {o.global_sectors / o.compulsory_sectors:.2f}x compulsory "
+                     "(target <= 1.25x)")
+    if stem in REUSE and n.global_sectors < 16 * o.global_sectors:
+        notes.append(f"missed: {n.global_sectors / max(1, o.global_sectors):.1f}x fewer "
+                     "sectors than naive (target >= 16x)")
+    if o.shared_bank_conflicts:
+        notes.append(f"{o.shared_bank_conflicts:.0f} bank conflicts")
+    if stem not in MEMORY_BOUND | REUSE and not notes:
+        return "no target"
+    return "; ".join(notes) or "met"
+
+
+def profile_rows(arch: str, stems: list[str]) -> list[dict]:
+    rows = []
+    for stem in stems:
+        path = os.path.join(KERNELS, stem + ".cu")
+        with open(path) as fh:
+            source = fh.read()
+        start = time.perf_counter()
+        naiveopt.optimize(source, filename=path, arch=arch, verify=False)
+        optimize_s = time.perf_counter() - start
+        naive = profile_file(source, path, arch=arch, opt=False)
+        opt = profile_file(source, path, arch=arch, opt=True)
+        for n, o in zip(naive, opt):
+            rows.append({
+                "kernel": stem if len(naive) == 1 else f"{stem}:{n.kernel}",
+                "passes": o.passes, "sizes": n.sizes,
+                "naive_sectors": n.totals.global_sectors,
+                "optimized_sectors": o.totals.global_sectors,
+                "ratio": n.totals.global_sectors / max(1, o.totals.global_sectors),
+                "compulsory_sectors": o.totals.compulsory_sectors,
+                "optimized_vs_compulsory": o.totals.global_sectors /
+                max(1, o.totals.compulsory_sectors),
+                "bank_conflicts": o.totals.shared_bank_conflicts,
+                "naive_occupancy": n.totals.occupancy, "occupancy": o.totals.occupancy,
+                "optimize_s": optimize_s, "target": target_check(stem, n, o)})
+            print(f"{rows[-1]['kernel']}: {rows[-1]['ratio']:.2f}x fewer sectors, "
+                  f"{rows[-1]['optimized_vs_compulsory']:.2f}x compulsory, "
+                  f"{rows[-1]['target']}", file=sys.stderr)
+    return rows
+
+
+def markdown(rows: list[dict], arch: str) -> str:
+    def pct(x):
+        return "-" if x is None else f"{x:.0%}"
+
+    lines = [f"Memory behaviour on {arch} (address traces on PoCL, metadata 'profile' sizes; "
+             "sectors are 32-byte global-memory sectors).", "",
+             "| kernel | passes | naive sectors | optimized sectors | naive/opt | opt/compulsory"
+             " | bank conflicts | occupancy naive -> opt | optimize time | target |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {', '.join(r['passes']) or '-'} | "
+                     f"{r['naive_sectors']:,.0f} | {r['optimized_sectors']:,.0f} | "
+                     f"{r['ratio']:.2f}x | {r['optimized_vs_compulsory']:.2f}x | "
+                     f"{r['bank_conflicts']:.0f} | {pct(r['naive_occupancy'])} -> "
+                     f"{pct(r['occupancy'])} | {r['optimize_s']:.1f} s | {r['target']} |")
+    return "\n".join(lines) + "\n"
+
+
+def gpu_rows(arch: str, stems: list[str]) -> dict:
+    """Real timings at the paper's sizes, and cuBLAS where it applies."""
+    results = []
+    for stem in stems:
+        path = os.path.join(KERNELS, stem + ".cu")
+        with open(path) as fh:
+            source = fh.read()
+        for r in bench_file(source, path, arch=arch, device="cuda", size_set="default"):
+            row = r.to_json()
+            if stem in CUBLAS:
+                row["cublas_ms"] = cublas_ms(stem, r.sizes)
+                row["optimized_vs_cublas"] = row["optimized_ms"] / row["cublas_ms"]
+            results.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    return {"device": cuda_runner.device_name(), "date": datetime.date.today().isoformat(),
+            "command": " ".join(sys.argv), "arch": arch, "results": results}
+
+
+def cublas_ms(stem: str, sizes: dict[str, int], runs: int = 20) -> float:
+    import cupy as cp  # only on GPU machines
+
+    rng = cp.random.default_rng(1)
+    if stem == "mm":
+        a = rng.random((sizes["H"], sizes["K"]), dtype=cp.float32)
+        b = rng.random((sizes["K"], sizes["W"]), dtype=cp.float32)
+        op = lambda: a @ b  # noqa: E731
+    elif stem in ("mv", "tmv"):
+        a = rng.random((sizes["H"], sizes["W"]), dtype=cp.float32)
+        v = rng.random(sizes["W"] if stem == "mv" else sizes["H"], dtype=cp.float32)
+        op = (lambda: a @ v) if stem == "mv" else (lambda: v @ a)  # noqa: E731
+    else:
+        x = rng.random(sizes["H"], dtype=cp.float32)
+        y = rng.random(sizes["W"], dtype=cp.float32)
+        op = lambda: cp.outer(x, y)  # noqa: E731
+    for _ in range(3):
+        op()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(runs):
+        start.record()
+        op()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return sorted(times)[len(times) // 2]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--kernels", nargs="*", help="file stems (default: all of kernels/naive)")
+    args = p.parse_args()
+    stems = args.kernels or sorted(f[:-3] for f in os.listdir(KERNELS) if f.endswith(".cu"))
+    os.makedirs(RESULTS, exist_ok=True)
+    rows = profile_rows(args.arch, stems)
+    base = os.path.join(RESULTS, f"profile-{args.arch}")
+    with open(base + ".json", "w") as fh:
+        json.dump({"arch": args.arch, "command": " ".join(sys.argv), "rows": rows}, fh,
+                  indent=2)
+    with open(base + ".md", "w") as fh:
+        fh.write(markdown(rows, args.arch))
+    print(markdown(rows, args.arch))
+    if cuda_runner.available():
+        doc = gpu_rows(args.arch, stems)
+        name = doc["device"].replace(" ", "-")
+        with open(os.path.join(RESULTS, f"{name}-{doc['date']}.json"), "w") as fh:
+            json.dump(doc, fh, indent=2)
+    else:
+        print("no CUDA GPU: real timings skipped (run this on a GPU machine to add them)",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""``naiveopt bench KERNEL``: time the naive kernel against naiveopt's output.
+
+On the best device present: a CUDA GPU through cuda-python when there is one, else the OpenCL
+device (PoCL on the CPU). Each kernel is launched a few times to warm up, then timed ``runs``
+times (at least 20) with device events; the median is reported, with the speedup and the
+achieved GB/s (the arrays' footprint) and, where the metadata gives the flop count, GFLOP/s.
+Sizes: ``-D`` values, else the metadata's ``default`` set (the paper's sizes) on a GPU and its
+``profile`` set on the CPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import cuda_runner
+from .api import compile_module, naive_program
+from .emit import render
+from .errors import NaiveoptError
+from .frontend import macro_defines
+from .verify import opencl
+from .verify.check import launch_sizes, make_arg
+from .verify.expr import evaluate
+
+MIN_RUNS = 20
+
+
+@dataclass
+class BenchResult:
+    kernel: str
+    device: str
+    sizes: dict[str, int]
+    passes: list[str]
+    naive_s: float
+    optimized_s: float
+    bytes: int
+    flops: int | None
+
+    @property
+    def speedup(self) -> float:
+        return self.naive_s / self.optimized_s
+
+    def to_json(self) -> dict:
+        out = {"kernel": self.kernel, "device": self.device, "sizes": self.sizes,
+               "passes": self.passes, "naive_ms": self.naive_s * 1e3,
+               "optimized_ms": self.optimized_s * 1e3, "speedup": self.speedup,
+               "naive_gbps": self.bytes / self.naive_s / 1e9,
+               "optimized_gbps": self.bytes / self.optimized_s / 1e9}
+        if self.flops:
+            out["naive_gflops"] = self.flops / self.naive_s / 1e9
+            out["optimized_gflops"] = self.flops / self.optimized_s / 1e9
+        return out
+
+
+def bench_file(source: str, filename: str, *, arch: str = "sm_90",
+               defines: dict[str, str] | None = None, runs: int = MIN_RUNS, warmup: int = 3,
+               device: str | None = None, size_set: str | None = None) -> list[BenchResult]:
+    """Time every kernel of a file, naive and optimized, on ``device`` (cuda | opencl)."""
+    defines = dict(defines or {})
+    runs = max(runs, MIN_RUNS)
+    device = device or ("cuda" if cuda_runner.available() else "opencl")
+    target = "cuda" if device == "cuda" else "opencl"
+    opt = compile_module(source, filename, target, arch, True, defines)
+    naive = compile_module(source, filename, target, arch, False, defines)
+    spec = opt.spec
+    if spec is None:
+        raise NaiveoptError("benchmarking needs metadata or '#pragma naiveopt' sizes", filename)
+    wanted = size_set or ("default" if device == "cuda" else "profile")
+    sizes = dict(spec.sizes.get(wanted) or spec.sizes.get("test") or
+                 next(iter(spec.sizes.values()), {}))
+    sizes.update({k: int(v) for k, v in defines.items() if v.strip().isdigit()})
+    name = cuda_runner.device_name() if device == "cuda" else opencl.device_name()
+    macros = macro_defines(source, defines)
+    results = []
+    for proc in opt.module.procedures:
+        kspec = spec.kernels[proc.name]
+        args = [make_arg(a, sizes, np.random.default_rng(3)) for a in kspec.args]
+        options = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
+        options += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
+        times = {}
+        for label, compiled in (("naive", naive), ("optimized", opt)):
+            geo = compiled.geometries[proc.name]
+            global_size, local_size = launch_sizes(geo, sizes)
+            if device == "cuda":
+                text = "\n".join(f"#define {o[2:].replace('=', ' ', 1)}" for o in options) + \
+                    "\n" + render(compiled.module, "cuda", arch, compiled.geometries, {},
+                                  filename, None)
+                grid = (global_size[0] // local_size[0], global_size[1] // local_size[1])
+                t = cuda_runner.CudaKernel(text, proc.name).time(args, grid, local_size,
+                                                                 warmup, runs)
+            else:
+                text = render(compiled.module, "opencl", arch, compiled.geometries, {},
+                              filename, None) if label == "optimized" else None
+                if text is None:
+                    program = naive_program(source, filename, compiled.dialect, defines, spec)
+                    text, extra = program.source, program.options
+                else:
+                    extra = []
+                t = opencl.time_kernel(text, proc.name, options + extra, args, global_size,
+                                       local_size, warmup, runs)
+            times[label] = statistics.median(t)
+        footprint = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+        flops = int(evaluate(kspec.flops, sizes)) if kspec.flops else None
+        results.append(BenchResult(proc.name, name, sizes, opt.ctx.applied.get(proc.name, []),
+                                   times["naive"], times["optimized"], footprint, flops))
+    return results
+
+
+def bench_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="naiveopt bench", description="Time a naive kernel "
+                                "against naiveopt's output on the best device present.")
+    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--runs", type=int, default=MIN_RUNS, help=f"timed runs (>= {MIN_RUNS})")
+    p.add_argument("--device", choices=("cuda", "opencl"), help="default: CUDA if present")
+    p.add_argument("--sizes", help="metadata size set (default: 'default' on a GPU, "
+                   "'profile' on the CPU)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        defines = dict(d.split("=", 1) for d in args.defines)
+        with open(args.kernel, encoding="utf-8") as fh:
+            source = fh.read()
+        results = bench_file(source, args.kernel, arch=args.arch, defines=defines,
+                             runs=args.runs, device=args.device, size_set=args.sizes)
+    except (OSError, ValueError) as exc:
+        print(f"{args.kernel}: error: {exc}", file=sys.stderr)
+        return 1
+    except NaiveoptError as exc:
+        print(str(exc) if exc.file else f"{args.kernel}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=2))
+        return 0
+    for r in results:
+        j = r.to_json()
+        rate = (f"{j['naive_gflops']:.2f} -> {j['optimized_gflops']:.2f} GFLOP/s"
+                if r.flops else f"{j['naive_gbps']:.2f} -> {j['optimized_gbps']:.2f} GB/s")
+        print(f"{r.kernel} on {r.device} at " + ", ".join(f"{k}={v}" for k, v in r.sizes.items())
+              + f": naive {j['naive_ms']:.3f} ms, optimized {j['optimized_ms']:.3f} ms "
+              f"({', '.join(r.passes) or 'no pass fired'}), speedup {r.speedup:.2f}x, {rate}")
+    return 0

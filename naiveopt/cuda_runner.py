@@ -1,0 +1,114 @@
+"""Timing CUDA kernels on a real GPU through cuda-python (driver API + NVRTC).
+
+Used by ``naiveopt bench`` when a CUDA device is present (the GPU machines have cuda-python;
+pycuda does not build there, see shared/toolchain.md). Kernels are compiled with NVRTC for the
+device's own architecture; C++ name mangling is resolved with name expressions.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .errors import NaiveoptError
+
+
+def available() -> bool:
+    """Whether cuda-python is importable and sees at least one device."""
+    try:
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    try:
+        (err,) = cu.cuInit(0)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            return False
+        err, count = cu.cuDeviceGetCount()
+        return err == cu.CUresult.CUDA_SUCCESS and count > 0
+    except Exception:  # noqa: BLE001 - no driver on this machine
+        return False
+
+
+def _check(result):
+    from cuda.bindings import driver as cu, nvrtc  # type: ignore[import-not-found]
+
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if isinstance(err, cu.CUresult) and err != cu.CUresult.CUDA_SUCCESS:
+        raise NaiveoptError(f"CUDA driver error {err.name}")
+    if isinstance(err, nvrtc.nvrtcResult) and err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise NaiveoptError(f"NVRTC error {err.name}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+def device_name() -> str:
+    from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+
+    _check(cu.cuInit(0))
+    device = _check(cu.cuDeviceGet(0))
+    name = _check(cu.cuDeviceGetName(256, device))
+    return name.split(b"\0")[0].decode()
+
+
+class CudaKernel:
+    """One compiled kernel in the primary context of device 0."""
+
+    def __init__(self, source: str, name: str) -> None:
+        from cuda.bindings import driver as cu, nvrtc  # type: ignore[import-not-found]
+
+        _check(cu.cuInit(0))
+        device = _check(cu.cuDeviceGet(0))
+        major = _check(cu.cuDeviceGetAttribute(
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
+        minor = _check(cu.cuDeviceGetAttribute(
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
+        self.context = _check(cu.cuDevicePrimaryCtxRetain(device))
+        _check(cu.cuCtxSetCurrent(self.context))
+        prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
+        _check(nvrtc.nvrtcAddNameExpression(prog, name.encode()))
+        opts = [f"--gpu-architecture=sm_{major}{minor}".encode(), b"-O3"]
+        err = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            size = _check(nvrtc.nvrtcGetProgramLogSize(prog))
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise NaiveoptError("NVRTC compile failed:\n" + log.decode(errors="replace"))
+        lowered = _check(nvrtc.nvrtcGetLoweredName(prog, name.encode()))
+        size = _check(nvrtc.nvrtcGetCUBINSize(prog))
+        cubin = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(prog, cubin))
+        self.module = _check(cu.cuModuleLoadData(cubin))
+        self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
+
+    def time(self, args: list, grid: tuple[int, int], block: tuple[int, int], warmup: int,
+             runs: int) -> list[float]:
+        """Seconds per launch (CUDA events), after ``warmup`` launches."""
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+
+        pointers, values, types = [], [], []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                ptr = _check(cu.cuMemAlloc(a.nbytes))
+                _check(cu.cuMemcpyHtoD(ptr, a.ctypes.data, a.nbytes))
+                pointers.append(ptr)
+                values.append(ptr)
+                types.append(None)
+            else:
+                values.append(a.item())
+                types.append(ctypes.c_int if a.dtype == np.int32 else ctypes.c_float)
+        start, end = _check(cu.cuEventCreate(0)), _check(cu.cuEventCreate(0))
+        times = []
+        try:
+            for i in range(warmup + runs):
+                _check(cu.cuEventRecord(start, 0))
+                _check(cu.cuLaunchKernel(self.function, grid[0], grid[1], 1, block[0],
+                                         block[1], 1, 0, 0, (tuple(values), tuple(types)), 0))
+                _check(cu.cuEventRecord(end, 0))
+                _check(cu.cuEventSynchronize(end))
+                if i >= warmup:
+                    times.append(_check(cu.cuEventElapsedTime(start, end)) * 1e-3)
+        finally:
+            for ptr in pointers:
+                cu.cuMemFree(ptr)
+            cu.cuEventDestroy(start)
+            cu.cuEventDestroy(end)
+        return times

@@ -109,3 +109,33 @@ def test_profile_cli_errors_cleanly_without_sizes(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "sizes" in done.stderr
+
+
+def test_bench_times_naive_and_optimized_on_the_opencl_device():
+    done = subprocess.run([sys.executable, "-m", "naiveopt.cli", "bench",
+                           os.path.join(ROOT, "kernels", "naive", "mm.cu"), "--device",
+                           "opencl", "--sizes", "test", "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (r,) = json.loads(done.stdout)
+    assert r["kernel"] == "mm" and r["naive_ms"] > 0 and r["optimized_ms"] > 0
+    assert r["speedup"] == pytest.approx(r["naive_ms"] / r["optimized_ms"])
+    assert r["optimized_gflops"] > 0 and "thread-block-merge" in r["passes"]
+
+
+def test_bench_takes_the_median_of_at_least_20_runs(monkeypatch):
+    from naiveopt import bench
+
+    seen = []
+    real = bench.opencl.time_kernel
+
+    def spy(*args, **kwargs):
+        times = real(*args, **kwargs)
+        seen.append((args[-1] if len(args) > 7 else kwargs.get("runs"), len(times)))
+        return [float(i) for i in range(len(times))]   # median of 0..n-1 is (n-1)/2
+
+    monkeypatch.setattr(bench.opencl, "time_kernel", spy)
+    path = os.path.join(ROOT, "kernels", "naive", "vv.cu")
+    (r,) = bench.bench_file(open(path).read(), path, device="opencl", size_set="test", runs=3)
+    assert seen == [(20, 20), (20, 20)]               # raised to the minimum of 20 runs
+    assert r.naive_s == r.optimized_s == 9.5

@@ -102,12 +102,11 @@ class RegisterPromotion(OptimizationPass):
                 return "the loop bounds read memory"
         if used & (declared | assigned):
             return "the index or the bounds change in the loop"
-        if _parent_block(proc, loop.node) is None:
-            return "the loop is not a statement of a block"
         return ""
 
     @staticmethod
     def _promote(proc: GProcedure, loop: GLoop, group: list[MemoryExpression]) -> str:
+        _ensure_block(proc, loop.node)
         first = group[0]
         reg = fresh(identifiers(proc.func), f"r_{first.array}")
         elem = proc.param(first.array).base_type
@@ -151,4 +150,15 @@ def _parent_block(proc: GProcedure, node: c_ast.Node) -> c_ast.Compound | None:
         if n is node:
             return parent if isinstance(parent, c_ast.Compound) else None
     return None
+
+
+def _ensure_block(proc: GProcedure, node: c_ast.Node) -> None:
+    """Make ``node`` a statement of a block: a loop that is the brace-less body of another
+    statement (``for (h...) for (j...) ...``) is wrapped in braces."""
+    for n, parent in walk(proc.body):
+        if n is node and not isinstance(parent, c_ast.Compound):
+            for slot in ("stmt", "iftrue", "iffalse"):
+                if getattr(parent, slot, None) is node:
+                    setattr(parent, slot, c_ast.Compound([node]))
+                    return
 

@@ -89,13 +89,11 @@ def test_already_coalesced_kernels_keep_direct_global_access(name):
     result = run(name, target="cuda")
     remarks = " ".join(r.message for r in result.remarks if r.pass_name == "coalesce")
     assert "coalesced (unit stride in x)" in remarks
-    # the matrix (TMV's A) and the vectors of VV are read straight from global memory; only
-    # TMV's broadcast vector B[i] may ride in a shared tile
-    assert "s_A" not in result.code and "s_C" not in result.code
-    assert re.search(r"\bA\[[^\]]*\]", result.code.split("{", 1)[1])
-    if name.startswith("vv"):
-        assert "__shared__" not in result.code
-        assert all(not k.passes for k in result.kernels)
+    # nothing is staged: the coalesced reads and the broadcast vector read stay in global
+    # memory (a warp-wide broadcast is one request served by L1)
+    assert "__shared__" not in result.code
+    staging = {"coalesce", "thread-block-merge", "thread-merge", "coalesce-writes"}
+    assert all(not staging & set(k.passes) for k in result.kernels)
 
 
 def test_transpose_stages_through_a_padded_tile_both_ways_coalesced():

@@ -24,10 +24,6 @@ class Param:
     restrict: bool = False
     address_space: str = "global"  # global | constant (pointers only)
 
-    @property
-    def is_array(self) -> bool:
-        return self.is_pointer
-
 
 @dataclass
 class GPragma:

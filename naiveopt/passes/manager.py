@@ -56,7 +56,6 @@ class Pass:
 
     name: ClassVar[str] = "pass"
     requires: ClassVar[tuple[str, ...]] = ()
-    functional: ClassVar[bool] = True
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         """Transform or analyse one kernel in place."""
@@ -70,8 +69,6 @@ class Pass:
 
 class OptimizationPass(Pass):
     """An optimization pass: it needs a target description for ``--arch``."""
-
-    functional = False
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
         from ..targets import find_target

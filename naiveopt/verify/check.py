@@ -35,10 +35,6 @@ class Verification:
     detail: str = ""
     checks: list[str] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return self.status != "failed"
-
     def to_json(self) -> dict:
         return {"status": self.status, "detail": self.detail, "checks": self.checks}
 

@@ -140,24 +140,8 @@ class Coalesce(OptimizationPass):
             stagings[key].accesses.append(i)
             ctx.remark("analysis", self.name, proc, f"{m.describe()}: uncoalesced, stride "
                        f"{stride} in x: to be staged through shared memory")
-        if loop_index is None:
-            loop_index = self._broadcast_loop(proc, env, broadcasts)
         self._stage_broadcasts(proc, ctx, env, loop_index, broadcasts, stagings)
         return (loop_index if stagings else None), list(stagings.values())
-
-    @staticmethod
-    def _broadcast_loop(proc, env, broadcasts) -> int | None:
-        """A tileable loop whose only staging candidates are reads the same for every thread
-        (ATAX's tmp[i] in a loop over i): staged, one load per block instead of one request
-        per warp per iteration."""
-        for i in broadcasts:
-            m = proc.memory_expressions[i]
-            loop = next((lp for lp in proc.loops if m.loops and lp.iterator == m.loops[-1]),
-                        None)
-            if loop is not None and not loop_obstacle(loop, env) and \
-                    classify(m, loop, env)[0] == "vec":
-                return proc.loops.index(loop)
-        return None
 
     def _stage_broadcasts(self, proc, ctx, env, loop_index, broadcasts, stagings) -> None:
         """Reads the same for every thread (MV's B[j]) ride along in a loop that is tiled

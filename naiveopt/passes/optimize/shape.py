@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from ...ir import GProcedure, PredefId
+from ...ir import GProcedure
 from ...ir.rewrite import walk
 from ..functional.predefined import guard_bounds, id_aliases, is_return
 
@@ -110,8 +110,3 @@ def guarded(stmts: list[c_ast.Node], active: str) -> tuple[list[c_ast.Node], str
 def contains_barrier(node: c_ast.Node) -> bool:
     return any(isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and
                n.name.name == "__syncthreads" for n, _ in walk(node))
-
-
-def uses_thread_ids(node: c_ast.Node | None) -> bool:
-    return node is not None and any(isinstance(n, PredefId) and n.name not in (
-        "blockDimX", "blockDimY", "gridDimX", "gridDimY") for n, _ in walk(node))

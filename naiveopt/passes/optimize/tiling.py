@@ -64,10 +64,6 @@ class Staging:
     def thread_axis(self) -> str:
         return self.kind[-1]            # 'x' or 'y' ('c' for vec: no thread axis)
 
-    @property
-    def k_in_row(self) -> bool:
-        return self.kind.startswith("col")
-
     def describe(self) -> str:
         if self.kind == VEC:
             return f"{self.array}[{self.x}]"

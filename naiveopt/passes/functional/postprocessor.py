@@ -13,7 +13,6 @@ from ...ir.rewrite import map_nodes, walk
 from ..manager import Pass, PassContext
 from .builtins import cuda_builtin
 
-_DIM = {"x": "x", "y": "y"}
 
 
 def predefined_value(name: str) -> c_ast.Node:

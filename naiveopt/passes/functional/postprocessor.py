@@ -14,7 +14,6 @@ from ..manager import Pass, PassContext
 from .builtins import cuda_builtin
 
 
-
 def predefined_value(name: str) -> c_ast.Node:
     """The CUDA expression a predefined id stands for."""
     axis = "x" if name.endswith(("x", "X")) else "y"

@@ -417,3 +417,18 @@ def test_front_passes_leave_tree_in_cuda_terms_for_opencl_input():
     tile = [m for m in proc.memory_expressions if m.array == "tile"]
     assert [m.space for m in tile] == ["shared", "shared"]
     assert [m.kind for m in tile] == ["write", "read"]
+
+
+def test_templates_are_rejected_with_their_location():
+    with pytest.raises(UnsupportedConstruct) as info:
+        parse_module("k.cu", "template <typename T>\n__global__ void k(T *A) { A[0] = 1; }\n",
+                     {})
+    assert info.value.line == 2 and "templates are not supported" in info.value.message
+
+
+def test_system_includes_are_reported_at_the_include_line():
+    source = "// kernel\n#include <stdio.h>\n__global__ void k(float *A) { A[0] = 1.0f; }\n"
+    with pytest.raises(NaiveoptError) as info:
+        parse_module("k.cu", source, {})
+    assert (info.value.file, info.value.line, info.value.col) == ("k.cu", 2, 1)
+    assert "without system or SDK headers" in info.value.message

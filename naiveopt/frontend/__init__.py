@@ -73,9 +73,15 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     missing = _undeclared_paper_ids(tu)
     if missing:
         tu = cs.parse(path, source, dialect, {**_paper_defines(dialect, missing), **defines})
-    err = cs.first_error(tu, path)
+    err = cs.first_error(tu, path, source)
     if err is not None:
         raise err
+    for cursor in tu.cursor.get_children():
+        if cursor.kind == K.FUNCTION_TEMPLATE and cursor.location.file is not None and \
+                cursor.location.file.name == path:
+            raise UnsupportedConstruct("templates are not supported: write the kernel for one "
+                                       "type", path, cursor.location.line,
+                                       cursor.location.column)
     file_macros = object_macros(source)
     macro_values = _integer_macros(file_macros, defines)
     macro_at = _macro_literals(tu, path, source, dialect, defines, macro_values,

@@ -236,13 +236,24 @@ def parse(path: str, source: str, dialect: str, defines: dict[str, str]) -> ci.T
     return tu
 
 
-def first_error(tu: ci.TranslationUnit, path: str) -> NaiveoptError | None:
-    """The first error diagnostic of a translation unit as a located NaiveoptError."""
+def first_error(tu: ci.TranslationUnit, path: str, source: str = ""
+                ) -> NaiveoptError | None:
+    """The first error diagnostic of a translation unit as a located NaiveoptError.
+
+    An error inside a header the kernel includes is reported at the #include line: kernels are
+    parsed without system or SDK headers, so the include itself is the problem."""
     for diag in tu.diagnostics:
         if diag.severity >= ci.Diagnostic.Error:
             loc = diag.location
             file = loc.file.name if loc.file else path
             if file == PRELUDE_NAME:
                 file = path
+            if file != path:
+                for number, line in enumerate(source.splitlines(), start=1):
+                    if line.lstrip().startswith("#") and "include" in line:
+                        return NaiveoptError(
+                            f"'{line.strip()}': naiveopt parses kernels without system or "
+                            "SDK headers; remove the include", path, number,
+                            line.index("#") + 1)
             return NaiveoptError(diag.spelling, file, loc.line, loc.column)
     return None

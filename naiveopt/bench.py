@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,18 +121,14 @@ def bench_main(argv: list[str]) -> int:
                    "'profile' on the CPU)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
+    from .cli import parse_defines, read_source, report
+
     try:
-        defines = dict(d.split("=", 1) for d in args.defines)
-        with open(args.kernel, encoding="utf-8") as fh:
-            source = fh.read()
-        results = bench_file(source, args.kernel, arch=args.arch, defines=defines,
-                             runs=args.runs, device=args.device, size_set=args.sizes)
-    except (OSError, ValueError) as exc:
-        print(f"{args.kernel}: error: {exc}", file=sys.stderr)
-        return 1
+        results = bench_file(read_source(args.kernel), args.kernel, arch=args.arch,
+                             defines=parse_defines(args.defines), runs=args.runs,
+                             device=args.device, size_set=args.sizes)
     except NaiveoptError as exc:
-        print(str(exc) if exc.file else f"{args.kernel}: {exc}", file=sys.stderr)
-        return 1
+        return report(exc, args.kernel)
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2))
         return 0

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _defines(items: list[str]) -> dict[str, str]:
+def parse_defines(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         name, eq, value = item.partition("=")
@@ -129,14 +129,25 @@ def write_atomically(path: str, text: str) -> None:
         raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
 
 
-def _run_one(path: str, out_path: str | None, args, defines) -> OptimizeResult:
+def read_source(path: str) -> str:
+    """A kernel file's text, or a NaiveoptError naming the file."""
     try:
         with open(path, encoding="utf-8") as fh:
-            source = fh.read()
+            return fh.read()
     except UnicodeDecodeError as exc:
         raise NaiveoptError("the file is not UTF-8 text", path) from exc
     except OSError as exc:
         raise NaiveoptError(f"cannot read: {exc.strerror}", path) from exc
+
+
+def report(exc: NaiveoptError, path: str) -> int:
+    """Print an error the way every naiveopt command does; the exit status is 1."""
+    print(str(exc) if exc.file else f"{path}: {exc}", file=sys.stderr)
+    return 1
+
+
+def _run_one(path: str, out_path: str | None, args, defines) -> OptimizeResult:
+    source = read_source(path)
     sidecar = os.path.basename(out_path) + ".json" if out_path else None
     result = optimize(source, filename=path, target=args.target, arch=args.arch,
                       opt=not args.no_opt, verify=not args.no_verify, defines=defines,
@@ -179,19 +190,14 @@ def profile_main(argv: list[str]) -> int:
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     try:
-        defines = _defines(args.defines)
-        with open(args.kernel, encoding="utf-8") as fh:
-            source = fh.read()
+        defines = parse_defines(args.defines)
+        source = read_source(args.kernel)
         variants = [False, True] if args.compare else [args.optimized]
         runs = {opt: profile_file(source, args.kernel, arch=args.arch, opt=opt,
                                   defines=defines, metadata=args.metadata,
                                   max_blocks=args.max_blocks) for opt in variants}
-    except OSError as exc:
-        print(f"{args.kernel}: error: {exc.strerror}", file=sys.stderr)
-        return 1
     except NaiveoptError as exc:
-        print(str(exc) if exc.file else f"{args.kernel}: {exc}", file=sys.stderr)
-        return 1
+        return report(exc, args.kernel)
     if args.json:
         if args.compare:
             doc = {"input": args.kernel, "arch": args.arch, "kernels": [
@@ -221,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
-        defines = _defines(args.defines)
+        defines = parse_defines(args.defines)
         _options(args)
         get_target(args.arch)
         files, to_dir = collect_inputs(args.inputs)

@@ -139,3 +139,13 @@ def test_bench_takes_the_median_of_at_least_20_runs(monkeypatch):
     (r,) = bench.bench_file(open(path).read(), path, device="opencl", size_set="test", runs=3)
     assert seen == [(20, 20), (20, 20)]               # raised to the minimum of 20 runs
     assert r.naive_s == r.optimized_s == 9.5
+
+
+@pytest.mark.parametrize("command", ["profile", "bench"])
+def test_measuring_commands_report_unreadable_input_cleanly(command, tmp_path):
+    f = tmp_path / "k.cu"
+    f.write_bytes(b"\xad\xff\x00garbage")
+    done = subprocess.run([sys.executable, "-m", "naiveopt.cli", command, str(f)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{f}: error: the file is not UTF-8 text" in done.stderr

@@ -37,11 +37,10 @@ from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
-from .selection import Variant, choose
+from .selection import choose, tiling_variants
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt, coalescing
-from .tiling import (Staging, TilingPlan, classify, fits_unguarded, loop_obstacle,
-                     tile_dims, tiles_bytes)
+from .tiling import Staging, classify, loop_obstacle, tile_dims
 
 
 class Coalesce(OptimizationPass):
@@ -67,15 +66,9 @@ class Coalesce(OptimizationPass):
         blocks = [(16, 16), (32, 8)] if uses_y(proc) else [(256, 1), (128, 1), (64, 1)]
         if default_block(proc) not in blocks:
             blocks.append(default_block(proc))
-        variants = []
-        for block in blocks:
-            for tile in (32, 16):
-                plan = TilingPlan(original, loop_index, stagings, block, tile)
-                if not fits_unguarded(proc, plan, shape.guard is not None):
-                    continue
-                variants.append(Variant(f"tile {tile} block {block[0]}x{block[1]}", block,
-                                        (tile, block[0] * block[1]), plan=plan,
-                                        shared_bytes=tiles_bytes(plan, target)))
+        variants = tiling_variants(original, loop_index, stagings, blocks, (32, 16),
+                                   shape.guard is not None, target,
+                                   lambda plan: (plan.tile, plan.block[0] * plan.block[1]))
         if not variants:
             ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "
                        f"launch (naive block {default_block(proc)})")

@@ -44,6 +44,24 @@ class Variant:
                 f" (limited by {self.limiter})")
 
 
+def tiling_variants(original: GProcedure, loop_index: int, stagings: list,
+                    blocks: list[tuple[int, int]], tiles: tuple[int, ...], guarded: bool,
+                    target: Target, score: Callable) -> list[Variant]:
+    """One variant per (block, tile) of a tiling plan that keeps an unguarded kernel's launch
+    exact; ``score(plan)`` ranks them by reuse."""
+    from .tiling import TilingPlan, fits_unguarded, tiles_bytes
+
+    variants = []
+    for block in blocks:
+        for tile in tiles:
+            plan = TilingPlan(original, loop_index, stagings, block, tile)
+            if fits_unguarded(original, plan, guarded):
+                variants.append(Variant(f"block {block[0]}x{block[1]} tile {tile}", block,
+                                        score(plan), plan=plan,
+                                        shared_bytes=tiles_bytes(plan, target)))
+    return variants
+
+
 def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Variant],
            build: Callable[[Variant], GProcedure | None] | None = None) -> Variant | None:
     """Build, measure and rank ``variants``; remark on every rejection; return the winner.

@@ -22,11 +22,10 @@ from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
-from .selection import Variant, choose
+from .selection import choose, tiling_variants
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt
-from .tiling import (Staging, TilingPlan, classify, fits_unguarded, loop_obstacle,
-                     tiles_bytes, traffic)
+from .tiling import Staging, TilingPlan, classify, loop_obstacle, traffic
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
 BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
@@ -58,15 +57,10 @@ class ThreadBlockMerge(OptimizationPass):
             ctx.remark("missed", self.name, proc, f"cannot merge: {why}")
             return
         target = get_target(ctx.arch)
-        variants = []
-        for block in BLOCKS:
-            for tile in (16, 32):
-                plan = TilingPlan(original, loop_index, stagings, block, tile)
-                if not fits_unguarded(original, plan, shape.guard is not None):
-                    continue
-                variants.append(Variant(f"block {block[0]}x{block[1]} tile {tile}", block,
-                                        (-traffic(plan), tile, block[0] * block[1]),
-                                        plan=plan, shared_bytes=tiles_bytes(plan, target)))
+        variants = tiling_variants(original, loop_index, stagings, BLOCKS, (16, 32),
+                                   shape.guard is not None, target,
+                                   lambda plan: (-traffic(plan), plan.tile,
+                                                 plan.block[0] * plan.block[1]))
         if not variants:
             ctx.remark("missed", self.name, proc, "no merged block tiles the kernel's "
                        "unguarded launch")

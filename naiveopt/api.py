@@ -16,7 +16,8 @@ from .frontend import dialect_of, macro_defines, parse_module
 from .ir import GModule, Resources
 from .launch import LaunchGeometry, geometry
 from .passes.manager import PassContext, Remark, run_passes
-from .passes.pipeline import back_passes, front_passes, optimization_passes
+from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
+                              optimization_passes)
 from .verify.check import Program, Verification, verify_kernel
 from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas)
@@ -71,6 +72,9 @@ class OptimizeResult:
                 "remarks": [r.to_json() for r in self.remarks]}
 
 
+MEMORIES = ("global", "texture")
+
+
 def compile_module(source: str, filename: str, target: str | None, arch: str, opt: bool,
                    defines: dict[str, str], metadata: str | None = None,
                    dump_ir: str | None = None, options: dict | None = None) -> Compiled:
@@ -83,8 +87,17 @@ def compile_module(source: str, filename: str, target: str | None, arch: str, op
     meta = metadata or metadata_path(filename)
     metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
     apply_launch_facts(module, metadata_spec)
-    ctx = PassContext(module, target, arch, dict(options or {}))
-    passes = front_passes() + (optimization_passes() if opt else [])
+    options = dict(options or {})
+    disabled = frozenset(options.get("disable", ()))
+    unknown = sorted(disabled - set(optimization_pass_names()))
+    if unknown:
+        raise NaiveoptError(f"unknown pass '{unknown[0]}' (optimization passes: "
+                            f"{', '.join(optimization_pass_names())})")
+    if options.get("memory", "global") not in MEMORIES:
+        raise NaiveoptError(f"unknown memory '{options['memory']}' (expected "
+                            f"{' or '.join(MEMORIES)})")
+    ctx = PassContext(module, target, arch, options)
+    passes = front_passes() + (optimization_passes(disabled) if opt else [])
     run_passes(passes, ctx, dump_ir)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)

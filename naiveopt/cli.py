@@ -17,7 +17,8 @@ import sys
 import tempfile
 
 from . import __version__
-from .api import TARGETS, OptimizeResult, optimize
+from .api import MEMORIES, TARGETS, OptimizeResult, optimize
+from .passes.pipeline import optimization_pass_names
 from .errors import NaiveoptError
 from .targets import get_target
 
@@ -38,6 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-opt", action="store_true", help="functional passes only")
     p.add_argument("--merge", metavar="X:Y", help="force thread-merge factors: each thread "
                    "computes X outputs along x and Y along y (like the paper's -merge0=X:Y)")
+    p.add_argument("--memory", choices=MEMORIES, default="global",
+                   help="where read-only arrays are read from: global memory, or CUDA texture "
+                        "objects / OpenCL images (default global)")
+    p.add_argument("--disable-pass", dest="disable", action="append", default=[],
+                   metavar="PASS", choices=optimization_pass_names(),
+                   help="switch an optimization pass off (repeatable): "
+                        + ", ".join(optimization_pass_names()))
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="define a macro / problem size (repeatable)")
@@ -63,7 +71,7 @@ def parse_defines(items: list[str]) -> dict[str, str]:
 
 def _options(args: argparse.Namespace) -> dict:
     """Pass options from the command line."""
-    options: dict = {}
+    options: dict = {"memory": args.memory, "disable": list(args.disable)}
     if args.merge:
         x, sep, y = args.merge.partition(":")
         if not (sep and x.isdigit() and y.isdigit() and int(x) > 0 and int(y) > 0):

@@ -460,3 +460,18 @@ def test_dump_ir_keeps_input_and_numbers_in_pass_order(tmp_path):
 def test_version():
     done = run_cli("--version")
     assert done.returncode == 0 and re.match(r"naiveopt \d+\.\d+", done.stdout)
+
+
+def test_disable_pass_leaves_a_remark_and_the_pass_out():
+    proc = run_cli(MV_CU, "--disable-pass", "coalesce", "--explain", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "remark [coalesce] missed: disabled (--disable-pass)" in proc.stderr
+    result = json.loads(proc.stdout)["files"][0]
+    assert "coalesce" not in result["kernels"][0]["passes"]
+    assert "__shared__" not in result["code"]
+
+
+def test_disable_unknown_pass_is_a_usage_error():
+    proc = run_cli(MV_CU, "--disable-pass", "no-such-pass")
+    assert proc.returncode == 2
+    assert "invalid choice: 'no-such-pass'" in proc.stderr

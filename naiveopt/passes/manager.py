@@ -81,6 +81,16 @@ class OptimizationPass(Pass):
         super().run_module(module, ctx)
 
 
+class Disabled(Pass):
+    """Stands in for an optimization pass switched off with ``--disable-pass``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name        # type: ignore[misc]  # the disabled pass's name, per instance
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        ctx.remark("missed", self.name, proc, "disabled (--disable-pass)")
+
+
 class PassOrderError(RuntimeError):
     """A pass was scheduled before a pass it requires (a bug in the pipeline, not the input)."""
 

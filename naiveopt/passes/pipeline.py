@@ -12,7 +12,7 @@ from .functional.nvcc import NVCCResources
 from .functional.opencl_to_cuda import OpenCLToCUDA
 from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
-from .manager import Pass
+from .manager import Disabled, Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
 from .optimize.register_promotion import RegisterPromotion
@@ -25,10 +25,17 @@ def front_passes() -> list[Pass]:
     return [OpenCLToCUDA(), Predefined(), Loops(), MemoryExpressions(), NVCCResources()]
 
 
-def optimization_passes() -> list[Pass]:
-    """Optimization passes, in order."""
-    return [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
-            CoalesceWrites()]
+def optimization_passes(disabled: frozenset[str] = frozenset()) -> list[Pass]:
+    """Optimization passes, in order; those named in ``disabled`` are replaced by a pass that
+    only says so (every pass leaves a remark)."""
+    passes: list[Pass] = [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
+                          CoalesceWrites()]
+    return [Disabled(p.name) if p.name in disabled else p for p in passes]
+
+
+def optimization_pass_names() -> list[str]:
+    """The names ``--disable-pass`` accepts."""
+    return [p.name for p in optimization_passes()]
 
 
 def back_passes(target: str) -> list[Pass]:

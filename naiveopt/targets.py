@@ -3,6 +3,23 @@
 Numbers are from the vendors' programming guides (CUDA C++ Programming Guide, compute
 capability tables; AMD CDNA2 ISA / MI200 tuning guide). Shared memory per block is the static
 limit (48 KiB on NVIDIA without opt-in), since emitted kernels use static __shared__ arrays.
+
+Memory partitions (partition camping, paper 002 pass (5)): global memory is spread over
+``partitions`` channels, consecutive ``partition_bytes`` of the address space going to
+consecutive channels; blocks that run together and hit the same channel queue on it.
+- NVIDIA: Ruetsch & Micikevicius (*Optimizing Matrix Transpose in CUDA*, 2009) give 6 or 8
+  partitions of 256 bytes for the GPUs of that time, where camping was real. Since Fermi the
+  memory controllers hash addresses across partitions, so A100 and H100 show no camping
+  (``has_partition_camping=False``); ``partitions`` is their number of memory controllers
+  (ten 512-bit controllers on both, A100 and H100 whitepapers) and 256 bytes the historical
+  width, kept for reference only.
+- AMD: the AMD APP/OpenCL Optimization Guide (GCN chapter, "channel conflicts") documents
+  256-byte interleaving across memory channels, which is the effect Yang & Zhou remove on
+  their HD 5870 ("one partition is 256 bytes", paper 002). An MI200 GCD has four HBM2e stacks
+  of eight 128-bit channels (4096-bit interface), i.e. 32 channels, and its L2 has 32 channels
+  (CDNA2 whitepaper). AMD does not publish MI200's exact address-to-channel function;
+  naiveopt models it as the documented plain 256-byte interleave, which is the worst case the
+  pass guards against.
 """
 from __future__ import annotations
 
@@ -29,9 +46,10 @@ class Target:
     threads_per_sm: int
     blocks_per_sm: int
     sector_bytes: int                # memory access granularity (NVIDIA sector, AMD cache line)
-    partition_bytes: int             # width of one memory partition (partition camping)
+    partition_bytes: int             # interleave width of the memory partitions (channels)
     occupancy_target: float          # fraction of the SM's threads wanted resident
-    has_partition_camping: bool
+    has_partition_camping: bool      # False where addresses are hashed across partitions
+    partitions: int                  # memory partitions (channels) addresses interleave over
 
     @property
     def warps_per_sm(self) -> int:
@@ -40,12 +58,14 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "sm_80": Target("sm_80", "nvidia", "NVIDIA A100 (Ampere)", 32, 32, 4, 164 * 1024,
-                    48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False),
+                    48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
+                    partitions=10),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
-                    48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False),
+                    48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
+                    partitions=10),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
-                     64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 4096,
-                     0.25, True),
+                     64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
+                     0.25, True, partitions=32),
 }
 
 

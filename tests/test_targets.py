@@ -47,3 +47,13 @@ def test_gcd_rule_for_padding():
     assert row_pad(16, t) == 1
     assert row_pad(33, t) == 0
     assert row_pad(24, t) == 1               # gcd(25, 32) = 1
+
+
+def test_partition_description():
+    """Camping only where addresses are interleaved plainly across channels (AMD's documented
+    256-byte channel interleave); NVIDIA hashes addresses across partitions since Fermi."""
+    amd = get_target("gfx90a")
+    assert amd.has_partition_camping and amd.partition_bytes == 256 and amd.partitions == 32
+    for arch in ("sm_80", "sm_90"):
+        t = get_target(arch)
+        assert not t.has_partition_camping and t.partitions == 10

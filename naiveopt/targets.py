@@ -20,6 +20,8 @@ consecutive channels; blocks that run together and hit the same channel queue on
   (CDNA2 whitepaper). AMD does not publish MI200's exact address-to-channel function;
   naiveopt models it as the documented plain 256-byte interleave, which is the worst case the
   pass guards against.
+``multiprocessors`` (A100 108 SMs, H100 SXM5 132 SMs, MI250X 110 CUs per GCD) sizes the wave of
+blocks that run together in the camping model.
 """
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ class Target:
     occupancy_target: float          # fraction of the SM's threads wanted resident
     has_partition_camping: bool      # False where addresses are hashed across partitions
     partitions: int                  # memory partitions (channels) addresses interleave over
+    multiprocessors: int             # SMs / CUs: at least this many blocks run together
 
     @property
     def warps_per_sm(self) -> int:
@@ -59,13 +62,13 @@ class Target:
 TARGETS: dict[str, Target] = {
     "sm_80": Target("sm_80", "nvidia", "NVIDIA A100 (Ampere)", 32, 32, 4, 164 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
-                    partitions=10),
+                    partitions=10, multiprocessors=108),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
-                    partitions=10),
+                    partitions=10, multiprocessors=132),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
                      64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
-                     0.25, True, partitions=32),
+                     0.25, True, partitions=32, multiprocessors=110),
 }
 
 

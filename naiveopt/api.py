@@ -14,7 +14,8 @@ from .emit import render
 from .errors import NaiveoptError
 from .frontend import dialect_of, macro_defines, parse_module
 from .ir import GModule, Resources
-from .launch import LaunchGeometry, geometry
+from .ir.textures import param_layout, texture_params
+from .launch import LaunchGeometry, geometry, texture_json
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
                               optimization_passes)
@@ -34,9 +35,17 @@ class KernelResult:
     geometry: LaunchGeometry
     resources: Resources | None
     verification: Verification
+    textures: list[dict] = field(default_factory=list)   # launch.texture_json per parameter
+
+    def launch_json(self) -> dict:
+        """The kernel's entry in the launch sidecar: geometry, and textures when it has any."""
+        out = self.geometry.to_json()
+        if self.textures:
+            out["textures"] = self.textures
+        return out
 
     def to_json(self) -> dict:
-        return {"name": self.name, "passes": self.passes, "launch": self.geometry.to_json(),
+        return {"name": self.name, "passes": self.passes, "launch": self.launch_json(),
                 "resources": self.resources.__dict__ if self.resources else None,
                 "verified": self.verification.status == "passed",
                 "verification": self.verification.to_json()}
@@ -64,7 +73,7 @@ class OptimizeResult:
 
     def launch_json(self) -> dict:
         return {"input": self.input, "target": self.target, "arch": self.arch,
-                "kernels": {k.name: k.geometry.to_json() for k in self.kernels}}
+                "kernels": {k.name: k.launch_json() for k in self.kernels}}
 
     def to_json(self) -> dict:
         return {"input": self.input, "target": self.target, "arch": self.arch,
@@ -149,7 +158,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     verifications = _verify(source, filename, c, code, defines) if verify else {}
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
                             p.resources, verifications.get(p.name, Verification(
-                                "skipped", "verification disabled (--no-verify)")))
+                                "skipped", "verification disabled (--no-verify)")),
+                            _textures(p, c))
                for p in c.module.procedures]
     return OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks)
 
@@ -162,18 +172,26 @@ def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:
                     thread_space=kspec.threads)
 
 
+def _textures(proc, c: Compiled) -> list[dict]:
+    """The sidecar entries of a kernel's texture parameters (element counts from metadata)."""
+    kspec = c.spec.kernels.get(proc.name) if c.spec else None
+    shapes = {a.name: " * ".join(a.shape) for a in kspec.args if a.shape} if kspec else {}
+    return [texture_json(t, c.target, shapes.get(t.array)) for t in texture_params(proc)]
+
+
 def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[str, str]
             ) -> dict[str, Verification]:
     """Verify every kernel: the OpenCL form of the output against the naive input."""
     if c.spec is None:
         return {}
     naive = naive_program(source, filename, c.dialect, defines, c.spec)
+    module = c.opencl_module()
     if c.target == "opencl":
         out_source = code
     else:
-        out_source = render(c.opencl_module(), "opencl", c.ctx.arch, c.geometries, {},
-                            filename, None)
-    output = Program(out_source, [], c.geometries)
+        out_source = render(module, "opencl", c.ctx.arch, c.geometries, {}, filename, None)
+    output = Program(out_source, [], c.geometries,
+                     {p.name: param_layout(p) for p in module.procedures})
     results = {}
     for name in c.geometries:
         kspec = c.spec.kernels.get(name)

@@ -12,7 +12,8 @@ import jinja2
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
-from .launch import LaunchGeometry
+from .ir.textures import texture_params
+from .launch import LaunchGeometry, texture_note
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "templates")
@@ -30,7 +31,9 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     """The output file for ``module`` (whose trees are already in ``target``'s dialect)."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
-                "passes": passes.get(p.name, [])} for p in module.procedures]
+                "passes": passes.get(p.name, []),
+                "textures": [texture_note(t, target) for t in texture_params(p)]}
+               for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,
                            kernels=kernels, helpers=[to_c(h).rstrip() for h in module.helpers],
                            macros=module.macros, sidecar=sidecar)

@@ -3,13 +3,17 @@
 The thread space (gx, gy) is what the naive kernel needs (from metadata, pragma, #define
 globalDimX/Y or its bounds guard). A kernel whose threads each compute (cx, cy) outputs (thread
 merge) is launched with ceil(gx / (bx*cx)) x ceil(gy / (by*cy)) blocks of (bx, by) threads.
+Kernels that read arrays through textures (``--memory texture``) also say how the host makes
+each texture object / image from its array.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .ir import GProcedure, PredefId
+from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
+from .ir.textures import TextureParam
 
 
 @dataclass
@@ -76,3 +80,62 @@ def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded:
         return candidates
     nx, ny = default_block(proc)
     return [(bx, by) for bx, by in candidates if nx % bx == 0 and ny % by == 0]
+
+
+def texture_json(t: TextureParam, target: str, elements: str | None) -> dict:
+    """How the host makes texture/image parameter ``t`` from its array (launch sidecar).
+
+    ``elements`` is the array's element count as an expression of the sizes (from metadata),
+    when known. The texture covers the array's existing linear buffer: no host allocation
+    changes, which is why naiveopt uses 1-D fetches (tex2D would need cudaMallocPitch'd or
+    cudaArray storage)."""
+    count = elements or f"number of elements of {t.array}"
+    texels = count if t.width == 1 else f"({count}) / {t.width}"
+    value = t.elem if t.width == 1 else f"{t.elem}{t.width}"
+    out = {"param": t.param, "array": t.array, "argument": t.position, "element": t.elem,
+           "width": t.width, "texels": texels}
+    if target == "cuda":
+        kind = TEXTURE_ELEMENTS[t.elem][0]
+        out["cuda"] = {
+            "type": "cudaTextureObject_t", "fetch": f"tex1Dfetch<{value}>({t.param}, i)",
+            "create": "cudaCreateTextureObject(&tex, &res, &desc, NULL)",
+            "resource": {"resType": "cudaResourceTypeLinear",
+                         "res.linear.devPtr": f"the device buffer of {t.array}",
+                         "res.linear.desc": f"cudaCreateChannelDesc<{value}>() ({kind}, "
+                                            f"{t.width} x 32 bits)",
+                         "res.linear.sizeInBytes": f"{texels} * sizeof({value})"},
+            "texture": {"readMode": "cudaReadModeElementType",
+                        "filterMode": "cudaFilterModePoint", "normalizedCoords": 0},
+            "host_code": (f"cudaResourceDesc res = {{}}; res.resType = cudaResourceTypeLinear; "
+                          f"res.res.linear.devPtr = d_{t.array}; res.res.linear.desc = "
+                          f"cudaCreateChannelDesc<{value}>(); res.res.linear.sizeInBytes = "
+                          f"{texels} * sizeof({value}); cudaTextureDesc desc = {{}}; "
+                          f"desc.readMode = cudaReadModeElementType; cudaTextureObject_t "
+                          f"{t.param}; cudaCreateTextureObject(&{t.param}, &res, &desc, NULL);"),
+            "limits": "devPtr must be a multiple of cudaDeviceProp::textureAlignment; texels "
+                      "<= cudaDeviceProp::maxTexture1DLinear",
+        }
+    else:
+        order = "CL_R" if t.width == 1 else "CL_RGBA"
+        out["opencl"] = {
+            "type": "read_only image1d_buffer_t",
+            "create": "clCreateImage(context, CL_MEM_READ_ONLY, &format, &desc, NULL, &err)",
+            "format": {"image_channel_order": order,
+                       "image_channel_data_type": TEXTURE_ELEMENTS[t.elem][1]},
+            "desc": {"image_type": "CL_MEM_OBJECT_IMAGE1D_BUFFER", "image_width": texels,
+                     "buffer": f"the cl_mem buffer of {t.array}"},
+            "limits": "image_width <= CL_DEVICE_IMAGE_MAX_BUFFER_SIZE (at least 65536); a "
+                      "sub-buffer must start on CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT",
+        }
+    return out
+
+
+def texture_note(t: TextureParam, target: str) -> str:
+    """One line for the output file's header: what the host passes for parameter ``t``."""
+    value = t.elem if t.width == 1 else f"{t.elem}{t.width}"
+    if target == "cuda":
+        return (f"{t.param}: cudaTextureObject_t over the linear buffer of {t.array} "
+                f"(cudaResourceTypeLinear, cudaCreateChannelDesc<{value}>())")
+    order = "CL_R" if t.width == 1 else "CL_RGBA"
+    return (f"{t.param}: image1d_buffer_t over the buffer of {t.array} ({order}, "
+            f"{TEXTURE_ELEMENTS[t.elem][1]})")

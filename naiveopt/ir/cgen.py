@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pycparser import c_ast, c_generator
 
-from .nodes import PredefId
+from .nodes import TEXTURE_ELEMENTS, PredefId, TexFetch
 
 
 class KernelGenerator(c_generator.CGenerator):
@@ -14,6 +14,21 @@ class KernelGenerator(c_generator.CGenerator):
 
     def visit_PredefId(self, n) -> str:  # noqa: N802 (pycparser's naming)
         return n.name
+
+    def visit_TexFetch(self, n: TexFetch) -> str:  # noqa: N802
+        """``tex1Dfetch<T>(tex, i)`` (CUDA) or ``read_imageT(image, i)`` (OpenCL); an OpenCL
+        width-2 fetch reads two texels of the width-1 image (see ``texture_param``)."""
+        index = self.visit(n.index)
+        if n.dialect == "cuda":
+            return f"tex1Dfetch<{n.value_type}>({n.param}, {index})"
+        read = TEXTURE_ELEMENTS[n.elem][2]
+        if n.width == 4:
+            return f"{read}({n.param}, {index})"
+        if n.width == 1:
+            return f"{read}({n.param}, {index}).x"
+        base = f"2 * {self._parenthesize_unless_simple(n.index)}"
+        return (f"(({n.value_type})({read}({n.param}, {base}).x, "
+                f"{read}({n.param}, {base} + 1).x))")
 
     def _is_simple_node(self, n) -> bool:
         return isinstance(n, PredefId) or super()._is_simple_node(n)

@@ -16,6 +16,7 @@ from .manager import Disabled, Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
 from .optimize.register_promotion import RegisterPromotion
+from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
 from .optimize.thread_merge import ThreadMerge
 
@@ -29,7 +30,7 @@ def optimization_passes(disabled: frozenset[str] = frozenset()) -> list[Pass]:
     """Optimization passes, in order; those named in ``disabled`` are replaced by a pass that
     only says so (every pass leaves a remark)."""
     passes: list[Pass] = [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
-                          CoalesceWrites()]
+                          CoalesceWrites(), Texture()]
     return [Disabled(p.name) if p.name in disabled else p for p in passes]
 
 

@@ -41,11 +41,13 @@ class Verification:
 
 @dataclass
 class Program:
-    """An OpenCL program to run: its source, build options and how to launch each kernel."""
+    """An OpenCL program to run: its source, build options and how to launch each kernel;
+    ``layouts`` binds the arguments of kernels that read images (ir/textures.param_layout)."""
 
     source: str
     options: list[str]
     geometry: dict[str, LaunchGeometry]
+    layouts: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
@@ -145,7 +147,7 @@ def launch_sizes(geo: LaunchGeometry, sizes: dict[str, int]
 def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
     global_size, local_size = launch_sizes(program.geometry[kernel.name], sizes)
     return opencl.run(program.source, kernel.name, program.options + options, args,
-                      global_size, local_size)
+                      global_size, local_size, program.layouts.get(kernel.name))
 
 
 def _against_reference(kernel: KernelSpec, sizes: dict[str, int], args, got) -> str:

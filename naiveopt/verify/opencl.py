@@ -6,6 +6,11 @@ stopped. The worker is started once and reused; a crash or a time-out fails that
 worker is restarted. Every array is also surrounded by canary zones that must come back
 unchanged, which catches out-of-bounds writes that do not crash.
 
+Kernels that read arrays through images (``--memory texture``) take a layout: for each kernel
+parameter, the argument it comes from and the texel width of the 1-D buffer image to wrap that
+array in (0: the argument itself). Images are made over their own read-only buffer (a
+``read_only`` image cannot be written, so it needs no canaries).
+
 ``NAIVEOPT_OPENCL_PLATFORM`` selects a platform by a substring of its name; otherwise PoCL is
 preferred, since it is what the project installs and what CI has.
 """
@@ -50,12 +55,41 @@ def _program(source: str, options: tuple[str, ...]):
     return cl.Program(ctx, source).build(options=list(options))
 
 
+#: Image channel type of each array element type, and channel order of each texel width.
+_CHANNEL_TYPES = {np.dtype(np.float32): "FLOAT", np.dtype(np.int32): "SIGNED_INT32"}
+_CHANNEL_ORDERS = {1: "R", 4: "RGBA"}
+
+
+def _image(ctx, array: np.ndarray, width: int):
+    """A read-only 1-D buffer image of ``array`` with ``width``-element texels (as the host
+    would make it over its buffer: floor(n / width) texels, at least one)."""
+    import pyopencl as cl
+
+    texels = max(1, array.size // width)
+    host = np.zeros(texels * width, dtype=array.dtype)
+    host[:min(array.size, host.size)] = array[:host.size]
+    mf = cl.mem_flags
+    buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
+    fmt = cl.ImageFormat(getattr(cl.channel_order, _CHANNEL_ORDERS[width]),
+                         getattr(cl.channel_type, _CHANNEL_TYPES[array.dtype]))
+    return cl.create_image(ctx, mf.READ_ONLY, fmt, shape=(texels,), buffer=buf)
+
+
+def _bind(ctx, args: list, memory: list, layout: list[tuple[int, int]] | None) -> list:
+    """The kernel's parameters: ``memory`` holds each argument as passed (buffer or scalar);
+    the layout picks and wraps them (see the module docstring)."""
+    if layout is None:
+        return list(memory)
+    return [_image(ctx, args[position], width) if width else memory[position]
+            for position, width in layout]
+
+
 def _time(job: tuple) -> tuple[str, object]:
     """Time a kernel (in the worker): warm-up runs, then ``runs`` timed by profiling events.
     Returns ('ok', [seconds...])."""
     import pyopencl as cl
 
-    _, source, kernel, options, args, global_size, local_size, warmup, runs = job
+    _, source, kernel, options, args, global_size, local_size, warmup, runs, layout = job
     try:
         ctx, _ = _context()
         program = _program(source, tuple(options))
@@ -66,7 +100,7 @@ def _time(job: tuple) -> tuple[str, object]:
     bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
             if isinstance(a, np.ndarray) else a for a in args]
     k = cl.Kernel(program, kernel)
-    k.set_args(*bufs)
+    k.set_args(*_bind(ctx, args, bufs, layout))
     times = []
     for i in range(warmup + runs):
         event = cl.enqueue_nd_range_kernel(queue, k, global_size, local_size)
@@ -84,7 +118,7 @@ def _execute(job: tuple) -> tuple[str, object]:
         return _time(job)
     if job[0] == "device":
         return "ok", _context()[0].devices[0].name
-    source, kernel, options, args, global_size, local_size = job
+    source, kernel, options, args, global_size, local_size, layout = job
     try:
         ctx, queue = _context()
         program = _program(source, tuple(options))
@@ -104,7 +138,8 @@ def _execute(job: tuple) -> tuple[str, object]:
             buffers[-1]._parent = buf
         else:
             buffers.append(a)
-    cl.Kernel(program, kernel)(queue, global_size, local_size, *buffers)
+    cl.Kernel(program, kernel)(queue, global_size, local_size,
+                               *_bind(ctx, args, buffers, layout))
     results = []
     positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
     for position, buf, host in zip(positions, [b for b, a in zip(buffers, args)
@@ -173,10 +208,10 @@ def device_name() -> str:
 
 def time_kernel(source: str, kernel: str, options: list[str], args: list,
                 global_size: tuple[int, int], local_size: tuple[int, int], warmup: int = 3,
-                runs: int = 20) -> list[float]:
+                runs: int = 20, layout: list[tuple[int, int]] | None = None) -> list[float]:
     """Seconds of each of ``runs`` timed launches (after ``warmup``), in the worker."""
     status, value = _WORKER.run(("time", source, kernel, list(options), args, global_size,
-                                 local_size, warmup, runs))
+                                 local_size, warmup, runs, layout))
     if status == "build":
         raise NaiveoptError("OpenCL build failed while timing:\n" + str(value))
     if status == "error":
@@ -185,9 +220,12 @@ def time_kernel(source: str, kernel: str, options: list[str], args: list,
 
 
 def run(source: str, kernel: str, options: list[str], args: list[np.ndarray | np.generic],
-        global_size: tuple[int, int], local_size: tuple[int, int]) -> list[np.ndarray]:
-    """Run ``kernel`` once in the worker; return the array arguments after the run."""
-    status, value = _WORKER.run((source, kernel, list(options), args, global_size, local_size))
+        global_size: tuple[int, int], local_size: tuple[int, int],
+        layout: list[tuple[int, int]] | None = None) -> list[np.ndarray]:
+    """Run ``kernel`` once in the worker; return the array arguments after the run.
+    ``layout`` binds arguments to parameters when some are images (module docstring)."""
+    status, value = _WORKER.run((source, kernel, list(options), args, global_size, local_size,
+                                 layout))
     if status == "build":
         raise NaiveoptError("OpenCL build failed during verification:\n" + str(value))
     if status == "error":

@@ -12,6 +12,7 @@ from pycparser import c_ast
 from ...errors import error_at
 from ...ir import GModule, GProcedure
 from ...ir.rewrite import map_nodes, walk
+from ...ir.textures import bind_textures
 from ..manager import Pass, PassContext
 from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, DIMS, call, call_args,
                        call_name)
@@ -39,6 +40,7 @@ class CUDAToOpenCL(Pass):
             return "__constant" if param and param.address_space == "constant" else "__global"
 
         _qualify_pointer_params(proc.func.decl.type.args, space)
+        bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
         _rewrite_body(proc.body, proc.file)
         proc.dialect = "opencl"
 

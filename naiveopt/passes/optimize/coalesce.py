@@ -38,7 +38,7 @@ from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
-from .shape import contains_barrier, kernel_shape
+from .shape import contains_barrier, enclosing_loop, kernel_shape
 from .staging import adopt, coalescing
 from .tiling import Staging, classify, loop_obstacle, tile_dims
 
@@ -105,8 +105,7 @@ class Coalesce(OptimizationPass):
                            "left in global memory")
                 continue
             stride = m.decomposition.coefficient("idx") or m.decomposition.coefficient("tidx")
-            loop = next((lp for lp in proc.loops if m.loops and lp.iterator == m.loops[-1]),
-                        None)
+            loop = enclosing_loop(proc, m, m.loops[-1]) if m.loops else None
             why = "not in a loop" if loop is None else loop_obstacle(loop, env)
             kind = None
             if not why:

@@ -22,6 +22,7 @@ from pycparser import c_ast
 from ...ir import GProcedure, MemoryExpression
 from ...ir.rewrite import walk
 from ...ir.symbolic import SymbolEnv, to_sympy
+from .shape import enclosing_loop, kernel_shape
 
 VARYING = ("idx", "idy", "tidx", "tidy", "bidx", "bidy")
 
@@ -46,16 +47,15 @@ def staging_conflict(proc: GProcedure, reads: list[MemoryExpression], before_end
         import islpy as isl
     except ImportError:  # pragma: no cover - islpy is a dependency
         return "islpy is not installed, so no dependence check can prove it safe"
-    loops = {lp.iterator: lp for lp in proc.loops if lp.canonical and lp.iterator}
     try:
         for r in reads:
             for w in writes:
                 if w.two_d is None or r.two_d is None or sympy.simplify(w.width - r.width):
                     return f"{w.describe()} and {r.describe()} have no common 2-D form"
-                within = _row_check(isl, (w, r), loops, bounds, env)
+                within = _row_check(isl, (w, r), proc, bounds, env)
                 if within:
                     return within
-                pair = _set(isl, [(w, "_w"), (r, "_r")], loops, bounds, env,
+                pair = _set(isl, [(w, "_w"), (r, "_r")], proc, bounds, env,
                             [f"{_aff(w.two_d[0], '_w', w)} = {_aff(r.two_d[0], '_r', r)}",
                              f"{_aff(w.two_d[1], '_w', w)} = {_aff(r.two_d[1], '_r', r)}"])
                 if not pair.is_empty():
@@ -66,11 +66,11 @@ def staging_conflict(proc: GProcedure, reads: list[MemoryExpression], before_end
     return ""
 
 
-def _row_check(isl, accesses, loops, bounds, env) -> str:
+def _row_check(isl, accesses, proc, bounds, env) -> str:
     """'' if every access's column index provably stays in [0, width)."""
     for m in accesses:
         x, width = _aff(m.two_d[1], "", m), _aff(m.width, "", m)
-        outside = _set(isl, [(m, "")], loops, bounds, env, [f"({x} < 0 or {x} >= {width})"])
+        outside = _set(isl, [(m, "")], proc, bounds, env, [f"({x} < 0 or {x} >= {width})"])
         if not outside.is_empty():
             return f"cannot prove that {m.describe()} stays within a row"
     return ""
@@ -92,8 +92,9 @@ def _aff(expr: sympy.Expr, suffix: str, m: MemoryExpression) -> str:
     return str(expr.xreplace(names))
 
 
-def _set(isl, accesses, loops, bounds, env: SymbolEnv, extra: list[str]):
-    """The isl set of access instances (with their domains) satisfying ``extra``."""
+def _set(isl, accesses, proc: GProcedure, bounds, env: SymbolEnv, extra: list[str]):
+    """The isl set of access instances (with their domains) satisfying ``extra``; each
+    access's iterators are bounded by the loops that enclose it."""
     variables, constraints = [], []
     for m, suffix in accesses:
         for name in sorted({s.name for s in m.index.free_symbols if s.name in VARYING}):
@@ -103,7 +104,7 @@ def _set(isl, accesses, loops, bounds, env: SymbolEnv, extra: list[str]):
                 constraints.append(f"{name}{suffix} < "
                                    f"{_aff(to_sympy(bounds[name], env), suffix, m)}")
         for it in m.loops:
-            lp = loops[it]
+            lp = enclosing_loop(proc, m, it)
             variables.append(f"it_{it}{suffix}")
             constraints.append(f"it_{it}{suffix} >= {_aff(to_sympy(lp.lower, env), suffix, m)}")
             constraints.append(f"it_{it}{suffix} < {_aff(to_sympy(lp.upper, env), suffix, m)}")
@@ -120,7 +121,6 @@ def _set(isl, accesses, loops, bounds, env: SymbolEnv, extra: list[str]):
 
 def written_array_obstacle(proc: GProcedure, m: MemoryExpression, loop, env: SymbolEnv) -> str:
     """Why the read ``m`` of an array the kernel writes may not be staged in ``loop``."""
-    from .shape import kernel_shape
 
     shape, _ = kernel_shape(proc)
     if shape is None or loop.node not in shape.body:

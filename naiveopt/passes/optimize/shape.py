@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from ...ir import GProcedure
+from ...ir import GLoop, GProcedure, MemoryExpression
 from ...ir.rewrite import walk
 from ..functional.predefined import guard_bounds, id_aliases, is_return
 
@@ -31,6 +31,14 @@ class KernelShape:
     guard: c_ast.Node | None
     body: list[c_ast.Node]
     bounds: dict[str, c_ast.Node]      # exclusive bounds of idx / idy from the guard
+
+
+def enclosing_loop(proc: GProcedure, m: MemoryExpression, iterator: str) -> GLoop | None:
+    """The loop over ``iterator`` that encloses the access ``m``. A kernel may reuse an
+    iterator name in sibling loops (``for (int k ...)`` twice), so the name alone does not
+    say which loop an access is in."""
+    return next((lp for lp in proc.loops if lp.iterator == iterator and
+                 any(x is m for x in lp.memory_expressions)), None)
 
 
 def is_pure(node: c_ast.Node | None) -> bool:

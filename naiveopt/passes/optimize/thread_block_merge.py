@@ -23,7 +23,7 @@ from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
-from .shape import contains_barrier, kernel_shape
+from .shape import contains_barrier, enclosing_loop, kernel_shape
 from .staging import adopt
 from .tiling import Staging, TilingPlan, classify, loop_obstacle, traffic
 
@@ -90,7 +90,7 @@ class ThreadBlockMerge(OptimizationPass):
         for i, m in enumerate(proc.memory_expressions):
             if m.space != "global" or not m.is_read or i in staged or not m.loops:
                 continue
-            loop = next((lp for lp in proc.loops if lp.iterator == m.loops[-1]), None)
+            loop = enclosing_loop(proc, m, m.loops[-1])
             why = loop_obstacle(loop, env)
             kind = None
             if not why:

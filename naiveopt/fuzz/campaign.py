@@ -1,0 +1,199 @@
+"""Running fuzz cases through naiveopt, classifying the outcomes, and reducing failures.
+
+A case's outcome is one of:
+
+- ``passed``: every kernel was optimized and verified against its input;
+- ``miscompile``: a kernel failed verification (the output computes something else);
+- ``crash``: naiveopt raised something other than its located NaiveoptError (a traceback);
+- ``rejected``: naiveopt refused the input with a located error (a generator gap, not a bug);
+- ``skipped``: verification could not run (e.g. the naive kernel itself failed).
+
+The first two are bugs. A failing case is reduced (statements and lines dropped while it keeps
+failing the same way) and written out as a reproducer file that carries its command line.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import tempfile
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..api import MEMORIES, optimize
+from ..errors import NaiveoptError
+from ..frontend import dialect_of
+from ..passes.pipeline import optimization_pass_names
+from .generate import Case, generate_case
+
+BUGS = ("miscompile", "crash")
+
+
+@dataclass
+class Outcome:
+    kind: str                    # passed | miscompile | crash | rejected | skipped
+    detail: str = ""
+    applied: tuple[str, ...] = ()
+    remarks: tuple[str, ...] = ()
+
+    @property
+    def is_bug(self) -> bool:
+        return self.kind in BUGS
+
+
+def cases(seed: int, count: int, start: int = 0) -> Iterator[Case]:
+    """The campaign's cases; pass names and memories are read from naiveopt at run time so
+    passes added later are fuzzed too."""
+    names = optimization_pass_names()
+    for index in range(start, start + count):
+        yield generate_case(seed, index, names, MEMORIES)
+
+
+def run_case(case: Case, source: str | None = None) -> Outcome:
+    """Optimize and verify ``case`` (or ``source`` with the case's options)."""
+    # A path in a directory that does not exist: no metadata file can be picked up beside it.
+    path = os.path.join(tempfile.gettempdir(), "naiveopt-fuzz-nonexistent", case.filename)
+    try:
+        result = optimize(case.source if source is None else source, filename=path,
+                          target=case.target, arch=case.arch, options=case.options)
+    except NaiveoptError as exc:
+        return Outcome("rejected", str(exc))
+    except Exception:  # noqa: BLE001 - any other exception is the bug being looked for
+        return Outcome("crash", traceback.format_exc())
+    applied = tuple(sorted({p for k in result.kernels for p in k.passes}))
+    remarks = tuple(str(r) for r in result.remarks)
+    failed = [k for k in result.kernels if k.verification.status == "failed"]
+    if failed:
+        return Outcome("miscompile", "; ".join(f"{k.name}: {k.verification.detail}"
+                                               for k in failed), applied, remarks)
+    skipped = [k for k in result.kernels if k.verification.status != "passed"]
+    if skipped:
+        return Outcome("skipped", "; ".join(f"{k.name}: {k.verification.detail}"
+                                            for k in skipped), applied, remarks)
+    return Outcome("passed", "", applied, remarks)
+
+
+def _signature(outcome: Outcome) -> tuple[str, str]:
+    """What a reduced case must keep: the outcome kind and, for a crash, the exception line."""
+    if outcome.kind == "crash":
+        return outcome.kind, outcome.detail.strip().splitlines()[-1].split(":")[0]
+    return outcome.kind, ""
+
+
+def reduce(case: Case, outcome: Outcome | None,
+           still_fails: Callable[[str], bool] | None = None) -> str:
+    """A smaller source that fails the same way as ``outcome`` (or for which ``still_fails``
+    holds): greedy removal of brace-balanced blocks and single lines (pragma lines are kept),
+    repeated until nothing more can go."""
+    if still_fails is None:
+        want = _signature(outcome)
+
+        def still_fails(text: str) -> bool:
+            return _signature(run_case(case, text)) == want
+    lines = case.source.splitlines()
+    changed = True
+    while changed:
+        changed = False
+        i = 0
+        while i < len(lines):
+            end = _block_end(lines, i)
+            if lines[i].lstrip().startswith("#pragma") or end is None:
+                i += 1
+                continue
+            candidate = lines[:i] + lines[end + 1:]
+            if still_fails("\n".join(candidate) + "\n"):
+                lines = candidate
+                changed = True
+            else:
+                i += 1
+    return "\n".join(lines) + "\n"
+
+
+def _block_end(lines: list[str], start: int) -> int | None:
+    """The last line of the statement (or function) starting at ``start``: the line itself,
+    or through its matching closing brace (on this line or a later one; a body may open on the
+    next line), or the next statement for a brace-less ``if``/``for`` header."""
+    depth = 0
+    for i in range(start, len(lines)):
+        depth += lines[i].count("{") - lines[i].count("}")
+        if depth < 0:
+            return None if i == start else i - 1
+        if depth == 0:
+            if i + 1 < len(lines) and lines[i + 1].strip() == "{":
+                continue
+            header = re.match(r"\s*(if|for)\b.*\)\s*$", lines[i])
+            if header and i == start and i + 1 < len(lines):
+                return _block_end(lines, i + 1)
+            return i
+    return None
+
+
+def replay(path: str) -> Case:
+    """The case a reproducer file describes: its source and the options of its ``RUN:``
+    line (``--target``, ``--arch``, ``--disable-pass``, ``--merge``, ``--memory``)."""
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    run = re.search(r"^// RUN: naiveopt \S+(.*)$", source, re.MULTILINE)
+    if run is None:
+        raise ValueError(f"{path}: no '// RUN: naiveopt FILE OPTIONS' line")
+    parser = argparse.ArgumentParser(prog="RUN", add_help=False)
+    parser.add_argument("--target")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--disable-pass", dest="disable", action="append", default=[])
+    parser.add_argument("--merge")
+    parser.add_argument("--memory")
+    args = parser.parse_args(shlex.split(run.group(1)))
+    dialect = dialect_of(path)
+    options: dict = {}
+    if args.disable:
+        options["disable"] = args.disable
+    if args.merge:
+        options["merge"] = tuple(int(v) for v in args.merge.split(":"))
+    if args.memory:
+        options["memory"] = args.memory
+    return Case(0, 0, source, dialect, args.target or dialect, args.arch, options,
+                name=os.path.basename(path))
+
+
+def reproducer(case: Case, source: str, outcome: Outcome) -> str:
+    """A self-contained reproducer file: the command line and outcome as comments, then the
+    kernel."""
+    detail = outcome.detail.strip().splitlines()
+    head = [f"// naiveopt fuzz reproducer (seed {case.seed}, case {case.index})",
+            f"// RUN: {case.command()}",
+            f"// {outcome.kind}: {detail[-1] if detail else ''}"]
+    return "\n".join(head) + "\n" + source
+
+
+@dataclass
+class Report:
+    """The counts of a campaign and its failing cases."""
+
+    counts: Counter
+    applied: Counter
+    failures: list[tuple[Case, Outcome]]
+
+    def summary(self) -> str:
+        total = sum(self.counts.values())
+        kinds = ", ".join(f"{k} {self.counts[k]}" for k in
+                          ("passed", "miscompile", "crash", "rejected", "skipped"))
+        fired = ", ".join(f"{p} {n}" for p, n in self.applied.most_common()) or "none"
+        return f"{total} cases: {kinds}\npasses applied (cases): {fired}"
+
+
+def campaign(seed: int, count: int, start: int = 0,
+             progress: Callable[[Case, Outcome], None] | None = None) -> Report:
+    """Run ``count`` cases of the campaign seeded ``seed``."""
+    report = Report(Counter(), Counter(), [])
+    for case in cases(seed, count, start):
+        outcome = run_case(case)
+        report.counts[outcome.kind] += 1
+        report.applied.update(outcome.applied)
+        if outcome.is_bug:
+            report.failures.append((case, outcome))
+        if progress:
+            progress(case, outcome)
+    return report

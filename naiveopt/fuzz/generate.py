@@ -1,0 +1,391 @@
+"""Random naive kernels within the subset naiveopt models, for differential fuzzing.
+
+A generated kernel is what users write (one output element per thread, loops over global
+memory), drawn at random: 1-D or 2-D thread spaces, bounds guards (or none, with a launch that
+covers the thread space exactly), nested loops with constant, triangular, strided and reversed
+bounds, guards inside loops, several arrays, reductions into locals and into global elements,
+affine indices in thread ids and loop iterators (offsets, strides, reversal, sums), helper
+functions, and odd problem sizes. It carries ``#pragma naiveopt`` lines with its sizes, array
+shapes, thread space and block, so every kernel can be verified.
+
+The kernel is correct by construction, which is what makes a failed verification a miscompile:
+
+- every index stays inside its array: an array dimension is ``mult * SIZE + pad`` and is
+  indexed only by expressions whose range fits (a variable ranging over ``[0, SIZE)``, plus an
+  offset up to ``pad``, reversed, doubled when ``mult`` is 2, or a constant);
+- there are no races: an array the kernel writes is accessed (read or written) only at
+  elements the thread owns, i.e. with its thread ids as the index of the dimensions that
+  span the thread space.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+#: Problem sizes drawn for a dimension: small, odd, around block and tile multiples.
+SIZES = (1, 2, 3, 5, 7, 13, 16, 17, 31, 32, 33, 45, 47, 63, 64, 65, 67, 70)
+#: Extra sizes for the x thread dimension of a 1-D kernel (several blocks).
+WIDE_SIZES = (129, 200, 255, 257, 300)
+BLOCKS_1D = ((32, 1), (64, 1), (128, 1), (256, 1))
+BLOCKS_2D = ((16, 16), (32, 8), (8, 8), (16, 4), (32, 4))
+
+
+@dataclass(frozen=True)
+class Dim:
+    """An array dimension of extent ``mult * size + pad``; ``owner`` names the thread variable
+    that indexes it alone when the array is written (None for a free dimension)."""
+
+    size: str
+    mult: int = 1
+    pad: int = 0
+    owner: str | None = None
+
+    def extent(self) -> str:
+        text = self.size if self.mult == 1 else f"{self.mult} * {self.size}"
+        return f"({text} + {self.pad})" if self.pad else text
+
+
+@dataclass
+class Array:
+    name: str
+    dims: list[Dim]
+    written: bool = False
+    const: bool = False
+    restrict: bool = False
+
+
+@dataclass
+class Var:
+    """An integer variable ranging over [0, size) (at most)."""
+
+    name: str
+    size: str
+
+
+@dataclass
+class Kernel:
+    """One generated kernel and what verification needs to know about it."""
+
+    name: str
+    arrays: list[Array]
+    threads: tuple[str, ...]
+    guarded: bool
+    has_alpha: bool
+    body: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Case:
+    """A generated file and the options to optimize it with."""
+
+    seed: int
+    index: int
+    source: str
+    dialect: str
+    target: str
+    arch: str
+    options: dict
+    name: str = ""                # file name of a replayed reproducer
+
+    @property
+    def filename(self) -> str:
+        return self.name or f"fuzz_{self.seed}_{self.index}." + (
+            "cu" if self.dialect == "cuda" else "cl")
+
+    def command(self) -> str:
+        """The naiveopt command line that reproduces this case."""
+        parts = ["naiveopt", self.filename, "--target", self.target, "--arch", self.arch]
+        parts += [f"--disable-pass={name}" for name in self.options.get("disable", ())]
+        if "merge" in self.options:
+            parts.append("--merge={}:{}".format(*self.options["merge"]))
+        if self.options.get("memory", "global") != "global":
+            parts.append(f"--memory={self.options['memory']}")
+        return " ".join(parts)
+
+
+class KernelGenerator:
+    """Draws one file of random naive kernels (see the module docstring)."""
+
+    def __init__(self, rng: random.Random, dialect: str) -> None:
+        self.rng = rng
+        self.dialect = dialect
+        self.sizes: dict[str, int] = {}
+        self.arrays: dict[str, Array] = {}
+        self.helper = False
+
+    # ------------------------------------------------------------------ file
+    def file(self) -> str:
+        """The source text: helper, pragmas, and one or two kernels."""
+        rng = self.rng
+        two_d = rng.random() < 0.45
+        guarded = rng.random() < 0.85
+        block = rng.choice(BLOCKS_2D if two_d else BLOCKS_1D)
+        square = two_d and rng.random() < 0.3 and (guarded or block[0] == block[1])
+        thread_sizes = ["N", "N"] if square else ["N", "M"][:2 if two_d else 1]
+        for axis, name in enumerate(thread_sizes):
+            if guarded:
+                self.sizes[name] = rng.choice(SIZES + (() if two_d else WIDE_SIZES))
+            else:                                # the launch must cover it exactly
+                self.sizes[name] = block[axis] * rng.randint(1, 2 if two_d else 3)
+        self.helper = rng.random() < 0.2
+        count = 2 if guarded and rng.random() < 0.15 else 1
+        kernels = [self.kernel(f"k{n}", tuple(thread_sizes), guarded) for n in range(count)]
+        lines = []
+        if self.helper:
+            lines += self.helper_lines()
+        lines.append(self.pragma(kernels, block, guarded))
+        for kernel in kernels:
+            lines += self.kernel_lines(kernel)
+        return "\n".join(lines) + "\n"
+
+    def pragma(self, kernels: list[Kernel], block: tuple[int, int], guarded: bool) -> str:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        parts = [f"sizes({sizes})"]
+        threads = kernels[0].threads
+        # A guarded kernel's thread space is read from its guard unless the pragma says it.
+        if not guarded or (len(kernels) == 1 and self.rng.random() < 0.5):
+            parts.append(f"threads({', '.join(threads)})")
+        if self.rng.random() < 0.8 or not guarded:
+            parts.append(f"block({block[0]}, {block[1]})" if len(threads) == 2
+                         else f"block({block[0]})")
+        for array in self.arrays.values():
+            parts.append(f"array({array.name}, {', '.join(d.extent() for d in array.dims)})")
+        if any(k.has_alpha for k in kernels):
+            parts.append("scalar(alpha, 1.5)")
+        return "#pragma naiveopt " + " ".join(parts)
+
+    def helper_lines(self) -> list[str]:
+        spec = "__device__ " if self.dialect == "cuda" else ""
+        return [f"{spec}float combine(float a, float b)", "{",
+                "    return a * b + 0.5f * a;", "}", ""]
+
+    # ------------------------------------------------------------------ kernel
+    def size(self, name: str) -> str:
+        """A loop size: a fresh name or one already in use (loops over the thread space)."""
+        if name not in self.sizes:
+            self.sizes[name] = self.rng.choice(SIZES)
+        return name
+
+    def kernel(self, name: str, threads: tuple[str, ...], guarded: bool) -> Kernel:
+        rng = self.rng
+        tvars = [Var("i", threads[0])] + ([Var("j", threads[1])] if len(threads) == 2 else [])
+        kernel = Kernel(name, [], threads, guarded, rng.random() < 0.2)
+        self.current = kernel
+        self.kernel_arrays = kernel.arrays
+        self.tvars = tvars
+        self.temps = 0
+        body: list[str] = ["float acc = 0.0f;" if rng.random() < 0.7
+                           else f"float acc = {self.read(tvars, 0)};"]
+        for _ in range(rng.randint(1, 2)):
+            body += self.loop(tvars, 1)
+        out = self.owned_array(tvars, [])
+        body.append(f"{self.access(out, tvars, [])} = {rng.choice(['acc', 'acc', 'acc + ' + self.expr(tvars, 1)])};")
+        kernel.body = body
+        return kernel
+
+    def loop(self, scope: list[Var], depth: int) -> list[str]:
+        """A for loop (with the statements of its body) over a fresh iterator."""
+        rng = self.rng
+        it = "klmn"[depth - 1]
+        outer = scope[-1]
+        # Nested loops stay short so the naive kernel runs quickly.
+        size = self.size(rng.choice(["K", "K", "L", scope[0].size]))
+        shape = rng.random()
+        if depth == 1 and shape < 0.12:
+            header = f"for (int {it} = 0; {it} < {scope[0].name}; {it}++)"  # triangular
+            var = Var(it, scope[0].size)
+        elif depth > 1 and shape < 0.2:
+            header = f"for (int {it} = 0; {it} <= {outer.name}; {it}++)"  # bound by outer
+            var = Var(it, outer.size)
+        elif shape < 0.3:
+            header = f"for (int {it} = {size} - 1; {it} >= 0; {it}--)"
+            var = Var(it, size)
+        elif shape < 0.4:
+            header = f"for (int {it} = 1; {it} < {size}; {it} += 2)"
+            var = Var(it, size)
+        else:
+            header = f"for (int {it} = 0; {it} < {size}; {it}++)"
+            var = Var(it, size)
+        inner = scope + [var]
+        lines: list[str] = []
+        for _ in range(rng.randint(1, 3)):
+            lines += self.statement(inner, depth)
+        return [header + " {"] + ["    " + line for line in lines] + ["}"]
+
+    def statement(self, scope: list[Var], depth: int) -> list[str]:
+        rng = self.rng
+        roll = rng.random()
+        it = scope[-1].name
+        if roll < 0.12 and depth < 2:
+            return self.loop(scope, depth + 1)
+        if roll < 0.45:
+            op = rng.choice(["+=", "+=", "-=", "= fmax(acc,"])
+            value = self.expr(scope, 0)
+            stmt = f"acc = fmax(acc, {value});" if op.startswith("=") else f"acc {op} {value};"
+            if self.dialect == "cuda":
+                stmt = stmt.replace("fmax(", "fmaxf(")
+        elif roll < 0.6:
+            out = self.owned_array(self.tvars, scope[len(self.tvars):])
+            op = rng.choice(["=", "+="])
+            stmt = f"{self.access(out, scope, scope[len(self.tvars):])} {op} {self.expr(scope, 0)};"
+        elif roll < 0.7:
+            stmt = f"acc = acc * 0.5f + {self.expr(scope, 0)};"
+        elif roll < 0.8:
+            self.temps += 1
+            t = f"t{self.temps}"
+            return [f"float {t} = {self.expr(scope, 0)};", f"acc += {t} * {t};"]
+        else:
+            stmt = f"acc += {self.expr(scope, 0)};"
+        if rng.random() < 0.25:
+            cond = rng.choice([f"{it} != {scope[0].name}", f"{it} < {scope[0].name}",
+                               f"{it} % 3 == 1", f"{self.read(scope, 1)} > 0.0f"])
+            return [f"if ({cond})", "    " + stmt]
+        return [stmt]
+
+    # ------------------------------------------------------------------ arrays
+    def owned_array(self, tvars: list[Var], loops: list[Var]) -> Array:
+        """An array the kernel writes: one dimension per thread variable (indexed by it
+        alone), perhaps one free dimension indexed by a loop iterator or a constant."""
+        rng = self.rng
+        existing = [a for a in self.kernel_arrays if a.written]
+        if existing and rng.random() < 0.5:
+            return rng.choice(existing)
+        dims = [Dim(v.size, pad=rng.choice([0, 0, 0, 1]), owner=v.name) for v in tvars]
+        if len(tvars) == 2 and rng.random() < 0.3:
+            dims.reverse()                        # a transposed write: out[i*M + j]
+        if loops and rng.random() < 0.4:
+            free = Dim(rng.choice(loops).size, pad=rng.choice([0, 1]))
+            dims.insert(rng.randint(0, len(dims)), free)
+        return self.new_array(dims, written=True)
+
+    def new_array(self, dims: list[Dim], written: bool) -> Array:
+        name = "ABCDEFGHPQRSTUVW"[len(self.arrays)]
+        array = Array(name, dims, written)
+        if not written:
+            array.const = self.rng.random() < 0.4
+            array.restrict = self.rng.random() < 0.3
+        self.arrays[name] = array
+        self.kernel_arrays.append(array)
+        return array
+
+    def read(self, scope: list[Var], depth: int) -> str:
+        """A read of an input array (new or existing), or of an owned element."""
+        rng = self.rng
+        written = [a for a in self.kernel_arrays if a.written]
+        if written and rng.random() < 0.1:
+            return self.access(rng.choice(written), scope, scope[len(self.tvars):])
+        inputs = [a for a in self.kernel_arrays if not a.written]
+        if inputs and rng.random() < 0.6:
+            array = rng.choice(inputs)
+        else:
+            dims = []
+            for _ in range(rng.choice([1, 2, 2, 2])):
+                var = rng.choice(scope)
+                dims.append(Dim(var.size, rng.choice([1, 1, 1, 2]), rng.choice([0, 0, 1, 2])))
+            array = self.new_array(dims, written=False)
+        return self.access(array, scope, [])
+
+    def access(self, array: Array, scope: list[Var], loops: list[Var]) -> str:
+        """``A[flat index]`` with an in-bounds index for every dimension."""
+        index = []
+        for dim in array.dims:
+            if dim.owner is not None:
+                index.append(dim.owner)
+            else:
+                index.append(self.dim_index(dim, loops if array.written else scope))
+        flat = index[0]
+        for dim, part in zip(array.dims[1:], index[1:]):
+            flat = f"({flat}) * {dim.extent()} + {part}" if " " in flat else \
+                f"{flat} * {dim.extent()} + {part}"
+        return f"{array.name}[{flat}]"
+
+    def dim_index(self, dim: Dim, scope: list[Var]) -> str:
+        """An index expression whose values stay in [0, extent) of ``dim``."""
+        rng = self.rng
+        fits = [v.name for v in scope if v.size == dim.size]
+        if not fits:
+            return str(rng.randint(0, dim.pad))
+        v = rng.choice(fits)
+        forms = [v, v, v, f"{dim.size} - 1 - {v}"]
+        if dim.pad:
+            forms.append(f"{v} + {rng.randint(1, dim.pad)}")
+        if dim.mult == 2:
+            forms += [f"2 * {v}", f"2 * {v} + {min(dim.pad + 1, rng.randint(0, 2))}"]
+            if len(fits) > 1:
+                forms.append(" + ".join(rng.sample(fits, 2)))
+        return rng.choice(forms)
+
+    def expr(self, scope: list[Var], depth: int) -> str:
+        rng = self.rng
+        roll = rng.random()
+        if depth < 2 and roll < 0.35:
+            op = rng.choice(["+", "-", "*", "*"])
+            return f"{self.expr(scope, depth + 1)} {op} {self.expr(scope, depth + 1)}"
+        if depth < 2 and self.helper and roll < 0.42:
+            return f"combine({self.expr(scope, depth + 1)}, {self.expr(scope, depth + 1)})"
+        if roll < 0.85:
+            return self.read(scope, depth)
+        return rng.choice(["0.25f", "2.0f", "alpha" if self.current.has_alpha else "1.5f",
+                           f"(float){rng.choice(scope).name}"])
+
+    # ------------------------------------------------------------------ text
+    def kernel_lines(self, kernel: Kernel) -> list[str]:
+        params = []
+        space = "__global " if self.dialect == "opencl" else ""
+        restrict = "__restrict__ " if self.dialect == "cuda" else "restrict "
+        for array in kernel.arrays:
+            params.append(f"{space}{'const ' if array.const else ''}float *"
+                          f"{restrict if array.restrict else ''}{array.name}")
+        if kernel.has_alpha:
+            params.append("float alpha")
+        params += [f"int {name}" for name in self.sizes]
+        head = "__global__ void" if self.dialect == "cuda" else "__kernel void"
+        lines = [f"{head} {kernel.name}({', '.join(params)})", "{"]
+        lines += ["    " + line for line in self.thread_ids(kernel)]
+        body = ["    " + line for line in kernel.body]
+        if kernel.guarded:
+            cond = " && ".join(f"{v} < {s}" for v, s in zip("ij", kernel.threads))
+            if self.rng.random() < 0.3:
+                neg = " || ".join(f"{v} >= {s}" for v, s in zip("ij", kernel.threads))
+                lines += [f"    if ({neg})", "        return;"] + body
+            else:
+                lines += [f"    if ({cond}) {{"] + ["    " + b for b in body] + ["    }"]
+        else:
+            lines += body
+        return lines + ["}", ""]
+
+    def thread_ids(self, kernel: Kernel) -> list[str]:
+        out = []
+        for var, axis in zip("ij", "xy"):
+            if var == "j" and len(kernel.threads) < 2:
+                break
+            n = "xy".index(axis)
+            if self.dialect == "cuda":
+                expr = self.rng.choice([f"blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}",
+                                        f"threadIdx.{axis} + blockIdx.{axis} * blockDim.{axis}",
+                                        f"blockDim.{axis} * blockIdx.{axis} + threadIdx.{axis}"])
+            else:
+                expr = self.rng.choice([f"get_global_id({n})",
+                                        f"get_group_id({n}) * get_local_size({n}) + "
+                                        f"get_local_id({n})"])
+            out.append(f"int {var} = {expr};")
+        return out
+
+
+def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
+                  ) -> Case:
+    """Case ``index`` of the campaign seeded ``seed``: a random file and random options
+    (dialect, target, arch, disabled passes among ``pass_names``, merge factors, memory)."""
+    rng = random.Random(f"{seed}:{index}")
+    dialect = rng.choice(["cuda", "opencl"])
+    source = KernelGenerator(rng, dialect).file()
+    options: dict = {}
+    disabled = [p for p in pass_names if rng.random() < 0.2]
+    if disabled:
+        options["disable"] = disabled
+    if rng.random() < 0.15:
+        options["merge"] = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4]))
+    if rng.random() < 0.2:
+        options["memory"] = rng.choice(memories)
+    return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
+                rng.choice(["sm_90", "sm_80", "gfx90a"]), options)

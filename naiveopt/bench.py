@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cuda_runner
-from .api import compile_module, naive_program
+from .api import MEMORIES, compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
 from .frontend import macro_defines
+from .ir.textures import param_layout
 from .verify import opencl
 from .verify.check import launch_sizes, make_arg
 from .verify.expr import evaluate
@@ -57,13 +58,15 @@ class BenchResult:
 
 def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                defines: dict[str, str] | None = None, runs: int = MIN_RUNS, warmup: int = 3,
-               device: str | None = None, size_set: str | None = None) -> list[BenchResult]:
-    """Time every kernel of a file, naive and optimized, on ``device`` (cuda | opencl)."""
+               device: str | None = None, size_set: str | None = None,
+               options: dict | None = None) -> list[BenchResult]:
+    """Time every kernel of a file, naive and optimized, on ``device`` (cuda | opencl).
+    ``options`` are the optimizer's (e.g. ``{"memory": "texture"}``)."""
     defines = dict(defines or {})
     runs = max(runs, MIN_RUNS)
     device = device or ("cuda" if cuda_runner.available() else "opencl")
     target = "cuda" if device == "cuda" else "opencl"
-    opt = compile_module(source, filename, target, arch, True, defines)
+    opt = compile_module(source, filename, target, arch, True, defines, options=options)
     naive = compile_module(source, filename, target, arch, False, defines)
     spec = opt.spec
     if spec is None:
@@ -78,19 +81,21 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
     for proc in opt.module.procedures:
         kspec = spec.kernels[proc.name]
         args = [make_arg(a, sizes, np.random.default_rng(3)) for a in kspec.args]
-        options = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
-        options += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
+        build = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
+        build += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
         times = {}
         for label, compiled in (("naive", naive), ("optimized", opt)):
             geo = compiled.geometries[proc.name]
+            layout = param_layout(next(p for p in compiled.module.procedures
+                                       if p.name == proc.name))
             global_size, local_size = launch_sizes(geo, sizes)
             if device == "cuda":
-                text = "\n".join(f"#define {o[2:].replace('=', ' ', 1)}" for o in options) + \
+                text = "\n".join(f"#define {o[2:].replace('=', ' ', 1)}" for o in build) + \
                     "\n" + render(compiled.module, "cuda", arch, compiled.geometries, {},
                                   filename, None)
                 grid = (global_size[0] // local_size[0], global_size[1] // local_size[1])
                 t = cuda_runner.CudaKernel(text, proc.name).time(args, grid, local_size,
-                                                                 warmup, runs)
+                                                                 warmup, runs, layout)
             else:
                 text = render(compiled.module, "opencl", arch, compiled.geometries, {},
                               filename, None) if label == "optimized" else None
@@ -99,8 +104,8 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                     text, extra = program.source, program.options
                 else:
                     extra = []
-                t = opencl.time_kernel(text, proc.name, options + extra, args, global_size,
-                                       local_size, warmup, runs)
+                t = opencl.time_kernel(text, proc.name, build + extra, args, global_size,
+                                       local_size, warmup, runs, layout)
             times[label] = statistics.median(t)
         footprint = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
         flops = int(evaluate(kspec.flops, sizes)) if kspec.flops else None
@@ -119,6 +124,8 @@ def bench_main(argv: list[str]) -> int:
     p.add_argument("--device", choices=("cuda", "opencl"), help="default: CUDA if present")
     p.add_argument("--sizes", help="metadata size set (default: 'default' on a GPU, "
                    "'profile' on the CPU)")
+    p.add_argument("--memory", choices=MEMORIES, default="global",
+                   help="memory of read-only arrays in the optimized kernel")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     from .cli import parse_defines, read_source, report
@@ -126,7 +133,8 @@ def bench_main(argv: list[str]) -> int:
     try:
         results = bench_file(read_source(args.kernel), args.kernel, arch=args.arch,
                              defines=parse_defines(args.defines), runs=args.runs,
-                             device=args.device, size_set=args.sizes)
+                             device=args.device, size_set=args.sizes,
+                             options={"memory": args.memory})
     except NaiveoptError as exc:
         return report(exc, args.kernel)
     if args.json:

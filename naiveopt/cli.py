@@ -195,6 +195,9 @@ def profile_main(argv: list[str]) -> int:
     p.add_argument("--compare", action="store_true", help="naive and optimized side by side")
     p.add_argument("--max-blocks", type=int, default=8,
                    help="blocks that record their accesses (default 8); totals are scaled")
+    p.add_argument("--memory", choices=MEMORIES, default="global",
+                   help="memory of read-only arrays in the optimized kernel (texture reads "
+                   "are not recorded: they are not global-memory sectors)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     try:
@@ -203,6 +206,7 @@ def profile_main(argv: list[str]) -> int:
         variants = [False, True] if args.compare else [args.optimized]
         runs = {opt: profile_file(source, args.kernel, arch=args.arch, opt=opt,
                                   defines=defines, metadata=args.metadata,
+                                  options={"memory": args.memory},
                                   max_blocks=args.max_blocks) for opt in variants}
     except NaiveoptError as exc:
         return report(exc, args.kernel)

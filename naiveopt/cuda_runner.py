@@ -2,7 +2,9 @@
 
 Used by ``naiveopt bench`` when a CUDA device is present (the GPU machines have cuda-python;
 pycuda does not build there, see shared/toolchain.md). Kernels are compiled with NVRTC for the
-device's own architecture; C++ name mangling is resolved with name expressions.
+device's own architecture; C++ name mangling is resolved with name expressions. Arrays a
+kernel reads through textures (``--memory texture``) are wrapped in texture objects over their
+device buffers (cuTexObjectCreate on linear memory), as the launch sidecar tells a host to.
 """
 from __future__ import annotations
 
@@ -80,17 +82,27 @@ class CudaKernel:
         self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
 
     def time(self, args: list, grid: tuple[int, int], block: tuple[int, int], warmup: int,
-             runs: int) -> list[float]:
-        """Seconds per launch (CUDA events), after ``warmup`` launches."""
+             runs: int, layout: list[tuple[int, int]] | None = None) -> list[float]:
+        """Seconds per launch (CUDA events), after ``warmup`` launches. ``layout`` binds
+        arguments to parameters as in verify/opencl.py: (argument, texel width), width 0 for
+        the argument itself, 1/2/4 for a texture object over that array's device buffer."""
         from cuda.bindings import driver as cu  # type: ignore[import-not-found]
 
-        pointers, values, types = [], [], []
-        for a in args:
+        pointers, textures = {}, []
+        for position, a in enumerate(args):
             if isinstance(a, np.ndarray):
                 ptr = _check(cu.cuMemAlloc(a.nbytes))
                 _check(cu.cuMemcpyHtoD(ptr, a.ctypes.data, a.nbytes))
-                pointers.append(ptr)
-                values.append(ptr)
+                pointers[position] = ptr
+        values, types = [], []
+        for position, width in layout or [(i, 0) for i in range(len(args))]:
+            a = args[position]
+            if width:
+                textures.append(_texture_object(pointers[position], a, width))
+                values.append(int(textures[-1]))
+                types.append(ctypes.c_ulonglong)
+            elif isinstance(a, np.ndarray):
+                values.append(pointers[position])
                 types.append(None)
             else:
                 values.append(a.item())
@@ -107,8 +119,30 @@ class CudaKernel:
                 if i >= warmup:
                     times.append(_check(cu.cuEventElapsedTime(start, end)) * 1e-3)
         finally:
-            for ptr in pointers:
+            for tex in textures:
+                cu.cuTexObjectDestroy(tex)
+            for ptr in pointers.values():
                 cu.cuMemFree(ptr)
             cu.cuEventDestroy(start)
             cu.cuEventDestroy(end)
         return times
+
+
+def _texture_object(pointer, array: np.ndarray, width: int):
+    """A texture object over ``array``'s device buffer with ``width``-element texels:
+    cudaResourceTypeLinear, point sampling, elements read as they are (integers as integers),
+    floor(n / width) texels, exactly what the sidecar tells a host to create."""
+    from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+
+    integer = array.dtype == np.int32
+    res = cu.CUDA_RESOURCE_DESC()
+    res.resType = cu.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
+    res.res.linear.devPtr = pointer
+    res.res.linear.format = (cu.CUarray_format.CU_AD_FORMAT_SIGNED_INT32 if integer
+                             else cu.CUarray_format.CU_AD_FORMAT_FLOAT)
+    res.res.linear.numChannels = width
+    res.res.linear.sizeInBytes = array.size // width * width * array.itemsize
+    desc = cu.CUDA_TEXTURE_DESC()
+    desc.filterMode = cu.CUfilter_mode.CU_TR_FILTER_MODE_POINT
+    desc.flags = cu.CU_TRSF_READ_AS_INTEGER if integer else 0
+    return _check(cu.cuTexObjectCreate(res, desc, None))

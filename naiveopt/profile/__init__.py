@@ -4,7 +4,9 @@ The kernel (naive, or as naiveopt optimizes it) is written as OpenCL, instrument
 (instrument.py), run on PoCL at the profile sizes, and its trace turned into per-site and total
 metrics (metrics.py) under the target's warp size, sector size and bank layout. Sampling: at
 most ``max_blocks`` blocks record (every k-th block id), and totals are scaled to the whole
-launch.
+launch. Reads through textures/images (``--memory texture``) are not array accesses in the
+kernel and are not recorded: they do not count as global-memory sectors, as on hardware, where
+they take the texture path.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..api import compile_module
 from ..emit import render
 from ..errors import NaiveoptError
 from ..frontend import macro_defines
+from ..ir.textures import param_layout
 from ..targets import get_target, occupancy
 from ..verify import opencl
 from ..verify.check import launch_sizes, make_arg
@@ -92,7 +95,8 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         args = [make_arg(a, sizes, rng) for a in kspec.args]
         options_ = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
         options_ += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
-        trace, count = _run(text, proc.name, options_, args, global_size, local_size, stride)
+        trace, count = _run(text, proc.name, options_, args, global_size, local_size, stride,
+                            param_layout(proc))
         array_sectors = {}
         for a in kspec.args:
             if a.shape:
@@ -112,13 +116,15 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
     return out
 
 
-def _run(text, kernel, options, args, global_size, local_size, stride):
+def _run(text, kernel, options, args, global_size, local_size, stride, layout):
     capacity = FIRST_CAPACITY
+    recorder = [(len(args) + k, 0) for k in range(4)]     # the trace arguments, appended
     for _ in range(2):
         trace = np.zeros(capacity * RECORD_WORDS, dtype=np.uint32)
         counter = np.zeros(1, dtype=np.uint32)
         results = opencl.run(text, kernel, options, args + [
-            trace, counter, np.uint32(capacity), np.uint32(stride)], global_size, local_size)
+            trace, counter, np.uint32(capacity), np.uint32(stride)], global_size, local_size,
+            layout + recorder)
         count = int(results[-1][0])
         if count <= capacity:
             return results[-2], count

@@ -72,7 +72,9 @@ def _image(ctx, array: np.ndarray, width: int):
     buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
     fmt = cl.ImageFormat(getattr(cl.channel_order, _CHANNEL_ORDERS[width]),
                          getattr(cl.channel_type, _CHANNEL_TYPES[array.dtype]))
-    return cl.create_image(ctx, mf.READ_ONLY, fmt, shape=(texels,), buffer=buf)
+    image = cl.create_image(ctx, mf.READ_ONLY, fmt, shape=(texels,), buffer=buf)
+    image._buffer = buf         # the buffer must live as long as the image
+    return image
 
 
 def _bind(ctx, args: list, memory: list, layout: list[tuple[int, int]] | None) -> list:
@@ -100,7 +102,8 @@ def _time(job: tuple) -> tuple[str, object]:
     bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
             if isinstance(a, np.ndarray) else a for a in args]
     k = cl.Kernel(program, kernel)
-    k.set_args(*_bind(ctx, args, bufs, layout))
+    params = _bind(ctx, args, bufs, layout)    # kept alive while the kernel runs
+    k.set_args(*params)
     times = []
     for i in range(warmup + runs):
         event = cl.enqueue_nd_range_kernel(queue, k, global_size, local_size)

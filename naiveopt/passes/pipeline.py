@@ -15,6 +15,7 @@ from .functional.predefined import Predefined
 from .manager import Disabled, Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
+from .optimize.partition_camping import PartitionCamping
 from .optimize.register_promotion import RegisterPromotion
 from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
@@ -30,7 +31,7 @@ def optimization_passes(disabled: frozenset[str] = frozenset()) -> list[Pass]:
     """Optimization passes, in order; those named in ``disabled`` are replaced by a pass that
     only says so (every pass leaves a remark)."""
     passes: list[Pass] = [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
-                          CoalesceWrites(), Texture()]
+                          CoalesceWrites(), Texture(), PartitionCamping()]
     return [Disabled(p.name) if p.name in disabled else p for p in passes]
 
 

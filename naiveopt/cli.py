@@ -18,6 +18,7 @@ import tempfile
 
 from . import __version__
 from .api import MEMORIES, TARGETS, OptimizeResult, optimize
+from .passes.optimize.vectorize import MODES as VECTORIZE_MODES
 from .passes.pipeline import optimization_pass_names
 from .errors import NaiveoptError
 from .targets import get_target
@@ -42,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", choices=MEMORIES, default="global",
                    help="where read-only arrays are read from: global memory, or CUDA texture "
                         "objects / OpenCL images (default global)")
+    p.add_argument("--vectorize", choices=VECTORIZE_MODES, default="auto",
+                   help="auto: where it pays on the target (always on AMD and for texture "
+                        "memory; on NVIDIA where 128-bit accesses cut instructions); always: "
+                        "wherever legal; never (default auto)")
     p.add_argument("--disable-pass", dest="disable", action="append", default=[],
                    metavar="PASS", choices=optimization_pass_names(),
                    help="switch an optimization pass off (repeatable): "
@@ -71,7 +76,8 @@ def parse_defines(items: list[str]) -> dict[str, str]:
 
 def _options(args: argparse.Namespace) -> dict:
     """Pass options from the command line."""
-    options: dict = {"memory": args.memory, "disable": list(args.disable)}
+    options: dict = {"memory": args.memory, "disable": list(args.disable),
+                     "vectorize": args.vectorize}
     if args.merge:
         x, sep, y = args.merge.partition(":")
         if not (sep and x.isdigit() and y.isdigit() and int(x) > 0 and int(y) > 0):

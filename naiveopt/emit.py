@@ -12,6 +12,7 @@ import jinja2
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
+from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import texture_params
 from .launch import LaunchGeometry, texture_note
 
@@ -35,9 +36,17 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                 "textures": [texture_note(t, target) for t in texture_params(p)]}
                for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,
-                           kernels=kernels, helpers=[to_c(h).rstrip() for h in module.helpers],
+                           kernels=kernels, vector_helpers=_vector_helpers(module, target),
+                           helpers=[to_c(h).rstrip() for h in module.helpers],
                            macros=module.macros, sidecar=sidecar)
     return format_code(text.rstrip() + "\n")
+
+
+def _vector_helpers(module: GModule, target: str) -> list[str]:
+    """The CUDA vector-access helpers the kernels call (OpenCL has vloadN/vstoreN)."""
+    if target != "cuda":
+        return []
+    return cuda_helpers(used_vectors([p.func for p in module.procedures]))
 
 
 #: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body.
@@ -67,6 +76,7 @@ def format_code(text: str) -> str:
 def render_cuda_kernel(module: GModule, proc: GProcedure) -> str:
     """A minimal CUDA file with one (postprocessed) kernel, for resource queries."""
     parts = [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
+    parts += cuda_helpers(used_vectors([proc.func]))
     parts += [to_c(h) for h in module.helpers]
     parts.append(to_c(proc.func))
     return "\n".join(parts) + "\n"

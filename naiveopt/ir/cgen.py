@@ -4,6 +4,7 @@ from __future__ import annotations
 from pycparser import c_ast, c_generator
 
 from .nodes import TEXTURE_ELEMENTS, PredefId, TexFetch
+from .vector import VectorLoad, VectorStore, print_load, print_store
 
 
 class KernelGenerator(c_generator.CGenerator):
@@ -14,6 +15,13 @@ class KernelGenerator(c_generator.CGenerator):
 
     def visit_PredefId(self, n) -> str:  # noqa: N802 (pycparser's naming)
         return n.name
+
+    def visit_VectorLoad(self, n: VectorLoad) -> str:  # noqa: N802
+        return print_load(n, self.visit(n.ref))
+
+    def visit_VectorStore(self, n: VectorStore) -> str:  # noqa: N802
+        # a statement: pycparser's statement printer adds ';' only to the node types it knows
+        return print_store(n, self.visit(n.ref), self.visit(n.value)) + ";"
 
     def visit_TexFetch(self, n: TexFetch) -> str:  # noqa: N802
         """``tex1Dfetch<T>(tex, i)`` (CUDA) or ``read_imageT(image, i)`` (OpenCL); an OpenCL
@@ -31,7 +39,7 @@ class KernelGenerator(c_generator.CGenerator):
                 f"{read}({n.param}, {base} + 1).x))")
 
     def _is_simple_node(self, n) -> bool:
-        return isinstance(n, PredefId) or super()._is_simple_node(n)
+        return isinstance(n, (PredefId, VectorLoad)) or super()._is_simple_node(n)
 
 
 def to_c(node: c_ast.Node) -> str:

@@ -100,6 +100,7 @@ class MemoryExpression:
     two_d: tuple[sympy.Expr, sympy.Expr] | None = None   # recovered (y, x)
     width: sympy.Expr | None = None                      # row width used for recovery
     loops: list[str] = field(default_factory=list)       # enclosing loop iterators, outer first
+    vector_width: int = 1                                # elements per access (float4: 4)
 
     @property
     def kind(self) -> str:

@@ -18,6 +18,7 @@ from pycparser import c_ast
 from ..ir import GModule, GProcedure
 from ..ir.build import statements
 from ..ir.rewrite import walk
+from ..ir.vector import VectorLoad, VectorStore
 
 RECORD_WORDS = 5
 
@@ -52,6 +53,7 @@ class Site:
     is_store: bool
     elem_bytes: int
     text: str         # the access as written
+    width: int = 1    # consecutive elements per access (4 for a float4 load)
 
 
 def _elem_bytes(type_name: str) -> int:
@@ -99,10 +101,13 @@ def instrument(module: GModule, proc: GProcedure) -> tuple[GModule, list[Site]]:
             continue
         space, elem = arrays[base.name]
         store = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or \
-            (isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--"))
+            (isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--")) \
+            or isinstance(parent, VectorStore)
         load = not store or (isinstance(parent, c_ast.Assignment) and parent.op != "=") or \
             isinstance(parent, c_ast.UnaryOp)
-        site = Site(len(sites), base.name, space, load, store, _elem_bytes(elem), to_c(node))
+        width = parent.width if isinstance(parent, (VectorLoad, VectorStore)) else 1
+        site = Site(len(sites), base.name, space, load, store, _elem_bytes(elem), to_c(node),
+                    width)
         sites.append(site)
         flat: c_ast.Node = copy.deepcopy(subs[0])
         for sub, dim in zip(subs[1:], pitches.get(base.name, [])[1:]):

@@ -77,6 +77,8 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
     warp = thread // target.warp_size
     elem = np.array([s.elem_bytes for s in sites] or [4], dtype=np.int64)[site]
     addr = index * elem
+    # the last byte of a vector access (an unaligned vload4 may straddle two sectors)
+    last = addr + np.array([s.width for s in sites] or [1], dtype=np.int64)[site] * elem - 1
     per_site: list[SiteMetrics] = []
     totals = Totals()
     if rec.size:
@@ -90,7 +92,9 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
         reqs = request[mask]
         n_requests = len(np.unique(reqs)) * scale
         if s.space == "global":
-            pairs = np.unique(np.stack([reqs, addr[mask] // sector_bytes], axis=1), axis=0)
+            touched = np.concatenate([addr[mask], last[mask]]) // sector_bytes
+            pairs = np.unique(np.stack([np.concatenate([reqs, reqs]), touched], axis=1),
+                              axis=0)
             sectors, conflicts = len(pairs) * scale, 0.0
         else:
             sectors, conflicts = _wavefronts(reqs, addr[mask] // target.bank_width_bytes,
@@ -109,7 +113,8 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
             totals.shared_bank_conflicts += conflicts
     for array in sorted({s.array for s in sites if s.space == "global"}):
         numbers = [s.number for s in sites if s.array == array]
-        touched = len(np.unique(addr[np.isin(site, numbers)] // sector_bytes))
+        hit = np.isin(site, numbers)
+        touched = len(np.unique(np.concatenate([addr[hit], last[hit]]) // sector_bytes))
         totals.compulsory_sectors += min(array_sectors.get(array, touched * scale),
                                          touched * scale)
     return per_site, totals

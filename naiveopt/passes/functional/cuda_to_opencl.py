@@ -3,7 +3,7 @@
 Rewrites the postprocessed CUDA tree into OpenCL C 1.2: __global__ -> __kernel, pointer
 parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> work-item
 functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
-and CUDA's *f math functions -> OpenCL's overloaded built-ins.
+CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ...errors import error_at
 from ...ir import GModule, GProcedure
 from ...ir.rewrite import map_nodes, walk
 from ...ir.textures import bind_textures
+from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
 from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, DIMS, call, call_args,
                        call_name)
@@ -57,6 +58,8 @@ def _rewrite_body(body: c_ast.Node, path: str) -> None:
     for node, _ in walk(body):
         if isinstance(node, c_ast.Decl) and "__shared__" in node.storage:
             node.storage = ["__local" if s == "__shared__" else s for s in node.storage]
+        elif isinstance(node, (VectorLoad, VectorStore)):
+            node.dialect = "opencl"         # vloadN/vstoreN: no alignment requirement
 
     def fn(node: c_ast.Node) -> c_ast.Node:
         if isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \

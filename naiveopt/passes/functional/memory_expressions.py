@@ -13,6 +13,7 @@ from ...ir import GLoop, GProcedure, MemoryExpression
 from ...ir.cgen import to_c
 from ...ir.rewrite import assigned_names, walk
 from ...ir.symbolic import SymbolEnv, decompose, recover_2d, to_sympy
+from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
 
 
@@ -54,9 +55,11 @@ class MemoryExpressions(Pass):
     @staticmethod
     def _memory_expression(node, parent, base, indices, space, loops, env, local_arrays):
         is_write = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or (
-            isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--"))
+            isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--")) or (
+            isinstance(parent, VectorStore) and parent.ref is node)
         is_read = not is_write or (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
             or isinstance(parent, c_ast.UnaryOp)
+        lanes = parent.width if isinstance(parent, (VectorLoad, VectorStore)) else 1
         env = env.scoped({lp.iterator for lp in loops if lp.canonical and lp.iterator})
         parts = [to_sympy(i, env) for i in indices]
         if len(parts) == 1:
@@ -72,7 +75,7 @@ class MemoryExpressions(Pass):
         canon = [lp.iterator for lp in loops if lp.canonical and lp.iterator]
         return MemoryExpression(array=base, node=node, is_read=is_read, is_write=is_write,
                                 space=space, index=index, decomposition=decompose(index, env),
-                                two_d=yx, width=width, loops=canon)
+                                two_d=yx, width=width, loops=canon, vector_width=lanes)
 
 
 def symbol_env(proc: GProcedure, ctx: PassContext) -> SymbolEnv:

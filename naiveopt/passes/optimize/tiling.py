@@ -38,6 +38,7 @@ from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
 from ...targets import Target
 from .banks import tile_pad
+from .copies import local_names, rewrite_copy
 from .shape import KernelShape, guarded, kernel_shape
 from .staging import fresh, shared_array
 
@@ -183,9 +184,9 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
                   copy.deepcopy(shape.body[position + 1:])]
         guard = copy.deepcopy(shape.guard) if shape.guard is not None else None
         if merged:
-            renames = _local_names(p, k, suffix, taken)
-            pieces = [[_rewrite(st, subst, renames) for st in piece] for piece in pieces]
-            guard = _rewrite(guard, subst, renames) if guard is not None else None
+            renames = local_names(p, k, suffix, taken)
+            pieces = [[rewrite_copy(st, subst, renames) for st in piece] for piece in pieces]
+            guard = rewrite_copy(guard, subst, renames) if guard is not None else None
         prologue, pre, (body,), post = pieces
         active = fresh(taken, f"active{suffix}") if guard is not None else None
         prologue_all += prologue
@@ -306,36 +307,6 @@ def _loads(s: Staging, name: str, plan: TilingPlan, shape: KernelShape, lp: GLoo
         f"for (int {e} = {first}; {e} < {rows * cols}; {e} += {plan.block[0] * plan.block[1]})"
         f" {{ int {r} = {e} / {cols}; int {c} = {e} % {cols}; "
         f"{name}[{r}][{c}] = ({' && '.join(conds)}) ? {s.array}[(Y) * W + X] : 0; }}", **holes)
-
-
-def _local_names(p: GProcedure, iterator: str, suffix: str, taken: set[str]) -> dict[str, str]:
-    """New names for every local variable of the kernel in one thread-merge copy."""
-    params = {q.name for q in p.params}
-    names = {}
-    for n, _ in walk(p.body):
-        if isinstance(n, c_ast.Decl) and n.name and n.name not in params and \
-                n.name != iterator and n.name not in names:
-            names[n.name] = fresh(taken, n.name + suffix)
-    return names
-
-
-def _rewrite(node: c_ast.Node, subst: dict[str, c_ast.Node], renames: dict[str, str]
-             ) -> c_ast.Node:
-    """Substitute merged ids and rename locals in a (copied) subtree."""
-    def fn(n: c_ast.Node) -> c_ast.Node:
-        if isinstance(n, PredefId) and n.name in subst:
-            return copy.deepcopy(subst[n.name])
-        if isinstance(n, c_ast.ID) and n.name in renames:
-            n.name = renames[n.name]
-        elif isinstance(n, c_ast.Decl) and n.name in renames:
-            n.name = renames[n.name]
-            t = n.type
-            while not isinstance(t, c_ast.TypeDecl):
-                t = t.type
-            t.declname = n.name
-        return n
-
-    return map_nodes(node, fn)
 
 
 def traffic(plan: TilingPlan) -> float:

@@ -1,0 +1,130 @@
+"""Vector memory accesses: float2/float4 (int2/int4) loads and stores of consecutive elements.
+
+A vector access reads or writes ``width`` consecutive elements starting at ``A[i]`` with one
+instruction (LDG.128 / buffer_load_dwordx4). The IR keeps the scalar access ``A[i]`` inside the
+node, so analyses and the profiler still see the array and the index of its first element.
+
+The two dialects spell it differently, and the difference matters for correctness:
+
+- OpenCL's ``vload4(0, &A[i])`` / ``vstore4(v, 0, &A[i])`` need only element alignment, so
+  they are always legal.
+- CUDA has no unaligned vector load: ``*(const float4 *)&A[i]`` faults unless the address is
+  16-byte aligned, which depends on runtime values (row widths, the pointer the host passes).
+  CUDA output therefore calls a small helper that takes the vector path when the address is
+  aligned and falls back to scalar accesses otherwise (the scalar remainder), so an odd row
+  width or an offset pointer is slower but never wrong.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+#: Scalar element types that have vector forms, with their size in bytes.
+VECTOR_ELEMENTS = {"float": 4, "int": 4, "unsigned int": 4, "uint": 4}
+LANES = "xyzw"
+
+
+def vector_type(elem: str, width: int) -> str:
+    """``float`` x 4 -> ``float4`` (``unsigned int`` -> ``uint4``)."""
+    return {"unsigned int": "uint"}.get(elem, elem) + str(width)
+
+
+class VectorLoad(c_ast.Node):
+    """``width`` consecutive elements read from ``ref`` (an ArrayRef ``A[i]``) at once."""
+
+    __slots__ = ("ref", "width", "elem", "dialect", "coord", "__weakref__")
+    attr_names = ("width", "elem", "dialect")
+
+    def __init__(self, ref: c_ast.ArrayRef, width: int, elem: str, dialect: str = "cuda",
+                 coord: object = None) -> None:
+        self.ref, self.width, self.elem, self.dialect, self.coord = (ref, width, elem,
+                                                                     dialect, coord)
+
+    def children(self) -> tuple:
+        return (("ref", self.ref),)
+
+    def __iter__(self):
+        yield self.ref
+
+
+class VectorStore(c_ast.Node):
+    """A statement: ``value`` (a vector) written to ``width`` consecutive elements at ``ref``."""
+
+    __slots__ = ("ref", "value", "width", "elem", "dialect", "coord", "__weakref__")
+    attr_names = ("width", "elem", "dialect")
+
+    def __init__(self, ref: c_ast.ArrayRef, value: c_ast.Node, width: int, elem: str,
+                 dialect: str = "cuda", coord: object = None) -> None:
+        self.ref, self.value, self.width, self.elem, self.dialect, self.coord = (
+            ref, value, width, elem, dialect, coord)
+
+    def children(self) -> tuple:
+        return (("ref", self.ref), ("value", self.value))
+
+    def __iter__(self):
+        yield self.ref
+        yield self.value
+
+
+def lane(vector: c_ast.Node, index: int) -> c_ast.StructRef:
+    """Component ``index`` of a vector value (``v.x``, ``v.y``...)."""
+    return c_ast.StructRef(vector, ".", c_ast.ID(LANES[index]))
+
+
+def declare_vector(name: str, elem: str, width: int, init: c_ast.Node | None) -> c_ast.Decl:
+    """``float4 name = init;`` (pycparser cannot parse vector type names from text)."""
+    return c_ast.Decl(name, [], [], [], [],
+                      c_ast.TypeDecl(name, [], None, c_ast.IdentifierType([vector_type(
+                          elem, width)])), init, None)
+
+
+def helper_name(kind: str, elem: str, width: int) -> str:
+    return f"naiveopt_{kind}_{vector_type(elem, width)}"
+
+
+def print_load(node: VectorLoad, ref_text: str) -> str:
+    if node.dialect == "opencl":
+        return f"vload{node.width}(0, &{ref_text})"
+    return f"{helper_name('load', node.elem, node.width)}(&{ref_text})"
+
+
+def print_store(node: VectorStore, ref_text: str, value_text: str) -> str:
+    if node.dialect == "opencl":
+        return f"vstore{node.width}({value_text}, 0, &{ref_text})"
+    return f"{helper_name('store', node.elem, node.width)}(&{ref_text}, {value_text})"
+
+
+def used_vectors(trees: list[c_ast.Node]) -> list[tuple[str, str, int]]:
+    """The (load|store, element type, width) combinations the trees use, in a stable order."""
+    found = set()
+    for tree in trees:
+        stack = [tree]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, VectorLoad):
+                found.add(("load", n.elem, n.width))
+            elif isinstance(n, VectorStore):
+                found.add(("store", n.elem, n.width))
+            stack.extend(child for _, child in n.children())
+    return sorted(found)
+
+
+def cuda_helpers(used: list[tuple[str, str, int]]) -> list[str]:
+    """CUDA definitions of the helpers ``used``: vector access when aligned, else scalars."""
+    out = []
+    for kind, elem, width in used:
+        vtype = vector_type(elem, width)
+        mask = VECTOR_ELEMENTS[elem] * width - 1
+        name = helper_name(kind, elem, width)
+        lanes = ", ".join(f"p[{i}]" for i in range(width))
+        if kind == "load":
+            out.append(f"__device__ __forceinline__ {vtype} {name}(const {elem} *p) {{\n"
+                       f"    if (((size_t)p & {mask}) == 0) {{\n"
+                       f"        return *(const {vtype} *)p;\n    }}\n"
+                       f"    return make_{vtype}({lanes});\n}}")
+        else:
+            scalars = " ".join(f"p[{i}] = v.{LANES[i]};" for i in range(width))
+            out.append(f"__device__ __forceinline__ void {name}({elem} *p, {vtype} v) {{\n"
+                       f"    if (((size_t)p & {mask}) == 0) {{\n"
+                       f"        *({vtype} *)p = v;\n    }} else {{\n"
+                       f"        {scalars}\n    }}\n}}")
+    return out

@@ -1,0 +1,419 @@
+"""Vectorization (paper 002, VectorizationPass): neighbouring scalar accesses become one
+float4 (int4, float2...) access.
+
+Two forms, both exact (same values, same floating-point evaluation order):
+
+**Along a loop** (paper 002 Fig. 7). A thread that reads ``A[f + k]`` in a loop over k reads
+consecutive elements in consecutive iterations. The loop is unrolled by V; each unrolled step
+loads ``A[f + k .. f + k + V-1]`` once and its V copies of the body take one component each;
+a scalar loop runs the remaining iterations::
+
+    int kv = lo;
+    for (; kv + V-1 < hi; kv += V) {
+        float4 v_A = load4(&A[f + kv]);
+        { const int k = kv;     BODY[A[f + k] -> v_A.x] }
+        ...
+        { const int k = kv + 3; BODY[A[f + k] -> v_A.w] }
+    }
+    for (int k = kv; k < hi; k++) BODY
+
+**Across threads**. A kernel whose accesses move by one element between neighbouring threads
+in x (``C[y*W + x] = A[y] * B[x]``) is merged so that each thread handles V neighbouring x:
+``B[x..x+3]`` is one vector load, ``C[...]`` one vector store, and ``A[y]`` (the same for all
+V) one scalar load instead of V. When any of the V outputs fails the bounds guard the thread
+takes the scalar path: V guarded copies of the original code.
+
+Legality: a vectorized read is of an array the kernel never writes, executed unconditionally
+in every iteration (or by every lane), with an index that is affine with coefficient 1 and
+uses only values fixed before the loop (the loads are hoisted to the top of the step). A loop
+body that writes memory is left alone (hoisting a read above a write could change what it
+reads if the host passes aliasing pointers). A vectorized write is the one statement writing an
+array the kernel never reads, run unconditionally at the top level of every lane, after every
+hoisted read. Vector accesses are exact on any alignment: OpenCL's vloadN/vstoreN need only
+element alignment, and CUDA's helper tests the address and falls back to scalar accesses.
+
+When it fires (``--vectorize auto``): always on AMD targets and with texture memory (paper 002:
+vector types are what reach bandwidth there). On NVIDIA, global memory reaches full bandwidth
+with 32-bit coalesced accesses (paper 002), so vectorization is used only where 128-bit
+accesses cut instructions: a loop run that every thread reads 16-byte aligned whenever the
+runtime sizes allow (thread-id coefficients and constant offsets multiples of V), where one
+LDG.128 replaces four loads; and a merge across threads only when the V lanes share a load.
+``--vectorize always`` applies every legal form on any target, ``--vectorize never`` none.
+"""
+from __future__ import annotations
+
+import copy
+
+import sympy
+from pycparser import c_ast
+
+from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
+from ...ir.build import from_sympy, statements
+from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vector, lane,
+                          vector_type)
+from ...ir.symbolic import to_sympy
+from ...targets import Target, get_target
+from ..functional.memory_expressions import symbol_env
+from ..manager import OptimizationPass, PassContext, reanalyse
+from .copies import local_names, rewrite_copy
+from .shape import contains_barrier, is_pure, kernel_shape
+from .staging import fresh
+from .tiling import uses_raw_thread_ids
+
+VECTOR_BYTES = 16          # float4 / int4: one 128-bit access
+MODES = ("auto", "always", "never")
+IDX = sympy.Symbol("idx", integer=True)
+_BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_ast.DoWhile)
+
+
+class Vectorize(OptimizationPass):
+    name = "vectorize"
+    requires = ("memory-expressions", "nvcc")
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        mode = ctx.options.get("vectorize", "auto")
+        if mode == "never":
+            ctx.remark("missed", self.name, proc, "disabled (--vectorize never)")
+            return
+        target = get_target(ctx.arch)
+        everywhere = mode == "always" or target.vendor == "amd" or \
+            ctx.options.get("memory") == "texture"
+        fired = _vectorize_loops(self.name, proc, ctx, everywhere)
+        fired = _vectorize_threads(self.name, proc, ctx, everywhere, target) or fired
+        if not fired:
+            ctx.remark("missed", self.name, proc, "no access to vectorize (see the remarks "
+                       "above)")
+
+
+# --------------------------------------------------------------------------- shared checks
+def _width(proc: GProcedure, array: str) -> int:
+    """Elements per 128-bit access of ``array`` (0 when its type has no vector form)."""
+    param = proc.param(array)
+    size = VECTOR_ELEMENTS.get(param.base_type) if param is not None else None
+    return VECTOR_BYTES // size if size else 0
+
+
+def _written(proc: GProcedure) -> set[str]:
+    return {m.array for m in proc.memory_expressions if m.is_write}
+
+
+def _read(proc: GProcedure) -> set[str]:
+    return {m.array for m in proc.memory_expressions if m.is_read}
+
+
+def _unconditional(node: c_ast.Node, root: c_ast.Node, parents: dict[int, c_ast.Node]) -> bool:
+    """Whether ``node`` runs whenever ``root`` (a statement containing it) runs."""
+    n = parents.get(id(node))
+    while n is not None and n is not root:
+        if isinstance(n, _BRANCHES) or (isinstance(n, c_ast.BinaryOp) and
+                                        n.op in ("&&", "||")):
+            return False
+        n = parents.get(id(n))
+    return n is root
+
+
+def _aligned_everywhere(index: sympy.Expr, width: int, uniforms: set[str]) -> bool:
+    """Whether every thread's vector at ``index`` is 16-byte aligned whenever the runtime sizes
+    (symbols in ``uniforms``) are multiples of ``width``: numeric coefficients of thread ids and
+    iterators, and the constant offset, must be multiples of ``width``."""
+    for term in sympy.Add.make_args(sympy.expand(index)):
+        coeff, rest = term.as_coeff_Mul()
+        if any(s.name in uniforms for s in rest.free_symbols):
+            continue
+        if not coeff.is_integer or coeff % width:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- along a loop
+def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: bool) -> bool:
+    """Vectorize every eligible loop of ``proc``; whether any was."""
+    done: set[int] = set()      # remainder loops (and loops already reported)
+    fired = False
+    while True:
+        for lp in proc.loops:
+            if id(lp.node) in done:
+                continue
+            done.add(id(lp.node))
+            groups, why = _loop_candidates(proc, ctx, lp, everywhere)
+            if not groups:
+                if why:
+                    ctx.remark("missed", name, proc, f"loop over {lp.iterator or '?'}: {why}")
+                continue
+            remainder = _unroll(proc, lp, groups)
+            done.add(id(remainder))
+            ctx.remark("applied", name, proc, f"loop over {lp.iterator}: " + ", ".join(
+                f"{g[0].describe()} read as {vector_type(_elem(proc, g[0]), _width(proc, g[0].array))}"
+                for g in groups) + "; scalar loop for the remaining iterations")
+            reanalyse(proc, ctx)
+            fired = True
+            break
+        else:
+            return fired
+
+
+def _elem(proc: GProcedure, m: MemoryExpression) -> str:
+    return proc.param(m.array).base_type
+
+
+def _loop_obstacle(lp: GLoop) -> str:
+    if not lp.canonical or lp.step != 1:
+        return "not a canonical loop with step 1"
+    node = lp.node
+    if not isinstance(node.init, c_ast.DeclList) or not isinstance(node.cond, c_ast.BinaryOp) \
+            or node.cond.op not in ("<", "<=", ">", ">="):
+        return "the loop does not declare its iterator or its condition is not a < bound"
+    if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto, c_ast.Label))
+           for n, _ in walk(node.stmt)):
+        return "the body has break/continue/return"
+    if contains_barrier(node.stmt):
+        return "the body has a barrier"
+    assigned = assigned_names(node.stmt)
+    if not is_pure(lp.upper) or identifiers(lp.upper) & set(assigned):
+        return "the bound changes inside the loop"
+    return ""
+
+
+def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: bool
+                     ) -> tuple[list[list[MemoryExpression]], str]:
+    """The reads to vectorize in ``lp``, grouped by address; or ([], why none)."""
+    why = _loop_obstacle(lp)
+    if why:
+        return [], ""        # the loops pass already said why the loop is not canonical
+    inside = [m for m in proc.memory_expressions
+              if any(n is m.node for n, _ in walk(lp.node.stmt))]
+    if not inside:
+        return [], ""
+    if any(m.is_write and m.space in ("global", "shared") for m in inside):
+        return [], "the body writes memory (a hoisted read could see the write through " \
+                   "aliasing pointers)"
+    parents = {id(n): p for n, p in walk(lp.node)}
+    body_names = set(assigned_names(lp.node.stmt)) | {
+        n.name for n, _ in walk(lp.node.stmt) if isinstance(n, c_ast.Decl) and n.name}
+    written, env = _written(proc), symbol_env(proc, ctx)
+    uniforms = env.uniforms
+    k = lp.iterator
+    groups: dict[str, list[MemoryExpression]] = {}
+    reasons = []
+    for m in inside:
+        if m.space != "global" or m.vector_width > 1:
+            continue
+        width = _width(proc, m.array)
+        d = m.decomposition
+        lo = to_sympy(lp.lower, env)
+        if m.array in written or not width:
+            reasons.append(f"{m.describe()}: " + ("the kernel writes it" if width
+                                                  else "no vector type"))
+        elif not d.resolved or d.loop.get(k) != 1:
+            reasons.append(f"{m.describe()}: not consecutive along {k}")
+        elif not _unconditional(m.node, lp.node.stmt, parents):
+            reasons.append(f"{m.describe()}: read conditionally or in an inner loop")
+        elif identifiers(m.node.subscript) & (body_names - {k}):
+            reasons.append(f"{m.describe()}: its index uses values computed in the loop")
+        elif not everywhere and (not _aligned_everywhere(
+                m.index.subs(sympy.Symbol(k, integer=True), lo), width, uniforms)):
+            reasons.append(f"{m.describe()}: not 16-byte aligned for every thread (on "
+                           "NVIDIA, misaligned vectors would fall back to scalar loads)")
+        else:
+            groups.setdefault(f"{m.array}[{sympy.srepr(m.index)}]", []).append(m)
+    return list(groups.values()), "; ".join(reasons)
+
+
+def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[MemoryExpression]]) -> c_ast.For:
+    """Rewrite ``lp`` as vector steps plus a scalar remainder; returns the remainder loop."""
+    node: c_ast.For = lp.node
+    taken = identifiers(proc.func)
+    k = lp.iterator
+    kv = fresh(taken, f"{k}v")
+    decl = node.init.decls[0]
+    itype = " ".join(decl.type.type.names) if isinstance(decl.type, c_ast.TypeDecl) else "int"
+    width = min(_width(proc, g[0].array) for g in groups)
+    hi = lp.upper
+    loads, names = [], []
+    for g in groups:
+        vname = fresh(taken, f"v_{g[0].array}")
+        names.append(vname)
+        ref = _renamed(copy.deepcopy(g[0].node), {k: kv})
+        loads.append(declare_vector(vname, _elem(proc, g[0]), width,
+                                    VectorLoad(ref, width, _elem(proc, g[0]))))
+    lanes = []
+    for i in range(width):
+        memo: dict = {}
+        body = copy.deepcopy(node.stmt, memo)
+        replace = {id(memo[id(m.node)]): lane(c_ast.ID(vname), i)
+                   for g, vname in zip(groups, names) for m in g}
+        body = map_nodes(body, lambda n: replace.get(id(n), n))
+        step = statements(f"const {itype} {k} = {kv} + {i};")
+        lanes.append(c_ast.Compound(step + (body.block_items or [] if isinstance(
+            body, c_ast.Compound) else [body])))
+    main = statements(f"for (; {kv} + {width - 1} < HI; {kv} += {width}) {{ STEP; }}",
+                      HI=copy.deepcopy(hi), STEP=loads + lanes)[0]
+    remainder = c_ast.For(c_ast.DeclList([c_ast.Decl(
+        k, decl.quals, decl.align, decl.storage, decl.funcspec, copy.deepcopy(decl.type),
+        c_ast.ID(kv), None)]), node.cond, node.next, node.stmt)
+    start = statements(f"{itype} {kv} = LO;", LO=copy.deepcopy(lp.lower))
+    _replace_statement(proc.body, node, c_ast.Compound(start + [main, remainder]))
+    return remainder
+
+
+def _renamed(node: c_ast.Node, names: dict[str, str]) -> c_ast.Node:
+    def fn(n: c_ast.Node) -> c_ast.Node:
+        if isinstance(n, c_ast.ID) and n.name in names:
+            return c_ast.ID(names[n.name])
+        return n
+
+    return map_nodes(node, fn)
+
+
+def _replace_statement(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
+    map_nodes(root, lambda n: new if n is old else n)
+
+
+# --------------------------------------------------------------------------- across threads
+def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere: bool,
+                       target: Target) -> bool:
+    """Merge V neighbouring threads in x with vector accesses; whether it fired."""
+    plan, why = _thread_plan(proc, ctx, everywhere)
+    if plan is None:
+        if why:
+            ctx.remark("missed", name, proc, f"across threads: {why}")
+        return False
+    width, vector_reads, shared_reads, writes = plan
+    _merge_lanes(proc, width, vector_reads, shared_reads, writes)
+    proc.coarsen = (proc.coarsen[0] * width, proc.coarsen[1])
+    parts = [f"{m.describe()} read as {vector_type(_elem(proc, m), width)}" for m in vector_reads]
+    parts += [f"{m.describe()} written as {vector_type(_elem(proc, m), width)}" for m in writes]
+    parts += [f"{m.describe()} read once for {width} outputs" for m in shared_reads]
+    ctx.remark("applied", name, proc, f"each thread computes {width} neighbouring outputs in x: "
+               + ", ".join(parts) + "; scalar path when an output is out of bounds")
+    reanalyse(proc, ctx)
+    return True
+
+
+def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
+    """(width, vector reads, shared reads, vector writes), or (None, why not)."""
+    if proc.tiling is not None or any(m.space == "shared" for m in proc.memory_expressions):
+        return None, ""       # staged kernels get vector tile loads instead
+    if contains_barrier(proc.body) or uses_raw_thread_ids(proc):
+        return None, "the kernel uses barriers or thread ids other than idx/idy"
+    shape, why = kernel_shape(proc)
+    if shape is None or shape.guard is None:
+        return None, why or "no bounds guard (the scalar path for partial vectors needs one)"
+    if not any(isinstance(n, PredefId) and n.name == "idx" for n, _ in walk(proc.body)):
+        return None, "the kernel does not use idx"
+    body = c_ast.Compound(shape.body)
+    if any(isinstance(n, (c_ast.Return, c_ast.Goto, c_ast.Label)) for n, _ in walk(body)):
+        return None, "the guarded code returns early"
+    parents = {id(n): p for n, p in walk(body)}
+    top = {id(n): i for i, st in enumerate(shape.body) for n, _ in walk(st)}
+    written, read = _written(proc), _read(proc)
+    declared = {n.name for n, _ in walk(body) if isinstance(n, c_ast.Decl) and n.name}
+    mutable = declared | set(assigned_names(c_ast.Compound(shape.prologue + shape.body)))
+    vector_reads, shared_reads, writes = [], [], []
+    widths = set()
+    first_write = min((top[id(m.node)] for m in proc.memory_expressions
+                       if m.is_write and id(m.node) in top), default=len(shape.body))
+    for m in proc.memory_expressions:
+        if id(m.node) not in top:
+            return None, f"{m.describe()} is outside the guarded code"
+        d = m.decomposition
+        if m.space != "global" or not d.resolved or m.loops or m.vector_width > 1:
+            continue
+        if not _unconditional(m.node, body, parents) or \
+                not (set(map(str, m.index.free_symbols)) - {"idx", "idy"}).isdisjoint(mutable):
+            continue
+        coeff = d.predefined.get("idx", 0)
+        width = _width(proc, m.array)
+        if m.is_read and m.array not in written and top[id(m.node)] <= first_write:
+            if coeff == 1 and width:
+                vector_reads.append(m)
+                widths.add(width)
+            elif coeff == 0:
+                shared_reads.append(m)
+        elif m.is_write and not m.is_read and m.array not in read and coeff == 1 and width:
+            stmt = shape.body[top[id(m.node)]]
+            if isinstance(stmt, c_ast.Assignment) and stmt.op == "=" and stmt.lvalue is m.node \
+                    and sum(1 for w in proc.memory_expressions
+                            if w.is_write and w.array == m.array) == 1:
+                writes.append(m)
+                widths.add(width)
+    if not vector_reads and not writes:
+        return None, "no access moves by one element between neighbouring threads"
+    if len(widths) != 1:
+        return None, "arrays of different element sizes"
+    if not everywhere and not shared_reads:
+        return None, "on NVIDIA, coalesced 32-bit accesses already reach full bandwidth " \
+                     "and no load would be shared by the merged outputs"
+    # one load per distinct address
+    shared_reads = list({sympy.srepr(m.index) + m.array: m for m in shared_reads}.values())
+    return (widths.pop(), vector_reads, shared_reads, writes), ""
+
+
+def _merge_lanes(proc: GProcedure, width: int, vector_reads, shared_reads, writes) -> None:
+    shape, _ = kernel_shape(proc)
+    taken = identifiers(proc.func)
+    idx_of = {i: from_sympy(width * IDX + i) for i in range(width)}
+
+    def ref_at_lane0(m: MemoryExpression) -> c_ast.ArrayRef:
+        return c_ast.ArrayRef(c_ast.ID(m.array), from_sympy(m.index.subs(IDX, width * IDX)))
+
+    fast_pre, temps = [], {}
+    for m in vector_reads:
+        vname = fresh(taken, f"v_{m.array}")
+        temps[id(m.node)] = ("lane", vname)
+        fast_pre.append(declare_vector(vname, _elem(proc, m), width,
+                                       VectorLoad(ref_at_lane0(m), width, _elem(proc, m))))
+    by_address = {}
+    for m in shared_reads:
+        key = sympy.srepr(m.index) + m.array
+        if key not in by_address:
+            by_address[key] = fresh(taken, f"s_{m.array}")
+            fast_pre += statements(f"{_elem(proc, m)} {by_address[key]} = X;",
+                                   X=c_ast.ArrayRef(c_ast.ID(m.array), from_sympy(m.index)))
+    for m in proc.memory_expressions:
+        key = sympy.srepr(m.index) + m.array
+        if key in by_address and m.is_read and not m.is_write and not m.loops:
+            temps[id(m.node)] = ("scalar", by_address[key])
+    stores, outs = [], {}
+    for m in writes:
+        oname = fresh(taken, f"o_{m.array}")
+        outs[id(m.node)] = oname
+        fast_pre.append(declare_vector(oname, _elem(proc, m), width, None))
+        stores.append(VectorStore(ref_at_lane0(m), c_ast.ID(oname), width, _elem(proc, m)))
+
+    lanes_pre, fast_lanes, slow_lanes, guards = [], [], [], []
+    for i in range(width):
+        renames = local_names(proc, "", f"_{i}", taken)
+        subst = {"idx": idx_of[i]}
+        memo: dict = {}
+        pieces = copy.deepcopy([shape.prologue, shape.guard, shape.body], memo)
+        plain = copy.deepcopy([shape.guard, shape.body])
+        replace = {}
+        for key, (kind, tname) in temps.items():
+            if key in memo:
+                replace[id(memo[key])] = lane(c_ast.ID(tname), i) if kind == "lane" \
+                    else c_ast.ID(tname)
+        prologue, guard, body = pieces
+        body = [_store_lane(st, outs, memo, i) for st in body]
+        body = [map_nodes(st, lambda n: replace.get(id(n), n)) for st in body]
+        lanes_pre += [rewrite_copy(st, subst, renames) for st in prologue]
+        guards.append(rewrite_copy(guard, subst, renames))
+        fast_lanes.append(c_ast.Compound([rewrite_copy(st, subst, renames) for st in body]))
+        slow_guard, slow_body = plain
+        slow_lanes.append(c_ast.If(rewrite_copy(slow_guard, subst, renames), c_ast.Compound(
+            [rewrite_copy(st, subst, renames) for st in slow_body]), None))
+    every = guards[0]
+    for g in guards[1:]:
+        every = c_ast.BinaryOp("&&", every, g)
+    proc.body.block_items = lanes_pre + [c_ast.If(every, c_ast.Compound(
+        fast_pre + fast_lanes + stores), c_ast.Compound(slow_lanes))]
+
+
+def _store_lane(stmt: c_ast.Node, outs: dict[int, str], memo: dict, i: int) -> c_ast.Node:
+    """``C[...] = e`` (a vectorized write, copied) becomes ``o_C.<lane> = e``."""
+    if isinstance(stmt, c_ast.Assignment):
+        for key, oname in outs.items():
+            if key in memo and memo[key] is stmt.lvalue:
+                return c_ast.Assignment("=", lane(c_ast.ID(oname), i), stmt.rvalue)
+    return stmt

@@ -20,6 +20,7 @@ from .optimize.register_promotion import RegisterPromotion
 from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
 from .optimize.thread_merge import ThreadMerge
+from .optimize.vectorize import Vectorize
 
 
 def front_passes() -> list[Pass]:
@@ -31,7 +32,7 @@ def optimization_passes(disabled: frozenset[str] = frozenset()) -> list[Pass]:
     """Optimization passes, in order; those named in ``disabled`` are replaced by a pass that
     only says so (every pass leaves a remark)."""
     passes: list[Pass] = [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
-                          CoalesceWrites(), Texture(), PartitionCamping()]
+                          CoalesceWrites(), Texture(), Vectorize(), PartitionCamping()]
     return [Disabled(p.name) if p.name in disabled else p for p in passes]
 
 

@@ -43,6 +43,7 @@ LDG.128 replaces four loads; and a merge across threads only when the V lanes sh
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import sympy
 from pycparser import c_ast
@@ -52,7 +53,9 @@ from ...ir.build import from_sympy, statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vector, lane,
                           vector_type)
-from ...ir.symbolic import to_sympy
+from ...ir.nodes import TexFetch
+from ...ir.symbolic import decompose, to_sympy
+from ...ir.textures import bind_textures, fetches
 from ...targets import Target, get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
@@ -103,7 +106,8 @@ def _read(proc: GProcedure) -> set[str]:
 
 
 def _unconditional(node: c_ast.Node, root: c_ast.Node, parents: dict[int, c_ast.Node]) -> bool:
-    """Whether ``node`` runs whenever ``root`` (a statement containing it) runs."""
+    """Whether ``node`` runs whenever ``root`` (a statement containing it) runs: no branch or
+    inner loop between them (for a loop ``root``, its body statement counts as between)."""
     n = parents.get(id(node))
     while n is not None and n is not root:
         if isinstance(n, _BRANCHES) or (isinstance(n, c_ast.BinaryOp) and
@@ -137,15 +141,17 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
                 continue
             done.add(id(lp.node))
             groups, why = _loop_candidates(proc, ctx, lp, everywhere)
+            if why:
+                ctx.remark("missed", name, proc, f"loop over {lp.iterator or '?'}: {why}")
             if not groups:
-                if why:
-                    ctx.remark("missed", name, proc, f"loop over {lp.iterator or '?'}: {why}")
                 continue
             remainder = _unroll(proc, lp, groups)
             done.add(id(remainder))
             ctx.remark("applied", name, proc, f"loop over {lp.iterator}: " + ", ".join(
-                f"{g[0].describe()} read as {vector_type(_elem(proc, g[0]), _width(proc, g[0].array))}"
+                f"{g[0].text} read as {vector_type(g[0].elem, VECTOR_BYTES // VECTOR_ELEMENTS[g[0].elem])}"
                 for g in groups) + "; scalar loop for the remaining iterations")
+            if any(g[0].texture for g in groups):
+                bind_textures(proc, "cuda")
             reanalyse(proc, ctx)
             fired = True
             break
@@ -175,15 +181,26 @@ def _loop_obstacle(lp: GLoop) -> str:
     return ""
 
 
+@dataclass
+class Access:
+    """A read that a loop step loads as one vector: an ArrayRef, or a width-1 texture fetch."""
+
+    array: str
+    node: c_ast.Node
+    elem: str
+    text: str
+    texture: bool = False
+
+
 def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: bool
-                     ) -> tuple[list[list[MemoryExpression]], str]:
+                     ) -> tuple[list[list[Access]], str]:
     """The reads to vectorize in ``lp``, grouped by address; or ([], why none)."""
     why = _loop_obstacle(lp)
     if why:
         return [], ""        # the loops pass already said why the loop is not canonical
     inside = [m for m in proc.memory_expressions
               if any(n is m.node for n, _ in walk(lp.node.stmt))]
-    if not inside:
+    if not inside and not fetches(lp.node.stmt):
         return [], ""
     if any(m.is_write and m.space in ("global", "shared") for m in inside):
         return [], "the body writes memory (a hoisted read could see the write through " \
@@ -207,7 +224,7 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
                                                   else "no vector type"))
         elif not d.resolved or d.loop.get(k) != 1:
             reasons.append(f"{m.describe()}: not consecutive along {k}")
-        elif not _unconditional(m.node, lp.node.stmt, parents):
+        elif not _unconditional(m.node, lp.node, parents):
             reasons.append(f"{m.describe()}: read conditionally or in an inner loop")
         elif identifiers(m.node.subscript) & (body_names - {k}):
             reasons.append(f"{m.describe()}: its index uses values computed in the loop")
@@ -216,43 +233,86 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
             reasons.append(f"{m.describe()}: not 16-byte aligned for every thread (on "
                            "NVIDIA, misaligned vectors would fall back to scalar loads)")
         else:
-            groups.setdefault(f"{m.array}[{sympy.srepr(m.index)}]", []).append(m)
+            groups.setdefault(f"{m.array}[{sympy.srepr(m.index)}]", []).append(
+                Access(m.array, m.node, _elem(proc, m), m.describe()))
+    for f in fetches(lp.node.stmt):
+        index = to_sympy(f.index, env.scoped(_iterators(lp)))
+        d = decompose(index, env)
+        what = f"{f.array}[{index}] (texture)"
+        if f.width != 1 or f.elem not in VECTOR_ELEMENTS:
+            continue
+        if not d.resolved or d.loop.get(k) != 1:
+            reasons.append(f"{what}: not consecutive along {k}")
+        elif not _unconditional(f, lp.node, parents):
+            reasons.append(f"{what}: read conditionally or in an inner loop")
+        elif identifiers(f.index) & (body_names - {k}):
+            reasons.append(f"{what}: its index uses values computed in the loop")
+        else:
+            groups.setdefault(f"tex {f.array}[{sympy.srepr(index)}]", []).append(
+                Access(f.array, f, f.elem, what, texture=True))
     return list(groups.values()), "; ".join(reasons)
 
 
-def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[MemoryExpression]]) -> c_ast.For:
-    """Rewrite ``lp`` as vector steps plus a scalar remainder; returns the remainder loop."""
+def _iterators(lp: GLoop) -> set[str]:
+    out = set()
+    while lp is not None:
+        if lp.canonical and lp.iterator:
+            out.add(lp.iterator)
+        lp = lp.parent
+    return out
+
+
+def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]]) -> c_ast.For:
+    """Rewrite ``lp`` as vector steps plus a scalar remainder; returns the remainder loop.
+
+    A texture of 4-element texels can only be read at element indices that are multiples of
+    4; when a thread's first index is not, its vector steps are skipped (all iterations run
+    in the scalar loop)."""
     node: c_ast.For = lp.node
     taken = identifiers(proc.func)
     k = lp.iterator
     kv = fresh(taken, f"{k}v")
     decl = node.init.decls[0]
     itype = " ".join(decl.type.type.names) if isinstance(decl.type, c_ast.TypeDecl) else "int"
-    width = min(_width(proc, g[0].array) for g in groups)
-    hi = lp.upper
-    loads, names = [], []
+    width = min(VECTOR_BYTES // VECTOR_ELEMENTS[g[0].elem] for g in groups)
+    loads, names, aligned = [], [], []
     for g in groups:
         vname = fresh(taken, f"v_{g[0].array}")
         names.append(vname)
-        ref = _renamed(copy.deepcopy(g[0].node), {k: kv})
-        loads.append(declare_vector(vname, _elem(proc, g[0]), width,
-                                    VectorLoad(ref, width, _elem(proc, g[0]))))
+        if g[0].texture:
+            first = _renamed(copy.deepcopy(g[0].node.index), {k: kv})
+            aligned.append(c_ast.BinaryOp("==", c_ast.BinaryOp("%", copy.deepcopy(first),
+                                                               c_ast.Constant("int", str(width))),
+                                          c_ast.Constant("int", "0")))
+            value = TexFetch(g[0].array, c_ast.BinaryOp("/", first, c_ast.Constant(
+                "int", str(width))), width, g[0].elem)
+        else:
+            value = VectorLoad(_renamed(copy.deepcopy(g[0].node), {k: kv}), width, g[0].elem)
+        loads.append(declare_vector(vname, g[0].elem, width, value))
     lanes = []
     for i in range(width):
         memo: dict = {}
         body = copy.deepcopy(node.stmt, memo)
-        replace = {id(memo[id(m.node)]): lane(c_ast.ID(vname), i)
-                   for g, vname in zip(groups, names) for m in g}
+        replace = {id(memo[id(a.node)]): lane(c_ast.ID(vname), i)
+                   for g, vname in zip(groups, names) for a in g}
         body = map_nodes(body, lambda n: replace.get(id(n), n))
-        step = statements(f"const {itype} {k} = {kv} + {i};")
+        step = statements(f"const {itype} {k} = {kv} + {i};") if k in identifiers(body) else []
         lanes.append(c_ast.Compound(step + (body.block_items or [] if isinstance(
             body, c_ast.Compound) else [body])))
-    main = statements(f"for (; {kv} + {width - 1} < HI; {kv} += {width}) {{ STEP; }}",
-                      HI=copy.deepcopy(hi), STEP=loads + lanes)[0]
+    start = statements(f"{itype} {kv} = LO;", LO=copy.deepcopy(lp.lower))
+    condition = f"{kv} + {width - 1} < HI"
+    if aligned:
+        flag = fresh(taken, f"{kv}_aligned")
+        every = aligned[0]
+        for cond in aligned[1:]:
+            every = c_ast.BinaryOp("&&", every, cond)
+        start += statements(f"const int {flag} = ALIGNED;", ALIGNED=every)
+        condition = f"{flag} && {condition}"
+    main = statements(f"for (; {condition}; {kv} += {width}) {{ STEP; }}",
+                      HI=copy.deepcopy(lp.upper), STEP=loads + lanes)[0]
     remainder = c_ast.For(c_ast.DeclList([c_ast.Decl(
         k, decl.quals, decl.align, decl.storage, decl.funcspec, copy.deepcopy(decl.type),
         c_ast.ID(kv), None)]), node.cond, node.next, node.stmt)
-    start = statements(f"{itype} {kv} = LO;", LO=copy.deepcopy(lp.lower))
     _replace_statement(proc.body, node, c_ast.Compound(start + [main, remainder]))
     return remainder
 
@@ -338,8 +398,9 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
                             if w.is_write and w.array == m.array) == 1:
                 writes.append(m)
                 widths.add(width)
-    if not vector_reads and not writes:
-        return None, "no access moves by one element between neighbouring threads"
+    if not vector_reads and not shared_reads:
+        return None, "no read moves by one element between neighbouring threads or is " \
+                     "the same for them"
     if len(widths) != 1:
         return None, "arrays of different element sizes"
     if not everywhere and not shared_reads:

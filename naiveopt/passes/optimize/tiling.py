@@ -33,7 +33,7 @@ import sympy
 from pycparser import c_ast
 
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
-from ...ir.build import from_sympy, statements
+from ...ir.build import expression, from_sympy, statements
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
 from ...targets import Target
@@ -79,6 +79,7 @@ class TilingPlan:
     block: tuple[int, int]
     tile: int
     merge: tuple[int, int] = (1, 1)
+    prefetch: bool = False        # register prefetching of the next k-tile
 
     @property
     def coverage(self) -> tuple[int, int]:
@@ -157,13 +158,13 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
         return from_sympy(SYM[b] * cover + m * size + SYM[t])
 
     # tiles and their loads
-    decls, loads, tile_names = [], [], []
+    decls, loaders, tile_names = [], [], []
     first = "@tidy * %d + @tidx" % bx if by > 1 else "@tidx"
     for s in plan.stagings:
         name = fresh(taken, f"s_{s.array}")
         tile_names.append(name)
         decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
-        loads += _loads(s, name, plan, shape, lp, (k0, r, c, e), first)
+        loaders.append(_TileLoad(s, name, plan, shape, lp, (k0, r, c, e), first))
 
     # per-copy statements
     position = shape.body.index(lp.node)
@@ -220,14 +221,54 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
                            BODY=body_all[0])
         if actives[0] and _touches_memory(body_all[0], p):
             inner = [c_ast.If(c_ast.ID(actives[0]), c_ast.Compound(inner), None)]
-    staged = statements(
-        f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) {{ LOADS; __syncthreads(); INNER; "
-        f"__syncthreads(); }}", LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper),
-        LOADS=c_ast.Compound(loads), INNER=c_ast.Compound(inner))
+    head, first_tile = _staging_head(loaders, plan, taken, k0, lp)
+    staged = first_tile + statements(
+        f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) {{ HEAD; INNER; __syncthreads(); }}",
+        LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper), HEAD=c_ast.Compound(head),
+        INNER=c_ast.Compound(inner))
     p.body.block_items = decls + prologue_all + pre_all + staged + post_all
     p.launch_block = plan.block
     p.coarsen = plan.merge
     return p, ""
+
+
+def _staging_head(loaders: list[_TileLoad], plan: TilingPlan, taken: set[str], k0: str,
+                  lp: GLoop) -> tuple[list[c_ast.Node], list[c_ast.Node]]:
+    """The statements that open each k-tile iteration (up to and including the barrier
+    before the compute), and those that go before the k-tile loop.
+
+    Without prefetching the tile is loaded and waited for. With it, the thread's share of
+    tile 0 is loaded into registers before the loop; each iteration stores the registers
+    into the shared tile, waits, and issues the loads of the next tile into the registers,
+    which are in flight while the block computes on the shared tile. Past the last tile the
+    range checks are false and nothing is read."""
+    barrier = statements("__syncthreads();")
+    if not plan.prefetch:
+        return [st for ld in loaders for st in ld.loop()] + barrier, []
+    registers = [fresh(taken, f"p_{ld.s.array}") for ld in loaders]
+    decls = []
+    for ld, reg in zip(loaders, registers):
+        decl = shared_array(reg, ld.s.elem_type, [ld.slots * ld.width])
+        decl.storage = []                      # a private array indexed by constants only
+        decls.append(decl)
+    k0sym = sympy.Symbol(k0, integer=True)
+    tile0 = statements(f"const int {k0} = LO;", LO=copy.deepcopy(lp.lower))
+    for ld, reg in zip(loaders, registers):
+        tile0 += ld.prefetch(reg, k0sym)
+    head = [st for ld, reg in zip(loaders, registers) for st in ld.store(reg)] + barrier
+    for ld, reg in zip(loaders, registers):
+        head += ld.prefetch(reg, k0sym + plan.tile)
+    return head, decls + [c_ast.Compound(tile0)]
+
+
+def prefetch_registers(plan: TilingPlan) -> int:
+    """Registers per thread that prefetching the plan's tiles holds."""
+    threads = plan.block[0] * plan.block[1]
+    total = 0
+    for s in plan.stagings:
+        rows, cols = tile_extent(s, plan)
+        total += -(-rows * cols // threads)
+    return total
 
 
 def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:
@@ -245,13 +286,19 @@ def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:
     return False
 
 
+def tile_extent(s: Staging, plan: TilingPlan) -> tuple[int, int]:
+    """(rows, columns) of a staging's tile before padding (a vec tile is one row)."""
+    if s.kind == VEC:
+        return 1, plan.tile
+    cover = plan.coverage[0 if s.thread_axis == "x" else 1]
+    return (cover, plan.tile) if s.kind.startswith("row") else (plan.tile, cover)
+
+
 def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
     """The shared array's dimensions, rows padded against the warps' bank conflicts."""
     if s.kind == VEC:
         return (plan.tile,)
-    cx, cy = plan.coverage
-    cover = cx if s.thread_axis == "x" else cy
-    rows, cols = (cover, plan.tile) if s.kind.startswith("row") else (plan.tile, cover)
+    rows, cols = tile_extent(s, plan)
     bx = plan.block[0]
     lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
     within = [(lane % bx) if s.thread_axis == "x" else (lane // bx) for lane in lanes]
@@ -273,40 +320,141 @@ def _tile_read(s: Staging, name: str, plan: TilingPlan, m_x: int, m_y: int, kk: 
     return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), row), col)
 
 
-def _loads(s: Staging, name: str, plan: TilingPlan, shape: KernelShape, lp: GLoop,
-           names: tuple[str, str, str, str], first: str) -> list[c_ast.Node]:
-    """The cooperative, coalesced load of one k-tile of ``s`` into ``name``: element e of
-    the tile goes to thread e mod (threads per block), consecutive e on consecutive
-    addresses."""
-    k0, r, c, e = names
-    threads = plan.block[0] * plan.block[1]
-    if s.kind == VEC:
-        k0sym, esym = sympy.Symbol(k0, integer=True), sympy.Symbol(e, integer=True)
-        index = s.x.subs(sympy.Symbol(lp.iterator, integer=True), k0sym + esym)
-        return statements(f"for (int {e} = {first}; {e} < {plan.tile}; {e} += {threads}) "
-                          f"{name}[{e}] = ({k0} + {e} < HI) ? {s.array}[X] : 0;",
-                          HI=copy.deepcopy(lp.upper), X=from_sympy(index))
-    cx, cy = plan.coverage
-    rows, cols = ((cx if s.thread_axis == "x" else cy), plan.tile) if s.kind.startswith(
-        "row") else (plan.tile, cx if s.thread_axis == "x" else cy)
-    thread = "idx" if s.thread_axis == "x" else "idy"
-    block_id = SYM["bidx" if s.thread_axis == "x" else "bidy"]
-    cover = cx if s.thread_axis == "x" else cy
-    rsym, csym, k0sym = (sympy.Symbol(n, integer=True) for n in (r, c, k0))
-    ksym = sympy.Symbol(lp.iterator, integer=True)
-    along_t, along_k = (rsym, csym) if s.kind.startswith("row") else (csym, rsym)
-    tid = block_id * cover + along_t
-    y, x = s.y, s.x
-    subs = {SYM[thread]: tid, ksym: k0sym + along_k}
-    conds, holes = [f"{k0} + {along_k} < HI"], {"HI": copy.deepcopy(lp.upper)}
-    if thread in shape.bounds:
-        conds.append("TID < BOUND")
-        holes.update(TID=from_sympy(tid), BOUND=copy.deepcopy(shape.bounds[thread]))
-    holes.update(Y=from_sympy(y.subs(subs)), W=from_sympy(s.width), X=from_sympy(x.subs(subs)))
-    return statements(
-        f"for (int {e} = {first}; {e} < {rows * cols}; {e} += {plan.block[0] * plan.block[1]})"
-        f" {{ int {r} = {e} / {cols}; int {c} = {e} % {cols}; "
-        f"{name}[{r}][{c}] = ({' && '.join(conds)}) ? {s.array}[(Y) * W + X] : 0; }}", **holes)
+class _TileLoad:
+    """The cooperative, coalesced load of one staging's k-tile into its shared tile.
+
+    The tile (``rows`` x ``cols``, a vec tile is one row) is cut into units of ``width``
+    consecutive elements along a row. A tile row is contiguous in global memory for every kind
+    (``c`` moves the address by one: the loop iterator for row kinds, the thread id for col
+    kinds), so unit u, which goes to thread u mod NT, puts consecutive threads on consecutive
+    addresses. Element (r, c) of the tile is in range when every ``(lhs, bound)`` condition
+    holds, ``lhs < bound``; each ``lhs`` grows with c, so the last element of a unit being in
+    range means the whole unit is."""
+
+    def __init__(self, s: Staging, name: str, plan: TilingPlan, shape: KernelShape,
+                 lp: GLoop, names: tuple[str, str, str, str], first: str) -> None:
+        k0, r, c, e = names
+        self.s, self.name, self.first, self.names = s, name, first, names
+        self.rows, self.cols = tile_extent(s, plan)
+        self.width = 1
+        self.threads = plan.block[0] * plan.block[1]
+        self.k0, self.r, self.c, self.e = (sympy.Symbol(n, integer=True) for n in names)
+        ksym = sympy.Symbol(lp.iterator, integer=True)
+        hi = lp.upper
+        if s.kind == VEC:                      # one row: column c is e * width
+            self.conds = [(self.k0 + self.c, hi)]
+            self.y, self.x = sympy.Integer(0), s.x.subs(ksym, self.k0 + self.c)
+            return
+        thread = "idx" if s.thread_axis == "x" else "idy"
+        cover = plan.coverage[0 if s.thread_axis == "x" else 1]
+        along_t, along_k = (self.r, self.c) if s.kind.startswith("row") else (self.c, self.r)
+        tid = SYM["bidx" if s.thread_axis == "x" else "bidy"] * cover + along_t
+        self.conds = [(self.k0 + along_k, hi)]
+        if thread in shape.bounds:
+            self.conds.append((tid, shape.bounds[thread]))
+        subs = {SYM[thread]: tid, ksym: self.k0 + along_k}
+        self.y, self.x = s.y.subs(subs), s.x.subs(subs)
+
+    @property
+    def units(self) -> int:
+        return self.rows * self.cols // self.width
+
+    @property
+    def slots(self) -> int:
+        """Units each thread loads per tile (the last slot may be empty for some threads)."""
+        return -(-self.units // self.threads)
+
+    def coordinates(self, slot: int | None = None) -> list[c_ast.Node]:
+        """Declarations of the unit's tile row and column: from its number e, or for the
+        thread's unit number ``slot`` from the thread's first unit when the threads cover
+        whole rows (the slots then differ by a constant row offset, which keeps the unrolled
+        address arithmetic of prefetching cheap)."""
+        _, r, c, e = self.names
+        if self.s.kind == VEC:      # column e * width
+            return [] if slot is None else statements(
+                f"int {e} = {self.first}{f' + {slot * self.threads}' if slot else ''};")
+        per_row = self.cols // self.width
+        scale = f" * {self.width}" if self.width > 1 else ""
+        unit = e
+        offset = ""
+        if slot is not None:
+            unit = self.first
+            if slot and self.threads % per_row:
+                unit = f"{self.first} + {slot * self.threads}"
+            elif slot:
+                offset = f" + {slot * self.threads // per_row}"
+        return statements(f"int {r} = ({unit}) / {per_row}{offset}; "
+                          f"int {c} = ({unit}) % {per_row}{scale};")
+
+    def _lane(self, expr: sympy.Expr, lane: int, start: sympy.Expr) -> sympy.Expr:
+        column = self.e * self.width if self.s.kind == VEC else self.c
+        return expr.subs({self.c: column + lane, self.k0: start}, simultaneous=True)
+
+    def in_range(self, lane: int, start: sympy.Expr) -> c_ast.Node:
+        """Whether element ``lane`` of the unit is inside the arrays, for the k-tile at
+        ``start``."""
+        cond = None
+        for lhs, bound in self.conds:
+            atom = c_ast.BinaryOp("<", from_sympy(self._lane(lhs, lane, start)),
+                                  copy.deepcopy(bound))
+            cond = atom if cond is None else c_ast.BinaryOp("&&", cond, atom)
+        return cond
+
+    def global_ref(self, lane: int, start: sympy.Expr) -> c_ast.ArrayRef:
+        x = from_sympy(self._lane(self.x, lane, start))
+        if self.s.kind == VEC:
+            return c_ast.ArrayRef(c_ast.ID(self.s.array), x)
+        y = from_sympy(self._lane(self.y, lane, start))
+        index = c_ast.BinaryOp("+", c_ast.BinaryOp("*", y, from_sympy(self.s.width)), x)
+        return c_ast.ArrayRef(c_ast.ID(self.s.array), index)
+
+    def cell(self, lane: int) -> c_ast.ArrayRef:
+        """Element ``lane`` of the unit in the shared tile."""
+        col = from_sympy(self._lane(self.c, lane, self.k0))
+        if self.s.kind == VEC:
+            return c_ast.ArrayRef(c_ast.ID(self.name), col)
+        return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(self.name), c_ast.ID(self.names[1])),
+                              col)
+
+    def fetch(self, start: sympy.Expr, dests: list[c_ast.Node]) -> list[c_ast.Node]:
+        """Statements reading the unit of the k-tile at ``start`` into ``dests`` (one per
+        element); elements outside the arrays read as zero and touch no memory."""
+        return [c_ast.Assignment("=", dest, c_ast.TernaryOp(
+            self.in_range(lane, start), self.global_ref(lane, start), c_ast.Constant("int", "0")))
+            for lane, dest in enumerate(dests)]
+
+    def loop(self) -> list[c_ast.Node]:
+        """The whole tile at k0, straight into shared memory."""
+        _, _, _, e = self.names
+        body = self.coordinates() + self.fetch(self.k0, [self.cell(i)
+                                                          for i in range(self.width)])
+        return statements(f"for (int {e} = {self.first}; {e} < {self.units}; "
+                          f"{e} += {self.threads}) {{ BODY; }}", BODY=c_ast.Compound(body))
+
+    def _slot(self, j: int, body: list[c_ast.Node]) -> c_ast.Node:
+        """``body`` for the thread's j-th unit (skipped where the tile has no such unit)."""
+        inner = c_ast.Compound(self.coordinates(j) + body)
+        if (j + 1) * self.threads <= self.units:
+            return inner
+        offset = f" + {j * self.threads}" if j else ""
+        return c_ast.If(expression(f"{self.first}{offset} < {self.units}"), inner, None)
+
+    def _register(self, register: str, j: int, lane: int) -> c_ast.ArrayRef:
+        return c_ast.ArrayRef(c_ast.ID(register),
+                              c_ast.Constant("int", str(j * self.width + lane)))
+
+    def prefetch(self, register: str, start: sympy.Expr) -> list[c_ast.Node]:
+        """The thread's share of the k-tile at ``start`` into its registers, unrolled."""
+        return [self._slot(j, self.fetch(start, [self._register(register, j, i)
+                                                 for i in range(self.width)]))
+                for j in range(self.slots)]
+
+    def store(self, register: str) -> list[c_ast.Node]:
+        """The prefetched registers into the shared tile."""
+        return [self._slot(j, [c_ast.Assignment("=", self.cell(i),
+                                                self._register(register, j, i))
+                               for i in range(self.width)])
+                for j in range(self.slots)]
 
 
 def traffic(plan: TilingPlan) -> float:

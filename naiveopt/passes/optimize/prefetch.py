@@ -1,0 +1,72 @@
+"""Register prefetching of staged tiles (paper 002, sect. 3.6 "data prefetching").
+
+A staged loop loads a k-tile, waits at a barrier, computes on it and waits again: while a block
+loads, its threads have nothing else to do, and only other resident blocks hide the latency.
+Prefetching issues the global loads of tile k+1 into registers before the block computes on
+tile k, so the loads are in flight during the compute; the next iteration stores the registers
+into the shared tile (tiling.py generates the code from the plan's ``prefetch`` flag).
+
+The registers are paid for with occupancy: each thread holds its share of every tile (MV's
+256x32 tile on 256 threads is 32 floats per thread). The pass builds the prefetching variant,
+measures its registers with the NVCC pass and keeps it only when occupancy stays at or above the
+target's ``occupancy_target``; fewer resident warps would cost more latency hiding than the
+prefetch gains. On a target without a resource query of its own (AMD) the registers of the
+CUDA form compiled for sm_90 stand in for the vector registers (the same scalar code), and the
+remark says so; with no resource query at all the pass declines, since it cannot check the
+rule.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...ir import GProcedure
+from ...targets import get_target, occupancy
+from ..functional.nvcc import measure
+from ..manager import OptimizationPass, PassContext
+from .staging import adopt
+from .tiling import TilingPlan, generate, prefetch_registers, tiles_bytes
+
+#: The NVIDIA architecture whose register counts stand in for a target without a query.
+PROXY_ARCH = "sm_90"
+
+
+class Prefetch(OptimizationPass):
+    name = "prefetch"
+    requires = ("memory-expressions", "nvcc")
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        plan: TilingPlan | None = proc.tiling
+        if plan is None:
+            ctx.remark("missed", self.name, proc, "no staged loop")
+            return
+        target = get_target(ctx.arch)
+        candidate = replace(plan, prefetch=True)
+        registers = prefetch_registers(candidate)
+        built, why = generate(candidate, target)
+        if built is None:
+            ctx.remark("missed", self.name, proc, f"prefetching not built: {why}")
+            return
+        arch = ctx.arch if target.vendor == "nvidia" else PROXY_ARCH
+        res, why = measure(ctx.module, built, arch)
+        if res is None:
+            ctx.remark("missed", self.name, proc, f"prefetching {registers} registers per "
+                       f"thread not applied: its occupancy cannot be checked ({why})")
+            return
+        estimate = "" if arch == ctx.arch else f" (registers of the {arch} compile)"
+        shared = tiles_bytes(candidate, target) if target.vendor != "nvidia" \
+            else res.shared_bytes
+        threads = plan.block[0] * plan.block[1]
+        occ, limiter = occupancy(target, threads, res.registers, shared)
+        facts = f"{res.registers} registers{estimate}, occupancy {occ:.0%}"
+        if res.registers > target.registers_per_thread or occ < target.occupancy_target:
+            ctx.remark("missed", self.name, proc, f"prefetching would need {registers} "
+                       f"registers per thread: {facts} < {target.occupancy_target:.0%} "
+                       f"(limited by {limiter})")
+            return
+        if target.vendor == "nvidia":
+            built.resources = res
+        adopt(proc, built, ctx)
+        proc.tiling = candidate
+        ctx.remark("applied", self.name, proc, f"prefetching {registers} registers per "
+                   f"thread: the next tile's loads are issued before the compute; {facts} "
+                   f">= {target.occupancy_target:.0%}")

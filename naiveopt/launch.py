@@ -131,11 +131,10 @@ def texture_json(t: TextureParam, target: str, elements: str | None) -> dict:
 
 
 def texture_note(t: TextureParam, target: str) -> str:
-    """One line for the output file's header: what the host passes for parameter ``t``."""
+    """One short line for the output file's header (the sidecar has the details): what the
+    host passes for parameter ``t``."""
     value = t.elem if t.width == 1 else f"{t.elem}{t.width}"
     if target == "cuda":
-        return (f"{t.param}: cudaTextureObject_t over the linear buffer of {t.array} "
-                f"(cudaResourceTypeLinear, cudaCreateChannelDesc<{value}>())")
+        return f"{t.param}: texture object over {t.array} (linear, {value})"
     order = "CL_R" if t.width == 1 else "CL_RGBA"
-    return (f"{t.param}: image1d_buffer_t over the buffer of {t.array} ({order}, "
-            f"{TEXTURE_ELEMENTS[t.elem][1]})")
+    return f"{t.param}: image1d_buffer over {t.array} ({order}, {TEXTURE_ELEMENTS[t.elem][1]})"

@@ -80,14 +80,15 @@ class Texture(OptimizationPass):
             return f"element type {param.base_type} has no texture format here"
         if any(m.is_write for m in accesses):
             return "written by the kernel"
-        if not accesses:
-            return "not read"
         if any(len(_subscripts(m.node)) != 1 for m in accesses):
             return "indexed as a multi-dimensional array"
         bases = {id(m.node.name) for m in accesses}
         if any(isinstance(n, c_ast.ID) and n.name == array and id(n) not in bases
                for n, _ in walk(proc.body)):
-            return "used other than by subscripts (passed on, or pointer arithmetic)"
+            return "used other than by subscripts (passed to a function, or pointer " \
+                "arithmetic)"
+        if not accesses:
+            return "not read"
         if any(_has_side_effects(m.node.subscript) for m in accesses):
             return "an index has side effects"
         clash = (texture_names(array) - {array}) & identifiers(proc.func)

@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 from . import __version__
-from .api import MEMORIES, TARGETS, OptimizeResult, optimize
+from .api import MEMORIES, TARGETS
 from .passes.optimize.vectorize import MODES as VECTORIZE_MODES
 from .passes.pipeline import optimization_pass_names
 from .errors import NaiveoptError
@@ -60,8 +60,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print what each pass did or did not do, and why")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every pass into DIR")
+    p.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                   help="files optimized in parallel (default: the number of cores)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    p.add_argument("--profile", action="store_true",
+                   help="also profile every kernel, naive and optimized (global sectors from "
+                        "address traces on PoCL at the metadata's 'profile' sizes)")
+    p.add_argument("--bench-results", dest="bench_results", action="append", default=[],
+                   metavar="JSON", help="show measurements from bench/run.py result files "
+                   "(bench/results/*.json: sectors, GPU timings) for matching kernels")
+    p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report: "
+                   "summary, remarks, before/after diff, plots")
     p.add_argument("--version", action="version", version=f"naiveopt {__version__}")
     return p
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return int(text)
 
 
 def parse_defines(items: list[str]) -> dict[str, str]:
@@ -127,6 +145,15 @@ def _check_distinct_outputs(files: list[str], target: str | None) -> None:
         seen[name] = path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 def write_atomically(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (no partial files)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -137,10 +164,13 @@ def write_atomically(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)    # mkstemp's 0600 is for the temporary
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:      # OSError, or Ctrl-C: leave no temporary behind
         os.unlink(tmp)
-        raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
+        if isinstance(exc, OSError):
+            raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
+        raise
 
 
 def read_source(path: str) -> str:
@@ -158,31 +188,6 @@ def report(exc: NaiveoptError, path: str) -> int:
     """Print an error the way every naiveopt command does; the exit status is 1."""
     print(str(exc) if exc.file else f"{path}: {exc}", file=sys.stderr)
     return 1
-
-
-def _run_one(path: str, out_path: str | None, args, defines) -> OptimizeResult:
-    source = read_source(path)
-    sidecar = os.path.basename(out_path) + ".json" if out_path else None
-    result = optimize(source, filename=path, target=args.target, arch=args.arch,
-                      opt=not args.no_opt, verify=not args.no_verify, defines=defines,
-                      metadata=args.metadata, dump_ir=args.dump_ir, sidecar_name=sidecar,
-                      options=_options(args))
-    if args.explain:
-        for remark in result.remarks:
-            print(f"{path}: {remark}", file=sys.stderr)
-        for k in result.kernels:
-            print(f"{path}: {k.name}: verification {k.verification.status}: "
-                  f"{k.verification.detail}", file=sys.stderr)
-    if result.failed:
-        bad = next(k for k in result.kernels if k.verification.status == "failed")
-        raise NaiveoptError(f"kernel '{bad.name}' failed verification: "
-                            f"{bad.verification.detail}; no output written", path)
-    if out_path:
-        if os.path.exists(out_path) and os.path.samefile(out_path, path):
-            raise NaiveoptError("refusing to overwrite the input file", out_path)
-        write_atomically(out_path, result.code)
-        write_atomically(out_path + ".json", json.dumps(result.launch_json(), indent=2) + "\n")
-    return result
 
 
 def profile_main(argv: list[str]) -> int:
@@ -262,39 +267,42 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"naiveopt: error: cannot create '{args.output}': {exc.strerror}", file=sys.stderr)
         return 1
-    summary, failures = [], 0
-    for number, path in enumerate(files, start=1):
-        out_path = (os.path.join(args.output, output_name(path, args.target)) if to_dir
-                    else args.output)
-        try:
-            result = _run_one(path, out_path, args, defines)
-        except NaiveoptError as exc:
-            failures += 1
-            print(str(exc) if exc.file else f"{path}: {exc}", file=sys.stderr)
-            summary.append({"input": path, "output": None, "error": str(exc)})
-            continue
-        except Exception as exc:  # noqa: BLE001 - a bug in naiveopt must not kill a batch
-            failures += 1
-            message = f"{path}: internal error: {type(exc).__name__}: {exc} (please report)"
-            print(message, file=sys.stderr)
-            summary.append({"input": path, "output": None, "error": message})
-            continue
-        if to_dir:
-            status = "verified" if result.verified else ", ".join(
-                sorted({k.verification.status for k in result.kernels}))
-            print(f"[{number}/{len(files)}] {path} -> {out_path}: {status}", file=sys.stderr)
-        elif not out_path and not args.json:
-            sys.stdout.write(result.code)
-        entry = result.to_json()
-        entry["output"] = out_path
-        entry.pop("remarks")
-        if not out_path:
-            entry["code"] = result.code
-        summary.append(entry)
+    from . import batch
+    from .report import html_report
+    from .report.measurements import load_measurements
+    from .summary import table
+
+    settings = batch.Settings(args.target, args.arch, not args.no_opt, not args.no_verify,
+                              defines, args.metadata, args.dump_ir, _options(args),
+                              args.explain, args.profile)
+    jobs = [(path, os.path.join(args.output, output_name(path, args.target)) if to_dir
+             else args.output) for path in files]
+    try:
+        measurements = load_measurements(args.bench_results, args.arch)
+        if args.report and any(os.path.exists(args.report) and os.path.samefile(args.report, f)
+                               for f in files):
+            raise NaiveoptError("refusing to overwrite the input file", args.report)
+        outcomes = batch.run(jobs, settings, jobs=args.jobs, progress=args.progress,
+                             status_lines=to_dir)
+        summary = {"version": __version__, "files": [o.entry() for o in outcomes],
+                   "failed": sum(o.error is not None for o in outcomes)}
+        measurements.attach(summary)
+        if args.report:
+            write_atomically(args.report, html_report(summary, outcomes, args.arch))
+    except NaiveoptError as exc:
+        print(f"naiveopt: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("naiveopt: interrupted (files already written are complete; no partial output)",
+              file=sys.stderr)
+        return 130
     if args.json:
-        print(json.dumps({"version": __version__, "files": summary,
-                          "failed": failures}, indent=2))
-    return 1 if failures else 0
+        print(json.dumps(summary, indent=2))
+    elif to_dir:
+        print(table(summary))
+    elif not args.output and not summary["failed"]:
+        sys.stdout.write(outcomes[0].code)
+    return 1 if summary["failed"] else 0
 
 
 if __name__ == "__main__":

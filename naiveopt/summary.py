@@ -1,29 +1,94 @@
-"""Print a before/after table from the ``--json`` summary of a batch run.
+"""The summary table of a batch, from its ``--json`` summary (also what the HTML report shows).
 
     python -m naiveopt.summary out/summary.json
+
+One row per kernel (one per failed file): the passes applied, whether it verified, and, where
+the kernel was profiled (``--profile``) or measured (``--bench-results``), global sectors
+naive -> optimized and GPU speedups. The columns for measurements appear only when some kernel
+has them, so a plain batch keeps a narrow table.
 """
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
+
+ERROR_WIDTH = 70      # an error is cut to this in the table; stderr had it in full
+
+
+@dataclass
+class KernelRow:
+    """One kernel of the batch (``kernel`` is None for a file that failed)."""
+
+    input: str
+    kernel: str | None
+    target: str = "-"
+    passes: list[str] = field(default_factory=list)
+    registers: int | None = None
+    verification: str = "-"
+    detail: str = ""
+    sectors: dict | None = None
+    gpu: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def sector_ratio(self) -> float | None:
+        """How many times fewer global sectors the output moves than the naive kernel."""
+        if not self.sectors:
+            return None
+        return self.sectors["naive"] / max(1, self.sectors["optimized"])
+
+
+def kernel_rows(summary: dict) -> list[KernelRow]:
+    """The rows of the table, in the summary's (input) order."""
+    rows = []
+    for entry in summary["files"]:
+        if "error" in entry:
+            rows.append(KernelRow(entry["input"], None, verification="ERROR",
+                                  error=entry["error"]))
+            continue
+        for k in entry["kernels"]:
+            v = k["verification"]
+            rows.append(KernelRow(entry["input"], k["name"], entry["target"], k["passes"],
+                                  (k["resources"] or {}).get("registers"), v["status"],
+                                  v["detail"], k.get("sectors"), k.get("gpu", []),
+                                  k.get("measurement_notes", [])))
+    return rows
+
+
+def sectors_text(row: KernelRow) -> str:
+    if not row.sectors:
+        return "-"
+    return (f"{row.sectors['naive']:,.0f} -> {row.sectors['optimized']:,.0f} "
+            f"({row.sector_ratio:.2f}x)")
+
+
+def speedup_text(row: KernelRow) -> str:
+    return ", ".join(f"{g['speedup']:.2f}x ({g['device']})" for g in row.gpu) or "-"
 
 
 def table(summary: dict) -> str:
-    """One row per kernel: file, kernel, target, passes, registers, verification."""
-    rows = [("input", "kernel", "target", "passes", "regs", "verification")]
-    for entry in summary["files"]:
-        if "error" in entry:
-            rows.append((entry["input"], "-", "-", "-", "-", "ERROR: " + entry["error"][:60]))
+    """The plain-text table, and a line of totals."""
+    rows = kernel_rows(summary)
+    profiled = any(r.sectors for r in rows)
+    timed = any(r.gpu for r in rows)
+    header = ["input", "kernel", "target", "passes", "regs", "verification"]
+    header += ["global sectors naive -> opt"] * profiled + ["GPU speedup"] * timed
+    cells = [header]
+    for r in rows:
+        if r.error is not None:
+            line = [r.input, "-", "-", "-", "-", "ERROR: " + r.error[:ERROR_WIDTH]]
+            cells.append(line + ["-"] * (profiled + timed))
             continue
-        for k in entry["kernels"]:
-            regs = str(k["resources"]["registers"]) if k["resources"] else "-"
-            rows.append((entry["input"], k["name"], entry["target"],
-                         ", ".join(k["passes"]) or "-", regs, k["verification"]["status"]))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+        line = [r.input, r.kernel, r.target, ", ".join(r.passes) or "-",
+                "-" if r.registers is None else str(r.registers), r.verification]
+        cells.append(line + [sectors_text(r)] * profiled + [speedup_text(r)] * timed)
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]
     lines.insert(1, "-+-".join("-" * w for w in widths))
-    kernels = [r for r in rows[1:] if r[1] != "-"]
-    passed = sum(1 for r in kernels if r[-1] == "passed")
+    kernels = [r for r in rows if r.error is None]
+    passed = sum(1 for r in kernels if r.verification == "passed")
     lines.append(f"\n{passed}/{len(kernels)} kernels verified, "
                  f"{summary.get('failed', 0)} file(s) failed")
     return "\n".join(lines)

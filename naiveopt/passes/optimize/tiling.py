@@ -22,12 +22,31 @@ each thread compute MX x MY outputs: thread (tx, ty) of block (bx, by) takes the
 ``idx = bx*BX*MX + mx*BX + tx`` and ``idy = by*BY*MY + my*BY + ty`` for every (mx, my), so
 neighbouring threads keep neighbouring addresses and the copies share staged values through
 registers. Bounds guards are hoisted (shape.py) so that every thread reaches the barriers.
+
+Two refinements change only how tiles are loaded:
+
+- ``prefetch`` (the prefetch pass): each thread loads its share of tile 0 into registers
+  before the k-tile loop; every iteration stores the registers into the shared tile, waits,
+  issues the loads of the next tile into the registers (range-checked like the zero-filling
+  loads, so past the last tile nothing is read) and computes while they are in flight. The
+  share is N/NT units per thread (N tile units, NT threads), unrolled into a private array
+  indexed by constants only, so that it lives in registers; the unrolled slots derive their
+  tile row from the thread's first one by a constant offset, since ptxas hoists every
+  slot's address arithmetic out of the loop and per-slot divisions cost registers. Registers
+  rather than a second shared buffer: the staged kernels here are mostly limited by shared
+  memory or registers already, and a second buffer doubles the shared footprint (MV's 33 KiB
+  tile would halve the resident blocks) where registers cost only the N/NT values.
+- ``load_width`` (the vectorize pass, via :func:`with_load_width`): a unit is ``load_width``
+  consecutive elements along a tile row (the contiguous global dimension of every kind), read
+  with one vector load (``VectorLoad``: LDG.128 / vload4) when the whole unit is in range and
+  as zero-filled scalar loads otherwise, and stored as scalars into the padded tile; the pad is
+  chosen for the resulting store patterns too.
 """
 from __future__ import annotations
 
 import copy
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 from pycparser import c_ast
@@ -36,6 +55,8 @@ from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, from_sympy, statements
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
+from ...ir.vector import VECTOR_ELEMENTS, VectorLoad, declare_vector
+from ...ir.vector import lane as vector_lane
 from ...targets import Target
 from .banks import tile_pad
 from .copies import local_names, rewrite_copy
@@ -80,6 +101,7 @@ class TilingPlan:
     tile: int
     merge: tuple[int, int] = (1, 1)
     prefetch: bool = False        # register prefetching of the next k-tile
+    load_width: int = 1           # elements per cooperative tile load (vector loads)
 
     @property
     def coverage(self) -> tuple[int, int]:
@@ -164,7 +186,8 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
         name = fresh(taken, f"s_{s.array}")
         tile_names.append(name)
         decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
-        loaders.append(_TileLoad(s, name, plan, shape, lp, (k0, r, c, e), first))
+        vector = fresh(taken, f"v_{s.array}") if unit_width(s, plan) > 1 else ""
+        loaders.append(_TileLoad(s, name, plan, shape, lp, (k0, r, c, e, vector), first))
 
     # per-copy statements
     position = shape.body.index(lp.node)
@@ -267,8 +290,35 @@ def prefetch_registers(plan: TilingPlan) -> int:
     total = 0
     for s in plan.stagings:
         rows, cols = tile_extent(s, plan)
-        total += -(-rows * cols // threads)
+        width = unit_width(s, plan)
+        total += -(-rows * cols // width // threads) * width
     return total
+
+
+def unit_width(s: Staging, plan: TilingPlan) -> int:
+    """Elements per cooperative load of ``s``: the plan's load width where the element type
+    has a vector form and the width divides a tile row (a vector never straddles rows)."""
+    width = plan.load_width
+    if width > 1 and s.elem_type in VECTOR_ELEMENTS and tile_extent(s, plan)[1] % width == 0:
+        return width
+    return 1
+
+
+def with_load_width(plan: TilingPlan, width: int) -> tuple[TilingPlan | None, str]:
+    """``plan`` with its cooperative tile loads ``width`` elements wide (1, 2 or 4), or
+    (None, why not) when no staging can take vector loads of that width.
+
+    Regenerate with :func:`generate`. Every staging kind has its contiguous global dimension
+    along the tile row, which is the dimension consecutive threads load; a staging whose
+    element type has no vector form, or whose row is not a multiple of ``width``, keeps scalar
+    loads."""
+    if width not in (1, 2, 4):
+        return None, f"load width {width} is not 1, 2 or 4"
+    wider = replace(plan, load_width=width)
+    if width > 1 and all(unit_width(s, wider) == 1 for s in plan.stagings):
+        return None, "no staged tile has a vector element type and rows a multiple of " \
+            f"{width}"
+    return wider, ""
 
 
 def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:
@@ -303,8 +353,10 @@ def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
     lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
     within = [(lane % bx) if s.thread_axis == "x" else (lane // bx) for lane in lanes]
     reads = [(w, 0) for w in within] if s.kind.startswith("row") else [(0, w) for w in within]
-    loads = [(e // cols, e % cols) for e in lanes]
-    return rows, cols + tile_pad(cols, [loads, reads], target)
+    width = unit_width(s, plan)
+    loads = [[((lane * width + i) // cols, (lane * width + i) % cols) for lane in lanes]
+             for i in range(width)]
+    return rows, cols + tile_pad(cols, loads + [reads], target)
 
 
 def _tile_read(s: Staging, name: str, plan: TilingPlan, m_x: int, m_y: int, kk: str
@@ -332,13 +384,12 @@ class _TileLoad:
     range means the whole unit is."""
 
     def __init__(self, s: Staging, name: str, plan: TilingPlan, shape: KernelShape,
-                 lp: GLoop, names: tuple[str, str, str, str], first: str) -> None:
-        k0, r, c, e = names
+                 lp: GLoop, names: tuple[str, str, str, str, str], first: str) -> None:
         self.s, self.name, self.first, self.names = s, name, first, names
         self.rows, self.cols = tile_extent(s, plan)
-        self.width = 1
+        self.width = unit_width(s, plan)
         self.threads = plan.block[0] * plan.block[1]
-        self.k0, self.r, self.c, self.e = (sympy.Symbol(n, integer=True) for n in names)
+        self.k0, self.r, self.c, self.e = (sympy.Symbol(n, integer=True) for n in names[:4])
         ksym = sympy.Symbol(lp.iterator, integer=True)
         hi = lp.upper
         if s.kind == VEC:                      # one row: column c is e * width
@@ -369,7 +420,7 @@ class _TileLoad:
         thread's unit number ``slot`` from the thread's first unit when the threads cover
         whole rows (the slots then differ by a constant row offset, which keeps the unrolled
         address arithmetic of prefetching cheap)."""
-        _, r, c, e = self.names
+        _, r, c, e, _ = self.names
         if self.s.kind == VEC:      # column e * width
             return [] if slot is None else statements(
                 f"int {e} = {self.first}{f' + {slot * self.threads}' if slot else ''};")
@@ -418,14 +469,24 @@ class _TileLoad:
 
     def fetch(self, start: sympy.Expr, dests: list[c_ast.Node]) -> list[c_ast.Node]:
         """Statements reading the unit of the k-tile at ``start`` into ``dests`` (one per
-        element); elements outside the arrays read as zero and touch no memory."""
-        return [c_ast.Assignment("=", dest, c_ast.TernaryOp(
-            self.in_range(lane, start), self.global_ref(lane, start), c_ast.Constant("int", "0")))
-            for lane, dest in enumerate(dests)]
+        element); elements outside the arrays read as zero and touch no memory. A unit of
+        several elements is one vector load when all of it is in range, else scalar loads."""
+        scalar = [c_ast.Assignment("=", dest, c_ast.TernaryOp(
+            self.in_range(i, start), self.global_ref(i, start), c_ast.Constant("int", "0")))
+            for i, dest in enumerate(dests)]
+        if self.width == 1:
+            return scalar
+        vector = self.names[4]
+        load = VectorLoad(self.global_ref(0, start), self.width, self.s.elem_type)
+        whole = [declare_vector(vector, self.s.elem_type, self.width, load)] + [
+            c_ast.Assignment("=", dest, vector_lane(c_ast.ID(vector), i))
+            for i, dest in enumerate(dests)]
+        return [c_ast.If(self.in_range(self.width - 1, start), c_ast.Compound(whole),
+                         c_ast.Compound(scalar))]
 
     def loop(self) -> list[c_ast.Node]:
         """The whole tile at k0, straight into shared memory."""
-        _, _, _, e = self.names
+        _, _, _, e, _ = self.names
         body = self.coordinates() + self.fetch(self.k0, [self.cell(i)
                                                           for i in range(self.width)])
         return statements(f"for (int {e} = {self.first}; {e} < {self.units}; "
@@ -439,9 +500,9 @@ class _TileLoad:
         offset = f" + {j * self.threads}" if j else ""
         return c_ast.If(expression(f"{self.first}{offset} < {self.units}"), inner, None)
 
-    def _register(self, register: str, j: int, lane: int) -> c_ast.ArrayRef:
+    def _register(self, register: str, j: int, element: int) -> c_ast.ArrayRef:
         return c_ast.ArrayRef(c_ast.ID(register),
-                              c_ast.Constant("int", str(j * self.width + lane)))
+                              c_ast.Constant("int", str(j * self.width + element)))
 
     def prefetch(self, register: str, start: sympy.Expr) -> list[c_ast.Node]:
         """The thread's share of the k-tile at ``start`` into its registers, unrolled."""

@@ -95,7 +95,8 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                                   filename, None)
                 grid = (global_size[0] // local_size[0], global_size[1] // local_size[1])
                 t = cuda_runner.CudaKernel(text, proc.name).time(args, grid, local_size,
-                                                                 warmup, runs, layout)
+                                                                 warmup, runs,
+                                                                 layout=layout)
             else:
                 text = render(compiled.module, "opencl", arch, compiled.geometries, {},
                               filename, None) if label == "optimized" else None
@@ -105,7 +106,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                 else:
                     extra = []
                 t = opencl.time_kernel(text, proc.name, build + extra, args, global_size,
-                                       local_size, warmup, runs, layout)
+                                       local_size, warmup, runs, layout=layout)
             times[label] = statistics.median(t)
         footprint = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
         flops = int(evaluate(kspec.flops, sizes)) if kspec.flops else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -112,6 +113,29 @@ def test_kernel_without_qualifying_arrays_says_why():
            "here" in messages
     assert "no array qualifies for texture memory" in messages
     assert "cudaTextureObject_t" not in result.code and result.kernels[0].passes == []
+
+
+CONSTANT = """\
+#pragma naiveopt sizes(N=100) array(A, N) array(F, 4) array(B, N)
+__kernel void weigh(__global const float *A, __constant float *F, __global float *B, int N)
+{
+    int i = get_global_id(0);
+    if (i < N) {
+        B[i] = A[i] * F[i % 4];
+    }
+}
+"""
+
+
+def test_opencl_constant_memory_stays_constant():
+    result = naiveopt.optimize(CONSTANT, filename="weigh.cl", options=TEXTURE)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert [t["array"] for t in k.textures] == ["A"]
+    assert re.search(r"__constant (const )?float \*F", result.code)
+    assert "read_imagef(A, i).x" in result.code
+    assert any(r.message == "F: not read through a texture: in constant memory (already "
+               "cached)" for r in result.remarks)
 
 
 PASSED_ON = """\

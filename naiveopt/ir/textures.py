@@ -53,7 +53,10 @@ def bind_textures(proc: GProcedure, dialect: str) -> None:
     """Spell every fetch in ``dialect`` and rewrite the parameter list to match: each array
     that has fetches is replaced, in place, by one texture parameter per width it uses; the
     other parameters keep their declarations."""
-    for f in fetches(proc.body):
+    found = fetches(proc.body)
+    if not found:
+        return                  # no textures: the parameter list is the kernel's own
+    for f in found:
         f.dialect = dialect
     params = proc.func.decl.type.args
     declared = {d.name: d for d in params.params}

@@ -49,7 +49,7 @@ def sectors_svg(rows: list[KernelRow]) -> str | None:
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("global memory sectors (32 B), log scale")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)
 

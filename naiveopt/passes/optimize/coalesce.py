@@ -53,6 +53,8 @@ class Coalesce(OptimizationPass):
             return
         loop_index, stagings = self._candidates(proc, ctx)
         if loop_index is None:
+            ctx.remark("missed", self.name, proc, "no uncoalesced global read in a loop that "
+                       "can be tiled")
             return
         if contains_barrier(proc.body):
             ctx.remark("missed", self.name, proc, "kernel already has barriers")

@@ -48,6 +48,8 @@ class CoalesceWrites(OptimizationPass):
         writes = [m for m in proc.memory_expressions if m.space == "global" and m.is_write]
         bad = [m for m in writes if coalescing(m) == "uncoalesced"]
         if not bad:
+            ctx.remark("missed", self.name, proc, "no global write moves by a non-unit stride "
+                       "between neighbouring threads")
             return
         m = bad[0]
         why = self._obstacle(proc, ctx, m, writes)

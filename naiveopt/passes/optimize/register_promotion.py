@@ -41,6 +41,7 @@ class RegisterPromotion(OptimizationPass):
                        "read promoted elements during the loop")
             return
         missed: dict[str, None] = {}
+        promoted = False
         changed = True
         while changed:          # one promotion at a time, then the analyses are redone
             changed = False
@@ -56,7 +57,7 @@ class RegisterPromotion(OptimizationPass):
                                f"element in every iteration of loop {loop.iterator}: kept in "
                                f"register {name} (one load before and one store after the "
                                "loop instead of an access per iteration)")
-                    changed = True
+                    changed = promoted = True
                     break
                 if changed:
                     break
@@ -64,6 +65,9 @@ class RegisterPromotion(OptimizationPass):
                 reanalyse(proc, ctx)
         for message in missed:
             ctx.remark("missed", self.name, proc, message)
+        if not promoted and not missed:
+            ctx.remark("missed", self.name, proc, "no loop accesses the same global element "
+                       "in every iteration")
 
     @staticmethod
     def _groups(proc: GProcedure, loop: GLoop) -> dict[str, list[MemoryExpression]]:

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 from pycparser import c_ast

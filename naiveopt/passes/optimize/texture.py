@@ -5,7 +5,7 @@ a separate read-only cache with its own bandwidth, which tolerates uncoalesced a
 reads better than L1 on older GPUs and never needs shared-memory staging. With texture memory
 the paper does not coalesce through shared memory and does not merge blocks (coalesce and
 thread-block-merge decline); it always vectorizes (vectorization groups these fetches into
-2- and 4-wide ones) and keeps thread merge.
+wider texels) and keeps thread merge.
 
 The pass rewrites every read ``A[i]`` of such an array into a texture fetch (``TexFetch``,
 printed as ``tex1Dfetch<float>(A, i)`` in CUDA and ``read_imagef(A, i).x`` in OpenCL) and the

@@ -267,6 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"naiveopt: error: cannot create '{args.output}': {exc.strerror}", file=sys.stderr)
         return 1
+    return _batch_main(args, files, to_dir, defines)
+
+
+def _batch_main(args: argparse.Namespace, files: list[str], to_dir: bool,
+                defines: dict[str, str]) -> int:
+    """Run the checked command line's files through naiveopt.batch, then print the JSON,
+    the table or the code, and write the report."""
     from . import batch
     from .report import html_report
     from .report.measurements import load_measurements
@@ -284,11 +291,6 @@ def main(argv: list[str] | None = None) -> int:
             raise NaiveoptError("refusing to overwrite the input file", args.report)
         outcomes = batch.run(jobs, settings, jobs=args.jobs, progress=args.progress,
                              status_lines=to_dir)
-        summary = {"version": __version__, "files": [o.entry() for o in outcomes],
-                   "failed": sum(o.error is not None for o in outcomes)}
-        measurements.attach(summary)
-        if args.report:
-            write_atomically(args.report, html_report(summary, outcomes, args.arch))
     except NaiveoptError as exc:
         print(f"naiveopt: {exc}", file=sys.stderr)
         return 1
@@ -296,13 +298,23 @@ def main(argv: list[str] | None = None) -> int:
         print("naiveopt: interrupted (files already written are complete; no partial output)",
               file=sys.stderr)
         return 130
+    summary = {"version": __version__, "files": [o.entry() for o in outcomes],
+               "failed": sum(o.error is not None for o in outcomes)}
+    measurements.attach(summary)
+    status = 1 if summary["failed"] else 0
+    if args.report:
+        try:
+            write_atomically(args.report, html_report(summary, outcomes, args.arch))
+        except NaiveoptError as exc:
+            print(f"naiveopt: {exc}", file=sys.stderr)
+            status = 1
     if args.json:
         print(json.dumps(summary, indent=2))
     elif to_dir:
         print(table(summary))
     elif not args.output and not summary["failed"]:
         sys.stdout.write(outcomes[0].code)
-    return 1 if summary["failed"] else 0
+    return status
 
 
 if __name__ == "__main__":

@@ -222,13 +222,20 @@ def time_kernel(source: str, kernel: str, options: list[str], args: list,
     return value
 
 
+#: Build options of checking runs (not of timing runs). PoCL 3.0 (LLVM 14) miscompiles some
+#: kernels whose barrier loop is followed by guarded nested loops: at -O2 they crash or compute
+#: wrong values (tests/fuzz_regressions/pocl_barrier_loop_then_nested_loops.cl); unoptimized
+#: builds run them as written.
+CHECK_OPTIONS = ["-cl-opt-disable"]
+
+
 def run(source: str, kernel: str, options: list[str], args: list[np.ndarray | np.generic],
         global_size: tuple[int, int], local_size: tuple[int, int],
         layout: list[tuple[int, int]] | None = None) -> list[np.ndarray]:
     """Run ``kernel`` once in the worker; return the array arguments after the run.
     ``layout`` binds arguments to parameters when some are images (module docstring)."""
-    status, value = _WORKER.run((source, kernel, list(options), args, global_size, local_size,
-                                 layout))
+    status, value = _WORKER.run((source, kernel, CHECK_OPTIONS + list(options), args,
+                                 global_size, local_size, layout))
     if status == "build":
         raise NaiveoptError("OpenCL build failed during verification:\n" + str(value))
     if status == "error":

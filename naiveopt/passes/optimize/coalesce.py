@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import copy
 
-import sympy
-
 from ...ir import GProcedure
 from ...launch import default_block, uses_y
 from ...targets import get_target
@@ -39,7 +37,7 @@ from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop, kernel_shape
-from .staging import adopt, coalescing
+from .staging import adopt, coalescing, staging_of
 from .tiling import Staging, classify, loop_obstacle, tile_dims
 
 
@@ -129,8 +127,7 @@ class Coalesce(OptimizationPass):
             loop_index = proc.loops.index(loop)
             key = (m.array, m.two_d[0], m.two_d[1])
             if key not in stagings:
-                stagings[key] = Staging(m.array, "row_x", m.two_d[0], m.two_d[1], m.width,
-                                        proc.param(m.array).base_type)
+                stagings[key] = staging_of(proc, m, "row_x")
             stagings[key].accesses.append(i)
             ctx.remark("analysis", self.name, proc, f"{m.describe()}: uncoalesced, stride "
                        f"{stride} in x: to be staged through shared memory")
@@ -151,8 +148,7 @@ class Coalesce(OptimizationPass):
                 continue
             key = (m.array, "vec", m.index)
             if key not in stagings:
-                stagings[key] = Staging(m.array, "vec", sympy.Integer(0), m.index,
-                                        sympy.Integer(0), proc.param(m.array).base_type)
+                stagings[key] = staging_of(proc, m, "vec")
             stagings[key].accesses.append(i)
             ctx.remark("analysis", self.name, proc, f"{m.describe()}: broadcast in the tiled "
                        "loop: staged with the tile (one load per block)")

@@ -21,6 +21,18 @@ def coalescing(m: MemoryExpression) -> str:
     return "uncoalesced"
 
 
+def staging_of(proc: GProcedure, m: MemoryExpression, kind: str):
+    """A new Staging (tiling.py) for the read ``m`` of ``kind``: a 2-D access is staged by its
+    ``(y, x)`` form; a 'vec' read (``A[k + c]``, the same for every thread, perhaps of a 1-D
+    array) as one row indexed by its flat index."""
+    from .tiling import VEC, Staging
+
+    elem = proc.param(m.array).base_type
+    if kind == VEC:
+        return Staging(m.array, VEC, sympy.Integer(0), m.index, sympy.Integer(0), elem)
+    return Staging(m.array, kind, m.two_d[0], m.two_d[1], m.width, elem)
+
+
 def fresh(taken: set[str], base: str) -> str:
     name, n = base, 0
     while name in taken:

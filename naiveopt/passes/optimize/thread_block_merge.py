@@ -24,7 +24,7 @@ from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop, kernel_shape
-from .staging import adopt
+from .staging import adopt, staging_of
 from .tiling import Staging, TilingPlan, classify, loop_obstacle, traffic
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
@@ -104,11 +104,11 @@ class ThreadBlockMerge(OptimizationPass):
                            f"{why}")
                 continue
             loop_index = proc.loops.index(loop)
-            match = next((s for s in stagings if s.array == m.array and s.kind == kind and
-                          s.y == m.two_d[0] and s.x == m.two_d[1]), None)
+            new = staging_of(proc, m, kind)
+            match = next((s for s in stagings if (s.array, s.kind, s.y, s.x) ==
+                          (new.array, new.kind, new.y, new.x)), None)
             if match is None:
-                match = Staging(m.array, kind, m.two_d[0], m.two_d[1], m.width,
-                                proc.param(m.array).base_type)
+                match = new
                 stagings.append(match)
             match.accesses.append(i)
             found = True

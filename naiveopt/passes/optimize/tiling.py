@@ -434,8 +434,9 @@ class _TileLoad:
                 unit = f"{self.first} + {slot * self.threads}"
             elif slot:
                 offset = f" + {slot * self.threads // per_row}"
-        return statements(f"int {r} = ({unit}) / {per_row}{offset}; "
-                          f"int {c} = ({unit}) % {per_row}{scale};")
+        unit = f"({unit})" if " " in unit else unit
+        return statements(f"int {r} = {unit} / {per_row}{offset}; "
+                          f"int {c} = {unit} % {per_row}{scale};")
 
     def _lane(self, expr: sympy.Expr, lane: int, start: sympy.Expr) -> sympy.Expr:
         column = self.e * self.width if self.s.kind == VEC else self.c

@@ -17,7 +17,7 @@ from ..errors import NaiveoptError, UnsupportedConstruct
 from ..ir import GModule, GPragma, GProcedure, Param
 from . import clang_setup as cs
 from ..verify.expr import evaluate
-from .translate import Translator, base_type_name
+from .translate import VECTOR_TYPES, Translator, base_type_name
 
 K = ci.CursorKind
 CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
@@ -215,6 +215,10 @@ def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
         pointee = ctype.get_pointee()
         if pointee.kind == ci.TypeKind.POINTER:
             raise translator.error(cursor, "pointer-to-pointer parameters are not supported")
+        if pointee.get_canonical().kind == ci.TypeKind.RECORD and \
+                base_type_name(pointee) not in VECTOR_TYPES:
+            raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not "
+                                           "supported: arrays of structs")
         space = {1: "global", 2: "local", 3: "constant"}.get(pointee.get_address_space(),
                                                              "global")
         if dialect == "opencl" and space == "local":

@@ -169,6 +169,9 @@ class Translator:
             raise self.error(cursor, "static variables are not supported in kernels")
         init_cursor = cs.var_initializer(cursor)
         init = self.expr(init_cursor) if init_cursor is not None else None
+        if ctype.get_canonical().kind == ci.TypeKind.POINTER:
+            raise self.error(cursor, "local pointer variables are not supported: index the "
+                                     "kernel's array parameters directly")
         dims = [self.expr(c) for c in cursor.get_children() if c.kind.is_expression() and
                 (init_cursor is None or c.hash != init_cursor.hash)][::-1]  # innermost first
         depth, t = 0, ctype
@@ -259,6 +262,10 @@ class Translator:
         if kind == K.ARRAY_SUBSCRIPT_EXPR:
             base, index = list(cursor.get_children())
             return c_ast.ArrayRef(self.expr(base), self.expr(index), coord=coord)
+        if kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and any(
+                c.type.get_canonical().kind == ci.TypeKind.POINTER
+                for c in [cursor, *cursor.get_children()]):
+            raise self.error(cursor, "pointer arithmetic and address-of are not supported")
         if kind == K.BINARY_OPERATOR:
             left, right = list(cursor.get_children())
             op = cs.binary_operator(cursor)

@@ -212,3 +212,15 @@ def test_vectorized_output_issues_fewer_load_requests():
     assert vector["global_load_requests"] * 3 < scalar["global_load_requests"]
     assert vector["global_store_requests"] * 3 < scalar["global_store_requests"]
     assert vector["compulsory_sectors"] == scalar["compulsory_sectors"]
+
+
+def test_tile_loads_are_vectorized_on_amd_and_left_scalar_on_nvidia():
+    amd = library("mv.cl", arch="gfx90a")
+    verified(amd)
+    assert any(m.startswith("tile loads: each thread loads 4 consecutive elements")
+               for m in remarks(amd, "applied"))
+    assert re.search(r"float4 v_A = vload4\(0, &A\[\(\d+ \* bidx \+ r\) \* W", flat(amd.code))
+    nvidia = library("mv.cu", arch="sm_90")
+    verified(nvidia)
+    assert any("tile loads: on NVIDIA" in m for m in remarks(nvidia, "missed"))
+    assert "naiveopt_load" not in nvidia.code

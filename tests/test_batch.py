@@ -238,7 +238,9 @@ def test_bench_results_add_sectors_and_speedups(tmp_path):
 @pytest.mark.parametrize("content, message", [
     ("not json", "not a JSON file"),
     ('{"rows": [{"kernel": "mv"}]}', "a row lacks naive_sectors, optimized_sectors"),
-    ('{"something": 1}', "expected a bench/run.py result file")])
+    ('{"something": 1}', "expected a bench/run.py result file"),
+    ('{"results": [{"kernel": "mv", "naive_ms": "1", "optimized_ms": 1, "speedup": 1}]}',
+     "row 'mv': expected a name and numbers, got kernel='mv', naive_ms='1'")])
 def test_bad_bench_results_fail_before_any_work(tmp_path, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content)

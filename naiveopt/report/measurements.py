@@ -103,6 +103,15 @@ def load_measurements(paths: list[str], arch: str) -> Measurements:
 
 
 def _require(row: object, keys: tuple[str, ...]) -> None:
+    """A row names its kernel and has the numbers the table shows (a file edited by hand
+    must not give a traceback later)."""
     missing = [k for k in keys if not isinstance(row, dict) or k not in row]
     if missing:
         raise NaiveoptError(f"a row lacks {', '.join(missing)}")
+    wrong = [k for k in keys[1:] if isinstance(row[k], bool)
+             or not isinstance(row[k], (int, float))]
+    if not isinstance(row["kernel"], str) or wrong:
+        raise NaiveoptError(f"row '{row['kernel']}': expected a name and numbers, got "
+                            + ", ".join(f"{k}={row[k]!r}" for k in ["kernel", *wrong]))
+    if not isinstance(row.get("passes", []), list):
+        raise NaiveoptError(f"row '{row['kernel']}': 'passes' is not a list")

@@ -226,6 +226,29 @@ def test_with_load_width_accepts_vector_element_types_and_whole_rows_only():
     assert tiling.prefetch_registers(replace(_plan("vec", "float"), load_width=4)) == 4
 
 
+@pytest.mark.parametrize("kind,block,width", [("col_x", (32, 16), 4), ("col_x", (64, 4), 2),
+                                              ("row_x", (256, 1), 4), ("row_y", (16, 16), 4)])
+def test_vector_units_cover_each_tile_cell_once(kind, block, width):
+    plan = replace(_plan(kind, "float", block=block), merge=(2, 4), load_width=width)
+    target = get_target("sm_90")
+    staging = plan.stagings[0]
+    rows, cols = tiling.tile_extent(staging, plan)
+    segment = tiling.segment_units(staging, plan, target)
+    # a row longer than one bank span (32 words) is loaded in segments of 32 / width units
+    assert segment == (32 // width if cols > 32 else 0)
+    cells = [tiling.unit_cell(u, staging, plan, segment) for u in range(rows * cols // width)]
+    covered = {(r, c + i) for r, c in cells for i in range(width)}
+    assert len(covered) == rows * cols and covered == {(r, c) for r in range(rows)
+                                                      for c in range(cols)}
+    # a warp's units: whole 32-word runs of global memory
+    for warp in range(0, len(cells), 32):
+        runs = {}
+        for r, c in cells[warp:warp + 32]:
+            runs.setdefault(r, []).append(c)
+        assert all(sorted(cs) == list(range(min(cs), min(cs) + width * len(cs), width))
+                   for cs in runs.values())
+
+
 @pytest.fixture
 def load_width_4(monkeypatch):
     """Every tiling plan generated with 4-wide tile loads (as the vectorize pass asks)."""
@@ -252,6 +275,15 @@ def test_vector_tile_loads_verify_at_multiple_and_odd_sizes(load_width_4, name, 
     guard = re.search(r"if \(([^{]*\+ 3 < \w+[^{]*)\) \{\s*float4 v_\w+ = ", result.code)
     assert guard, result.code
     assert re.search(r"\} else \{\s*(p|s)_\w+\[[^\]]+\](\[[^\]]+\])? =\s*\(", result.code)
+
+
+def test_vector_tile_loads_store_into_shared_memory_without_bank_conflicts(load_width_4):
+    from naiveopt.profile import profile_file
+
+    path = os.path.join(KERNELS_DIR, "mm.cu")
+    (prof,) = profile_file(open(path).read(), path, opt=True, defines={"H": "64", "W": "64",
+                                                                       "K": "64"})
+    assert prof.totals.shared_requests > 0 and prof.totals.shared_bank_conflicts == 0
 
 
 def test_vector_tile_loads_of_col_y_tiles_verify(load_width_4):

@@ -187,7 +187,8 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
         tile_names.append(name)
         decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
         vector = fresh(taken, f"v_{s.array}") if unit_width(s, plan) > 1 else ""
-        loaders.append(_TileLoad(s, name, plan, shape, lp, (k0, r, c, e, vector), first))
+        loaders.append(_TileLoad(s, name, plan, shape, lp, (k0, r, c, e, vector), first,
+                                 segment_units(s, plan, target)))
 
     # per-copy statements
     position = shape.body.index(lp.node)
@@ -304,6 +305,36 @@ def unit_width(s: Staging, plan: TilingPlan) -> int:
     return 1
 
 
+def segment_units(s: Staging, plan: TilingPlan, target: Target) -> int:
+    """Units per row segment when a tile's vector units are loaded in segment order, else 0
+    (row-major order).
+
+    With ``width``-element units, the threads of a warp store lane i of their units ``width``
+    words apart. In row-major order a tile row longer than one span of the banks (g = banks /
+    width units) puts two threads of a warp on one bank whatever the pad. Segment order gives
+    a warp g units (one bank span) in each of ``width`` consecutive rows instead, which a pad
+    spreads over distinct banks; each row segment is still one contiguous run of global
+    memory (g * width elements, 128 bytes of floats), so the loads stay coalesced."""
+    width = unit_width(s, plan)
+    rows, cols = tile_extent(s, plan)
+    g = target.shared_banks // width
+    per_row = cols // width
+    if width == 1 or per_row <= g or per_row % g or rows % width:
+        return 0
+    return g
+
+
+def unit_cell(u: int, s: Staging, plan: TilingPlan, segment: int) -> tuple[int, int]:
+    """Tile (row, column) of the first element of unit ``u`` (what :class:`_TileLoad` emits)."""
+    width = unit_width(s, plan)
+    per_row = tile_extent(s, plan)[1] // width
+    if not segment:
+        return u // per_row, u % per_row * width
+    spans = per_row // segment
+    h, q = divmod(u, segment)
+    return h // (width * spans) * width + h % width, (h // width % spans * segment + q) * width
+
+
 def with_load_width(plan: TilingPlan, width: int) -> tuple[TilingPlan | None, str]:
     """``plan`` with its cooperative tile loads ``width`` elements wide (1, 2 or 4), or
     (None, why not) when no staging can take vector loads of that width.
@@ -353,9 +384,9 @@ def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
     lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
     within = [(lane % bx) if s.thread_axis == "x" else (lane // bx) for lane in lanes]
     reads = [(w, 0) for w in within] if s.kind.startswith("row") else [(0, w) for w in within]
-    width = unit_width(s, plan)
-    loads = [[((lane * width + i) // cols, (lane * width + i) % cols) for lane in lanes]
-             for i in range(width)]
+    segment = segment_units(s, plan, target)
+    cells = [unit_cell(lane, s, plan, segment) for lane in lanes]
+    loads = [[(row, col + i) for row, col in cells] for i in range(unit_width(s, plan))]
     return rows, cols + tile_pad(cols, loads + [reads], target)
 
 
@@ -384,8 +415,10 @@ class _TileLoad:
     range means the whole unit is."""
 
     def __init__(self, s: Staging, name: str, plan: TilingPlan, shape: KernelShape,
-                 lp: GLoop, names: tuple[str, str, str, str, str], first: str) -> None:
+                 lp: GLoop, names: tuple[str, str, str, str, str], first: str,
+                 segment: int) -> None:
         self.s, self.name, self.first, self.names = s, name, first, names
+        self.segment = segment          # units per row segment (segment_units), 0: row-major
         self.rows, self.cols = tile_extent(s, plan)
         self.width = unit_width(s, plan)
         self.threads = plan.block[0] * plan.block[1]
@@ -424,19 +457,25 @@ class _TileLoad:
         if self.s.kind == VEC:      # column e * width
             return [] if slot is None else statements(
                 f"int {e} = {self.first}{f' + {slot * self.threads}' if slot else ''};")
-        per_row = self.cols // self.width
-        scale = f" * {self.width}" if self.width > 1 else ""
+        w = self.width
+        per_row = self.cols // w
+        scale = f" * {w}" if w > 1 else ""
         unit = e
         offset = ""
-        if slot is not None:
+        if slot is not None:            # rows of whole segment groups: a constant offset
             unit = self.first
-            if slot and self.threads % per_row:
+            if slot and self.threads % (per_row * (w if self.segment else 1)):
                 unit = f"{self.first} + {slot * self.threads}"
             elif slot:
                 offset = f" + {slot * self.threads // per_row}"
         unit = f"({unit})" if " " in unit else unit
-        return statements(f"int {r} = {unit} / {per_row}{offset}; "
-                          f"int {c} = {unit} % {per_row}{scale};")
+        if not self.segment:            # unit_cell, in C
+            return statements(f"int {r} = {unit} / {per_row}{offset}; "
+                              f"int {c} = {unit} % {per_row}{scale};")
+        g, spans = self.segment, per_row // self.segment
+        return statements(
+            f"int {r} = {unit} / {g * w * spans} * {w} + {unit} / {g} % {w}{offset}; "
+            f"int {c} = ({unit} / {g * w} % {spans} * {g} + {unit} % {g}){scale};")
 
     def _lane(self, expr: sympy.Expr, lane: int, start: sympy.Expr) -> sympy.Expr:
         column = self.e * self.width if self.s.kind == VEC else self.c

@@ -39,8 +39,9 @@ Two refinements change only how tiles are loaded:
 - ``load_width`` (the vectorize pass, via :func:`with_load_width`): a unit is ``load_width``
   consecutive elements along a tile row (the contiguous global dimension of every kind), read
   with one vector load (``VectorLoad``: LDG.128 / vload4) when the whole unit is in range and
-  as zero-filled scalar loads otherwise, and stored as scalars into the padded tile; the pad is
-  chosen for the resulting store patterns too.
+  as zero-filled scalar loads otherwise, and stored as scalars into the padded tile. A row
+  longer than one span of the banks is loaded in segment order (:func:`segment_units`) so
+  that those stores do not conflict, and the pad is chosen for the store patterns too.
 """
 from __future__ import annotations
 

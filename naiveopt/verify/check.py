@@ -65,6 +65,8 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
     if missing:
         return Verification("skipped", "shape of " + ", ".join(missing) + " unknown: add "
                             "'#pragma naiveopt array(NAME, dims...)'")
+    if not any(a.role in ("out", "inout") for a in kernel.args):
+        return Verification("skipped", "the kernel writes no global array: nothing to compare")
     if kernel.threads is None:
         return Verification("skipped", "thread space unknown: add '#pragma naiveopt "
                             "threads(X, Y)' or a bounds guard")

@@ -179,3 +179,14 @@ def test_possibly_aliasing_arrays_are_not_staged():
     source = ALIAS.replace("PARAMS", "const float *A, float *B")
     result = naiveopt.optimize(source, filename="alias.cu")
     assert "coalesce" not in result.kernels[0].passes
+
+
+@pytest.mark.parametrize("sizes,why", [("N=100000, W=100000", "verify at smaller sizes"),
+                                       ("N=67, W=10000000000", "does not fit in an int")])
+def test_huge_verification_sizes_are_not_run(sizes, why):
+    """Verification runs at bounded sizes: a pragma asking for 40 GB of arrays is not run
+    (the kernel is written unverified, saying why)."""
+    result = naiveopt.optimize(GATHER.replace("N=67, W=45", sizes), filename="gather.cu")
+    (kernel,) = result.kernels
+    assert kernel.verification.status == "skipped"
+    assert why in kernel.verification.detail

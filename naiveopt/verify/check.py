@@ -84,8 +84,29 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
     return Verification("passed", "; ".join(checks), checks)
 
 
+#: Verification runs at bounded sizes: at most this many array elements (1 GiB of float32 in
+#: all) and work-items per size set, every size an int32 (larger sets are not checked).
+MAX_ELEMENTS = 1 << 28
+
+
+def _check_bounds(kernel: KernelSpec, sizes: dict[str, int]) -> None:
+    """Raise ValueError when ``sizes`` are too large to verify at (a hostile or mistaken
+    pragma must not exhaust the machine's memory)."""
+    for name, value in sizes.items():
+        if not -2**31 <= value < 2**31:
+            raise ValueError(f"size {name}={value} does not fit in an int")
+    elements = sum(int(np.prod([int(evaluate(d, sizes)) for d in a.shape]))
+                   for a in kernel.args if a.shape)
+    threads = int(np.prod([int(evaluate(t, sizes)) for t in kernel.threads]))
+    for what, count in (("array elements", elements), ("threads", threads)):
+        if count > MAX_ELEMENTS:
+            raise ValueError(f"{count} {what} at these sizes (verification runs at most "
+                             f"{MAX_ELEMENTS}): verify at smaller sizes")
+
+
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
                  macros: dict[str, str], seed: int) -> tuple[str, str]:
+    _check_bounds(kernel, sizes)
     rng = np.random.default_rng(seed)
     args = [make_arg(a, sizes, rng) for a in kernel.args]
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]

@@ -84,13 +84,19 @@ def test_reduce_keeps_what_the_failure_needs():
     assert reduced.count("{") == reduced.count("}")
 
 
+#: The campaign is split into chunks so that pytest-xdist spreads it over the CI's cores.
+CHUNKS = 4
+
+
 @pytest.mark.fuzz
-def test_fuzz_campaign():
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_fuzz_campaign(chunk):
     """The seeded CI campaign: no miscompile, no crash; nearly every case verifies (so the
     generator stays inside the supported subset) and the optimization passes fire."""
-    report = campaign(CI_SEED, CI_CASES)
+    count = -(-CI_CASES // CHUNKS)
+    report = campaign(CI_SEED, count, start=chunk * count)
     failures = "\n\n".join(f"case {c.index}: {c.command()}\n{o.kind}: {o.detail}\n{c.source}"
                            for c, o in report.failures)
     assert not report.failures, f"{report.summary()}\n{failures}"
-    assert report.counts["passed"] >= 0.9 * CI_CASES, report.summary()
-    assert sum(report.applied.values()) >= 0.3 * CI_CASES, report.summary()
+    assert report.counts["passed"] >= 0.9 * count, report.summary()
+    assert sum(report.applied.values()) >= 0.3 * count, report.summary()

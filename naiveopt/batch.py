@@ -8,8 +8,8 @@ at once on Ctrl-C. A single input runs in this process (no pool to start).
 
 Workers only compute; this process writes every output, atomically (a temporary file and a
 rename), after checking that it is not an input. So neither a crashing worker nor Ctrl-C can
-leave a partial file: workers ignore SIGINT, the parent stops the pool and re-raises, and the
-outputs already written are complete.
+leave a partial file: workers ignore SIGINT, the parent stops the pool (terminating the workers)
+and re-raises, and the outputs already written are complete.
 
 Messages (status lines, ``--explain`` remarks, errors) are printed in input order whatever the
 number of jobs: a file's lines wait until every earlier file is done. The progress bar (tqdm,
@@ -160,13 +160,6 @@ def write_outputs(outcome: Outcome) -> None:
         outcome.error = str(exc) if exc.file else f"{outcome.path}: {exc}"
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it stops the pool); SIGTERM from
-    the stopping pool exits through Python so the verification worker is reaped too."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-
-
 def _died(path: str, exc: BaseException) -> str:
     """The error of a file whose worker process died or raised outside process_file."""
     from pebble import ProcessExpired
@@ -241,8 +234,10 @@ def _run_pool(files: list[tuple[str, str | None]], settings: Settings, workers: 
               reporter: _Reporter) -> None:
     from pebble import ProcessPool
 
-    pool = ProcessPool(max_workers=workers, initializer=_ignore_sigint,
-                       context=mp.get_context("spawn"))
+    # pebble's workers ignore SIGINT (so do the verification workers they start), and on
+    # SIGTERM from a stopping pool they run multiprocessing's exit cleanup, which ends their
+    # verification workers too
+    pool = ProcessPool(max_workers=workers, context=mp.get_context("spawn"))
     try:
         futures = {pool.schedule(process_file, args=(path, output, settings)): i
                    for i, (path, output) in enumerate(files)}

@@ -91,10 +91,10 @@ def assert_verified_at_both_sizes(result) -> None:
             k.verification.checks
 
 
-@pytest.mark.parametrize("arch", ["sm_90", "gfx90a"])
-@pytest.mark.parametrize("target", ["cuda", "opencl"])
+@pytest.mark.parametrize("arch,target", [("sm_90", "cuda"), ("gfx90a", "opencl")])
 @pytest.mark.parametrize("name", TILED)
 def test_prefetch_on_and_off_verify_on_every_tiled_kernel(name, target, arch):
+    # (the other pairings run in tests/test_pass_matrix.py, which also switches prefetch off)
     on = run(name, target=target, arch=arch)
     off = run(name, target=target, arch=arch, options={"disable": ["prefetch"]})
     assert_verified_at_both_sizes(on)

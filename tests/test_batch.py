@@ -161,6 +161,7 @@ def test_a_dying_worker_fails_only_its_file(tmp_path):
     assert (f"{MM_CU}: internal error: the worker process was killed by SIGKILL "
             "(please report)") in stderr.splitlines()
     assert status_lines(stderr) == [f"[2/2] {MV_CU} -> {out / 'mv.cu'}: verified"]
+    assert "Traceback" not in stderr
     assert sorted(os.listdir(out)) == ["mv.cu", "mv.cu.json"]
     assert "ERROR: " + MM_CU in stdout
 

@@ -158,11 +158,17 @@ def _execute(job: tuple) -> tuple[str, object]:
 
 
 def _serve(conn) -> None:
-    while True:
-        job = conn.recv()
-        if job is None:
-            return
-        conn.send(_execute(job))
+    """Run jobs until told to stop, or until the process that started this worker is gone
+    (killed, say, while a batch worker was verifying): then there is nobody to answer, and
+    exiting quietly beats a BrokenPipeError traceback on the batch's stderr."""
+    try:
+        while True:
+            job = conn.recv()
+            if job is None:
+                return
+            conn.send(_execute(job))
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return
 
 
 # ------------------------------------------------------------------- caller side

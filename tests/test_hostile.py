@@ -190,3 +190,17 @@ def test_huge_verification_sizes_are_not_run(sizes, why):
     (kernel,) = result.kernels
     assert kernel.verification.status == "skipped"
     assert why in kernel.verification.detail
+
+
+def test_an_inf_in_the_expected_array_does_not_widen_the_tolerance():
+    """Overflowing kernels (the fuzzer makes some): a wrong finite value next to an inf is
+    still a mismatch, and inf/NaN must match exactly."""
+    import numpy as np
+
+    from naiveopt.verify.check import first_mismatch
+
+    want = np.array([np.inf, 1.0, np.nan, 2.0], dtype=np.float32)
+    assert first_mismatch(want, want.copy()) is None
+    assert first_mismatch(want, np.array([np.inf, 1.0, np.nan, 7.0], np.float32)) == 3
+    assert first_mismatch(want, np.array([5.0, 1.0, np.nan, 2.0], np.float32)) == 0
+    assert first_mismatch(want, np.array([np.inf, 1.0, 0.0, 2.0], np.float32)) == 2

@@ -120,10 +120,8 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
     for spec_arg, want, have in zip(arrays, expected, got):
         if spec_arg.role == "in":
             continue
-        scale = max(1.0, float(np.nanmax(np.abs(want)))) if want.size else 1.0
-        if not np.allclose(have, want, rtol=RTOL, atol=RTOL * scale, equal_nan=True):
-            bad = int(np.argmax(~np.isclose(have, want, rtol=RTOL, atol=RTOL * scale,
-                                            equal_nan=True)))
+        bad = first_mismatch(want, have)
+        if bad is not None:
             return (f"{spec_arg.name}[{bad}] = {have.flat[bad]!r}, naive kernel gives "
                     f"{want.flat[bad]!r}", "")
     ref_failure = _against_reference(kernel, sizes, args, got)
@@ -132,6 +130,17 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
     compared = [a.name for a in arrays if a.role != "in"]
     what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
     return "", f"{_fmt(sizes)}: {', '.join(compared)} match {what}"
+
+
+def first_mismatch(want: np.ndarray, have: np.ndarray) -> int | None:
+    """The flat index of the first element of ``have`` that differs from ``want``, or None.
+
+    Relative tolerance RTOL, with an absolute floor scaled by the largest finite expected
+    value: an inf in ``want`` must not widen it to infinity (inf and NaN must match exactly)."""
+    finite = np.abs(want[np.isfinite(want)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    close = np.isclose(have, want, rtol=RTOL, atol=RTOL * scale, equal_nan=True)
+    return None if close.all() else int(np.argmax(~close))
 
 
 def _fmt(sizes: dict[str, int]) -> str:

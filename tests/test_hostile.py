@@ -204,3 +204,35 @@ def test_an_inf_in_the_expected_array_does_not_widen_the_tolerance():
     assert first_mismatch(want, np.array([np.inf, 1.0, np.nan, 7.0], np.float32)) == 3
     assert first_mismatch(want, np.array([5.0, 1.0, np.nan, 2.0], np.float32)) == 0
     assert first_mismatch(want, np.array([np.inf, 1.0, 0.0, 2.0], np.float32)) == 2
+
+
+def test_a_single_runtime_crash_is_rerun_once_and_a_repeated_one_fails(monkeypatch):
+    """A crash of the OpenCL runtime while running the output gets one rerun in a fresh
+    worker (PoCL flakes); a crash that repeats fails verification. Launches per size set:
+    the naive kernel, then the output (then its rerun)."""
+    from conftest import KERNELS_DIR
+    from naiveopt.verify import check, opencl
+
+    real = opencl.run
+    state = {"n": 0, "crash_at": ()}
+
+    def flaky(*args, **kw):
+        state["n"] += 1
+        if state["n"] in state["crash_at"]:
+            raise opencl.KernelCrash("the kernel crashed the OpenCL runtime (exit -11): "
+                                     "probably an out-of-bounds access")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(check.opencl, "run", flaky)
+    path = os.path.join(KERNELS_DIR, "vv.cu")
+    with open(path) as fh:
+        source = fh.read()
+    state.update(n=0, crash_at=(2,))
+    once = naiveopt.optimize(source, filename=path)
+    assert once.kernels[0].verification.status == "passed"
+    assert "crashed once; the rerun in a fresh worker passed" in \
+        once.kernels[0].verification.checks[0]
+    state.update(n=0, crash_at=(2, 3))
+    twice = naiveopt.optimize(source, filename=path)
+    assert twice.kernels[0].verification.status == "failed"
+    assert "crashed the OpenCL runtime" in twice.kernels[0].verification.detail

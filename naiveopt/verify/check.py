@@ -115,7 +115,17 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
         expected = _launch(naive, kernel, sizes, args, options)
     except opencl.KernelCrash as exc:
         raise ValueError(f"the naive kernel itself fails at these sizes: {exc}") from exc
-    got = _launch(output, kernel, sizes, args, options)
+    note = ""
+    try:
+        got = _launch(output, kernel, sizes, args, options)
+    except opencl.KernelCrash as exc:
+        if "crashed the OpenCL runtime" not in str(exc):
+            raise
+        # PoCL 3.0 occasionally dies in a long-lived worker (seen once in ~10^4 runs, never
+        # reproduced on the same kernel); a fresh worker reruns the same inputs once, and a
+        # second crash fails the check as before
+        got = _launch(output, kernel, sizes, args, options)
+        note = " (the OpenCL runtime crashed once; the rerun in a fresh worker passed)"
     arrays = [a for a in kernel.args if a.role in ("in", "out", "inout")]
     for spec_arg, want, have in zip(arrays, expected, got):
         if spec_arg.role == "in":
@@ -129,7 +139,7 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
         return ref_failure, ""
     compared = [a.name for a in arrays if a.role != "in"]
     what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
-    return "", f"{_fmt(sizes)}: {', '.join(compared)} match {what}"
+    return "", f"{_fmt(sizes)}: {', '.join(compared)} match {what}{note}"
 
 
 def first_mismatch(want: np.ndarray, have: np.ndarray) -> int | None:

@@ -13,7 +13,7 @@ import pytest
 import sympy
 
 import naiveopt
-from naiveopt.passes.optimize import prefetch, tiling
+from naiveopt.passes.optimize import selection, tiling
 from naiveopt.targets import get_target, occupancy
 from conftest import KERNELS_DIR, compile_cuda, nvcc
 
@@ -165,7 +165,7 @@ def test_prefetch_refused_when_occupancy_would_fall_below_the_target():
 
 
 def test_prefetch_declines_without_a_resource_query(monkeypatch):
-    monkeypatch.setattr(prefetch, "measure",
+    monkeypatch.setattr(selection, "measure",
                         lambda module, proc, arch: (None, "neither nvcc nor NVRTC"))
     result = run("mm.cu", verify=False)
     (remark,) = prefetch_remarks(result)["mm"]
@@ -259,7 +259,6 @@ def load_width_4(monkeypatch):
         return real(wider or plan, target)
 
     monkeypatch.setattr(tiling, "generate", generate)
-    monkeypatch.setattr(prefetch, "generate", generate)
 
 
 @pytest.mark.parametrize("disable", [[], ["prefetch"]])

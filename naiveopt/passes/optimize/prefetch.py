@@ -20,14 +20,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...ir import GProcedure
-from ...targets import get_target, occupancy
-from ..functional.nvcc import measure
+from ...targets import get_target
 from ..manager import OptimizationPass, PassContext
+from .selection import measure_refinement
 from .staging import adopt
-from .tiling import TilingPlan, generate, prefetch_registers, tiles_bytes
-
-#: The NVIDIA architecture whose register counts stand in for a target without a query.
-PROXY_ARCH = "sm_90"
+from .tiling import TilingPlan, prefetch_registers
 
 
 class Prefetch(OptimizationPass):
@@ -42,31 +39,18 @@ class Prefetch(OptimizationPass):
         target = get_target(ctx.arch)
         candidate = replace(plan, prefetch=True)
         registers = prefetch_registers(candidate)
-        built, why = generate(candidate, target)
-        if built is None:
-            ctx.remark("missed", self.name, proc, f"prefetching not built: {why}")
-            return
-        arch = ctx.arch if target.vendor == "nvidia" else PROXY_ARCH
-        res, why = measure(ctx.module, built, arch)
-        if res is None:
+        measured, why = measure_refinement(ctx, candidate, target)
+        if measured is None:
             ctx.remark("missed", self.name, proc, f"prefetching {registers} registers per "
-                       f"thread not applied: its occupancy cannot be checked ({why})")
+                       f"thread not applied: {why}")
             return
-        estimate = "" if arch == ctx.arch else f" (registers of the {arch} compile)"
-        shared = tiles_bytes(candidate, target) if target.vendor != "nvidia" \
-            else res.shared_bytes
-        threads = plan.block[0] * plan.block[1]
-        occ, limiter = occupancy(target, threads, res.registers, shared)
-        facts = f"{res.registers} registers{estimate}, occupancy {occ:.0%}"
-        if res.registers > target.registers_per_thread or occ < target.occupancy_target:
+        if not measured.keeps_occupancy(target):
             ctx.remark("missed", self.name, proc, f"prefetching would need {registers} "
-                       f"registers per thread: {facts} < {target.occupancy_target:.0%} "
-                       f"(limited by {limiter})")
+                       f"registers per thread: {measured.facts} < "
+                       f"{target.occupancy_target:.0%} (limited by {measured.limiter})")
             return
-        if target.vendor == "nvidia":
-            built.resources = res
-        adopt(proc, built, ctx)
+        adopt(proc, measured.proc, ctx)
         proc.tiling = candidate
         ctx.remark("applied", self.name, proc, f"prefetching {registers} registers per "
-                   f"thread: the next tile's loads are issued before the compute; {facts} "
-                   f">= {target.occupancy_target:.0%}")
+                   "thread: the next tile's loads are issued before the compute; "
+                   f"{measured.facts} >= {target.occupancy_target:.0%}")

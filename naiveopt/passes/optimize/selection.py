@@ -23,6 +23,10 @@ from ...targets import Target, get_target, occupancy
 from ..functional.nvcc import measure
 from ..manager import PassContext
 
+#: The NVIDIA architecture whose register counts stand in for a target without a query of
+#: its own (AMD): the same scalar code, compiled for sm_90.
+PROXY_ARCH = "sm_90"
+
 
 @dataclass
 class Variant:
@@ -132,3 +136,46 @@ def _measure(ctx: PassContext, target: Target, v: Variant, pass_name: str,
         v.notes.append(f"registers unknown on {target.name}")
     v.occupancy, v.limiter = occupancy(target, threads, v.registers, v.shared_bytes)
     return True
+
+
+@dataclass
+class Refinement:
+    """A refined tiling plan, built and measured (see :func:`measure_refinement`)."""
+
+    proc: GProcedure
+    registers: int
+    occupancy: float
+    limiter: str
+    estimate: str           # '' or why the register count is another architecture's
+
+    @property
+    def facts(self) -> str:
+        return f"{self.registers} registers{self.estimate}, occupancy {self.occupancy:.0%}"
+
+    def keeps_occupancy(self, target: Target) -> bool:
+        return self.registers <= target.registers_per_thread and \
+            self.occupancy >= target.occupancy_target
+
+
+def measure_refinement(ctx: PassContext, plan, target: Target
+                       ) -> tuple[Refinement | None, str]:
+    """Build ``plan`` (a refinement of the kernel's chosen tiling: prefetching, vector tile
+    loads) and measure it for a keep-or-drop decision against the occupancy target; or
+    (None, why it cannot be). Without a resource query of its own the target borrows the
+    registers of the PROXY_ARCH compile; with no query at all the refinement cannot be
+    checked, and passes then decline."""
+    from .tiling import generate, tiles_bytes
+
+    built, why = generate(plan, target)
+    if built is None:
+        return None, f"not built: {why}"
+    arch = ctx.arch if target.vendor == "nvidia" else PROXY_ARCH
+    res, why = measure(ctx.module, built, arch)
+    if res is None:
+        return None, f"its occupancy cannot be checked ({why})"
+    shared = res.shared_bytes if target.vendor == "nvidia" else tiles_bytes(plan, target)
+    occ, limiter = occupancy(target, plan.block[0] * plan.block[1], res.registers, shared)
+    if target.vendor == "nvidia":
+        built.resources = res
+    return Refinement(built, res.registers, occ, limiter,
+                      "" if arch == ctx.arch else f" (registers of the {arch} compile)"), ""

@@ -56,16 +56,15 @@ from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vect
 from ...ir.nodes import TexFetch
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
-from ...targets import Target, get_target, occupancy
-from ..functional.nvcc import measure
+from ...targets import Target, get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .copies import local_names, rewrite_copy
 from .shape import contains_barrier, is_pure, kernel_shape
 from .staging import fresh
-from .prefetch import PROXY_ARCH
+from .selection import measure_refinement
 from .staging import adopt
-from .tiling import generate, tiles_bytes, uses_raw_thread_ids, with_load_width
+from .tiling import uses_raw_thread_ids, with_load_width
 
 VECTOR_BYTES = 16          # float4 / int4: one 128-bit access
 MODES = ("auto", "always", "never")
@@ -141,8 +140,8 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
 
     The loads stay coalesced (a warp reads one contiguous run) with a quarter of the load
     instructions. Not on NVIDIA by default: its scalar cooperative loads already reach full
-    bandwidth (paper 002), and a float4 unit keeps 4 more registers live per load. Kept only when the occupancy stays at the target's threshold (a vector
-    load holds 4 registers)."""
+    bandwidth (paper 002), and a float4 unit keeps 4 more registers live per load. Kept only
+    when the occupancy stays at the target's threshold."""
     plan = proc.tiling
     if plan is None:
         return False
@@ -156,30 +155,22 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
                    "(coalesce-writes)")
         return False
     wider, why = with_load_width(plan, 4)
-    built = None
+    measured = None
     if wider is not None:
-        built, why = generate(wider, target)
-    if built is None:
+        measured, why = measure_refinement(ctx, wider, target)
+    if measured is None:
         ctx.remark("missed", name, proc, f"tile loads: {why}")
         return False
-    arch = ctx.arch if target.vendor == "nvidia" else PROXY_ARCH
-    res, why = measure(ctx.module, built, arch)
-    if res is None:
-        ctx.remark("missed", name, proc, f"tile loads: occupancy cannot be checked ({why})")
+    if not measured.keeps_occupancy(target):
+        ctx.remark("missed", name, proc, "tile loads: float4 loads would leave "
+                   f"{measured.facts} < {target.occupancy_target:.0%} (limited by "
+                   f"{measured.limiter})")
         return False
-    shared = res.shared_bytes if target.vendor == "nvidia" else tiles_bytes(wider, target)
-    occ, limiter = occupancy(target, plan.block[0] * plan.block[1], res.registers, shared)
-    if occ < target.occupancy_target:
-        ctx.remark("missed", name, proc, f"tile loads: float4 loads would leave occupancy "
-                   f"{occ:.0%} < {target.occupancy_target:.0%} (limited by {limiter})")
-        return False
-    if target.vendor == "nvidia":
-        built.resources = res
-    adopt(proc, built, ctx)
+    adopt(proc, measured.proc, ctx)
     proc.tiling = wider
     ctx.remark("applied", name, proc, "tile loads: each thread loads 4 consecutive elements of "
                "a tile row with one vector load (scalar, zero-filled loads at the edges); "
-               f"{res.registers} registers, occupancy {occ:.0%}")
+               f"{measured.facts}")
     return True
 
 

@@ -61,9 +61,8 @@ from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .copies import local_names, rewrite_copy
 from .shape import contains_barrier, is_pure, kernel_shape
-from .staging import fresh
 from .selection import measure_refinement
-from .staging import adopt
+from .staging import adopt, fresh
 from .tiling import uses_raw_thread_ids, with_load_width
 
 VECTOR_BYTES = 16          # float4 / int4: one 128-bit access
@@ -93,11 +92,15 @@ class Vectorize(OptimizationPass):
 
 
 # --------------------------------------------------------------------------- shared checks
-def _width(proc: GProcedure, array: str) -> int:
-    """Elements per 128-bit access of ``array`` (0 when its type has no vector form)."""
-    param = proc.param(array)
-    size = VECTOR_ELEMENTS.get(param.base_type) if param is not None else None
+def _lanes(elem: str | None) -> int:
+    """Elements of type ``elem`` per 128-bit access (0 when it has no vector form)."""
+    size = VECTOR_ELEMENTS.get(elem) if elem else None
     return VECTOR_BYTES // size if size else 0
+
+
+def _width(proc: GProcedure, array: str) -> int:
+    param = proc.param(array)
+    return _lanes(param.base_type if param is not None else None)
 
 
 def _written(proc: GProcedure) -> set[str]:
@@ -192,7 +195,7 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
             remainder = _unroll(proc, lp, groups)
             done.add(id(remainder))
             ctx.remark("applied", name, proc, f"loop over {lp.iterator}: " + ", ".join(
-                f"{g[0].text} read as {vector_type(g[0].elem, VECTOR_BYTES // VECTOR_ELEMENTS[g[0].elem])}"
+                f"{g[0].text} read as {vector_type(g[0].elem, _lanes(g[0].elem))}"
                 for g in groups) + "; scalar loop for the remaining iterations")
             if any(g[0].texture for g in groups):
                 bind_textures(proc, "cuda")
@@ -318,7 +321,7 @@ def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]]) -> c_ast.Fo
     kv = fresh(taken, f"{k}v")
     decl = node.init.decls[0]
     itype = " ".join(decl.type.type.names) if isinstance(decl.type, c_ast.TypeDecl) else "int"
-    width = min(VECTOR_BYTES // VECTOR_ELEMENTS[g[0].elem] for g in groups)
+    width = min(_lanes(g[0].elem) for g in groups)
     loads, names, aligned = [], [], []
     for g in groups:
         vname = fresh(taken, f"v_{g[0].array}")

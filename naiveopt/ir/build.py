@@ -68,9 +68,15 @@ def expression(text: str, **placeholders: c_ast.Node) -> c_ast.Node:
     return stmt.rvalue
 
 
-def from_sympy(expr: sympy.Expr) -> c_ast.Node:
-    """A c_ast expression for an integer sympy expression over ids, params and locals."""
-    text = ccode(sympy.expand(expr), standard="C99")
+def sympy_text(expr: sympy.Expr, expand: bool = True) -> str:
+    """C text of an integer sympy expression, predefined ids written ``@id`` (for snippets).
+    ``expand=False`` keeps a product such as ``(32*bidy + r)*(W + K - 1)`` factored."""
+    text = ccode(sympy.expand(expr) if expand else expr, standard="C99")
     for name in PREDEFINED_IDS:
         text = re.sub(rf"\b{name}\b", "@" + name, text)
-    return expression(text)
+    return text
+
+
+def from_sympy(expr: sympy.Expr) -> c_ast.Node:
+    """A c_ast expression for an integer sympy expression over ids, params and locals."""
+    return expression(sympy_text(expr))

@@ -18,6 +18,7 @@ from .optimize.coalesce_writes import CoalesceWrites
 from .optimize.partition_camping import PartitionCamping
 from .optimize.prefetch import Prefetch
 from .optimize.register_promotion import RegisterPromotion
+from .optimize.stencil import Stencil
 from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
 from .optimize.thread_merge import ThreadMerge
@@ -33,7 +34,7 @@ def optimization_passes(disabled: frozenset[str] = frozenset()) -> list[Pass]:
     """Optimization passes, in order; those named in ``disabled`` are replaced by a pass that
     only says so (every pass leaves a remark)."""
     passes: list[Pass] = [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
-                          Prefetch(), CoalesceWrites(), Texture(), Vectorize(),
+                          Stencil(), Prefetch(), CoalesceWrites(), Texture(), Vectorize(),
                           PartitionCamping()]
     return [Disabled(p.name) if p.name in disabled else p for p in passes]
 

@@ -24,7 +24,8 @@ from ..functional.predefined import guard_bounds, id_aliases, is_return
 
 @dataclass
 class KernelShape:
-    """prologue: leading pure declarations; guard: the bounds condition (None when unguarded);
+    """prologue: leading pure declarations (and pure assignments to them); guard: the bounds
+    condition (None when unguarded);
     body: the statements the guard protects, in order."""
 
     prologue: list[c_ast.Node]
@@ -58,11 +59,19 @@ def _is_pure_decl(stmt: c_ast.Node) -> bool:
         not stmt.storage and is_pure(stmt.init)
 
 
+def _sets_prologue_local(stmt: c_ast.Node, prologue: list[c_ast.Node]) -> bool:
+    """``c = 0.5f;`` for a scalar the prologue declared: constants set before the guard
+    (PolyBench's coefficients) belong to the prologue too."""
+    return isinstance(stmt, c_ast.Assignment) and stmt.op == "=" and \
+        isinstance(stmt.lvalue, c_ast.ID) and is_pure(stmt.rvalue) and \
+        any(isinstance(d, c_ast.Decl) and d.name == stmt.lvalue.name for d in prologue)
+
+
 def kernel_shape(proc: GProcedure) -> tuple[KernelShape | None, str]:
     """The kernel's shape, or (None, why it has none naiveopt can restructure)."""
     items = list(proc.body.block_items or [])
-    prologue = []
-    while items and _is_pure_decl(items[0]):
+    prologue: list[c_ast.Node] = []
+    while items and (_is_pure_decl(items[0]) or _sets_prologue_local(items[0], prologue)):
         prologue.append(items.pop(0))
     aliases = id_aliases(proc)
     if items and isinstance(items[0], c_ast.If) and items[0].iffalse is None:

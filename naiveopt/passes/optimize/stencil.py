@@ -1,0 +1,610 @@
+"""Neighbourhood staging for stencils (convolutions, 2-D filters): each block loads the
+window of an array its threads read around their own element once, into shared memory.
+
+A naive convolution reads ``A(idy + i, idx + j)`` for every (i, j) of a K x K filter: each
+input element is read by K*K threads, and every warp request is misaligned by j. Neither
+coalescing nor thread-block merge applies (the access is already unit-stride in x and is not
+a row or column of a tiled loop). Here a block covering CX x CY outputs loads the window
+
+    rows  [by0 + amin, by0 + CY - 1 + amax]     (amin..amax: the row offsets i can add)
+    cols  [bx0 + bmin, bx0 + CX - 1 + bmax]
+
+row by row (a warp per row: coalesced loads and conflict-free stores), waits at a barrier,
+and runs the kernel's body with the reads served from the window. Reads the same for every
+thread whose index only moves with the loops (the filter ``F(i, j)``) get a window too, of
+the offsets alone. With thread merge (CX, CY larger than the block) each thread computes
+several outputs, as in tiling.py, so that one window serves more outputs; the variants are
+ranked by window elements per output and chosen by the occupancy model (selection.py).
+
+Window sizes follow from the loop bounds. When an extent depends on a runtime size (a filter
+of K x K, K a parameter), the window is sized for offsets spanning up to HALO_CAP and the
+kernel is versioned: ``if (K - 1 <= 16) { staged } else { the original body }`` (a uniform
+branch, so the barrier is reached by all threads or none).
+
+Which elements a block loads, and why that is safe: the guard must bound the thread ids by a
+box (``lo <= idy < hi`` per axis, uniform bounds), every loop around a staged read must have
+uniform bounds and no break/continue, and the read must run unconditionally in the guarded
+body, so the naive kernel reads the corners ``(ylo + amin, xlo + bmin)`` and ``(yhi - 1 +
+amax, xhi - 1 + bmax)`` (some read realises both minima at once and some both maxima; loops
+non-empty). A row-major array is contiguous, so every element of the window between those
+corners is inside the array; elements outside the guard's box (shifted by the offsets) are
+not loaded (zero-filled) and no active thread reads them. As with coalescing, the staged
+array must not be written by the kernel, and pointer arguments are assumed not to alias.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass, field
+
+import sympy
+from pycparser import c_ast
+
+from ...ir import GProcedure, MemoryExpression, PredefId
+from ...ir.build import from_sympy, statements, sympy_text
+from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.symbolic import SymbolEnv, decompose, to_sympy
+from ...launch import default_block, uses_y
+from ...targets import Target, get_target
+from ..functional.memory_expressions import symbol_env
+from ..functional.predefined import id_aliases
+from ..manager import OptimizationPass, PassContext
+from .banks import tile_pad
+from .copies import local_names, rewrite_copy
+from .selection import Variant, choose
+from .shape import contains_barrier, enclosing_loop, is_pure, kernel_shape
+from .staging import adopt, fresh, shared_array
+from .tiling import SYM, uses_raw_thread_ids
+
+#: The largest offset span (amax - amin) a window is sized for when it is only known at run
+#: time; larger spans take the unstaged version of the kernel.
+HALO_CAP = 16
+SCALARS = {"float", "int", "unsigned int"}      # 4-byte words: the bank model's unit
+BLOCKS_2D = [(32, 8), (64, 4), (16, 16), (32, 16)]
+MERGES_2D = [(1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8)]
+BLOCKS_1D = [(128, 1), (256, 1)]
+MERGES_1D = [(1, 1), (2, 1), (4, 1)]
+AXES = ("y", "x")
+THREAD = {"y": "idy", "x": "idx"}
+
+
+@dataclass
+class Read:
+    """One staged access: its memory expression and its (row, column) offsets from the
+    thread's own element (from nothing, on an axis that does not follow the threads)."""
+
+    index: int
+    offsets: tuple[sympy.Expr, sympy.Expr]
+    low: tuple[sympy.Expr, sympy.Expr]      # least offsets over the loops
+    high: tuple[sympy.Expr, sympy.Expr]     # greatest offsets over the loops
+
+
+@dataclass
+class Window:
+    """The shared window of one array and the reads it serves."""
+
+    array: str
+    width: sympy.Expr                       # row pitch of the 2-D form (0 for a 1-D array)
+    elem: str
+    follows: tuple[bool, bool]              # (rows follow idy, columns follow idx)
+    reads: list[Read] = field(default_factory=list)
+    low: list[sympy.Expr] = field(default_factory=list)      # amin, bmin
+    high: list[sympy.Expr] = field(default_factory=list)     # amax, bmax
+
+    def span(self, axis: int) -> sympy.Expr:
+        return sympy.expand(self.high[axis] - self.low[axis])
+
+    def capacity(self, axis: int) -> int:
+        """The window's extra rows (columns) beyond the threads' own: the span, or HALO_CAP
+        when the span is only known at run time."""
+        span = self.span(axis)
+        return int(span) if span.is_number else HALO_CAP
+
+    def describe(self) -> str:
+        axes = [f"{THREAD[a]} + [{lo}, {hi}]" if f else f"[{lo}, {hi}]"
+                for a, f, lo, hi in zip(AXES, self.follows, self.low, self.high)]
+        if self.width == 0:                 # a 1-D array: its index only
+            return f"{self.array}[{axes[1]}]"
+        return f"{self.array}({', '.join(axes)})"
+
+
+@dataclass
+class Box:
+    """The guard as bounds on the thread ids: lo[axis] <= id < hi[axis] (None: unbounded),
+    plus conditions that involve no thread (all must hold for any thread to be active)."""
+
+    lo: dict[str, sympy.Expr]
+    hi: dict[str, sympy.Expr]
+    uniform: list[c_ast.Node]
+
+
+@dataclass
+class StencilPlan:
+    original: GProcedure
+    windows: list[Window]
+    box: Box | None                         # None: the kernel has no guard
+    block: tuple[int, int]
+    merge: tuple[int, int]
+    loops: list[tuple[sympy.Expr, sympy.Expr]]   # bounds of every loop around a staged read
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
+
+    def extent(self, w: Window, axis: int) -> tuple[int, int]:
+        """(rows or columns of the threads' own elements, capacity beyond them)."""
+        own = self.coverage[1 - axis] if w.follows[axis] else 1
+        return own, w.capacity(axis)
+
+    def elements_per_output(self) -> float:
+        cx, cy = self.coverage
+        total = 0
+        for w in self.windows:
+            rows, cols = (sum(self.extent(w, a)) for a in (0, 1))
+            total += rows * cols
+        return total / (cx * cy)
+
+
+class Stencil(OptimizationPass):
+    name = "stencil"
+    requires = ("memory-expressions", "nvcc")
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        why = self._obstacle(proc, ctx)
+        if why:
+            ctx.remark("missed", self.name, proc, why)
+            return
+        env = symbol_env(proc, ctx)
+        shape, _ = kernel_shape(proc)
+        box = None
+        if shape.guard is not None:
+            box, why = guard_box(shape.guard, id_aliases(proc), env)
+            if box is None:
+                ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
+                           f"bounds: {why}")
+                return
+        windows, loops = self._windows(proc, ctx, env, shape.body)
+        if not windows:
+            ctx.remark("missed", self.name, proc, "no read-only global array is read around "
+                       "each thread's own element or by all threads alike in loops")
+            return
+        target = get_target(ctx.arch)
+        variants = self._variants(proc, ctx, windows, box, loops, target)
+        if not variants:
+            return
+        best = choose(ctx, proc, self.name, variants, build=lambda v: generate(v.plan, target))
+        if best is None or best.proc is None:
+            ctx.remark("missed", self.name, proc, "no window variant fits the target")
+            return
+        adopt(proc, best.proc, ctx)
+        plan: StencilPlan = best.plan
+        runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
+                                     for a in (0, 1) if not w.span(a).is_number))
+        ctx.remark("applied", self.name, proc, "staged in shared memory once per block: "
+                   + ", ".join(f"{w.describe()} -> s_{w.array}" for w in windows)
+                   + f"; each thread computes {plan.merge[0]}x{plan.merge[1]} outputs, "
+                   f"{plan.elements_per_output():.2f} window elements per output; "
+                   + best.describe()
+                   + (f"; staged only when {', '.join(runtime)} (else the unstaged body)"
+                      if runtime else ""))
+
+    def _obstacle(self, proc: GProcedure, ctx: PassContext) -> str:
+        if ctx.options.get("memory") == "texture":
+            return "not applied with texture memory (reads go through the texture cache)"
+        if proc.tiling is not None:
+            return "the kernel's loop is already staged (coalesce / thread-block merge)"
+        if contains_barrier(proc.body):
+            return "kernel already has barriers"
+        if uses_raw_thread_ids(proc):
+            return "the kernel uses tidx/tidy/bidx/bidy or the block size directly, whose " \
+                "meaning a new block shape would change"
+        shape, why = kernel_shape(proc)
+        if shape is None:
+            return f"cannot stage: {why}"
+        if any(isinstance(n, (c_ast.Return, c_ast.Goto)) for st in shape.body
+               for n, _ in walk(st)):
+            return "the guarded body returns early"
+        return ""
+
+    def _windows(self, proc: GProcedure, ctx: PassContext, env: SymbolEnv,
+                 body: list[c_ast.Node]
+                 ) -> tuple[list[Window], list[tuple[sympy.Expr, sympy.Expr]]]:
+        written = {m.array for m in proc.memory_expressions if m.is_write}
+        parents = {id(n): p for st in body for n, p in walk(st)}
+        inside = {id(n) for st in body for n, _ in walk(st)}
+        windows: dict[tuple, Window] = {}
+        loops: dict[str, tuple[sympy.Expr, sympy.Expr]] = {}
+        for i, m in enumerate(proc.memory_expressions):
+            if m.space != "global" or not m.is_read or m.is_write or id(m.node) not in inside:
+                continue
+            param = proc.param(m.array)
+            if m.array in written or param is None or param.base_type not in SCALARS:
+                continue
+            read, key, why = _read(proc, m, i, env, parents, loops)
+            if read is None:
+                if why:
+                    ctx.remark("analysis", self.name, proc, f"{m.describe()}: not staged: "
+                               f"{why}")
+                continue
+            w = windows.setdefault(key, Window(m.array, key[1], param.base_type, key[2]))
+            w.reads.append(read)
+        kept = []
+        for w in windows.values():
+            why = _bound(w)
+            if not why and any(w.follows) and not _around(w):
+                why = "each element is read by one thread of a row or column only (no reuse)"
+            if why:
+                ctx.remark("analysis", self.name, proc, f"{w.array}: not staged: {why}")
+                continue
+            kept.append(w)
+        if not any(_around(w) for w in kept):
+            return [], []       # only thread-invariant windows: nothing around the threads
+        return kept, list(loops.values())
+
+    def _variants(self, proc: GProcedure, ctx: PassContext, windows: list[Window],
+                  box: Box | None, loops, target: Target) -> list[Variant]:
+        two_d = uses_y(proc)
+        naive = default_block(proc)
+        blocks = BLOCKS_2D if two_d else BLOCKS_1D
+        merges = MERGES_2D if two_d else MERGES_1D
+        forced = ctx.options.get("merge")
+        if forced:
+            merges = [tuple(forced)]
+        original = copy.deepcopy(proc)
+        variants, refused = [], []
+        for block, merge in itertools.product(blocks, merges):
+            plan = StencilPlan(original, windows, box, block, merge, loops)
+            why = _launch_obstacle(plan, naive)
+            if why:
+                refused.append(why)
+                continue
+            shared = tiles_bytes(plan, target)
+            variants.append(Variant(f"block {block[0]}x{block[1]} merge {merge[0]}x{merge[1]}",
+                                    block, (-plan.elements_per_output(),
+                                            -(block[0] * block[1])),
+                                    plan=plan, shared_bytes=shared))
+        if refused:
+            ctx.remark("missed", self.name, proc, f"{len(refused)} of "
+                       f"{len(blocks) * len(merges)} block and merge shapes not tried, e.g. "
+                       f"{refused[0]}")
+        return variants
+
+
+def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
+          parents: dict[int, c_ast.Node], loops: dict
+          ) -> tuple[Read | None, tuple, str]:
+    """The staged form of a read, its window key, or (None, (), why not)."""
+    if m.two_d is not None:
+        forms, width = m.two_d, m.width
+    else:
+        forms, width = (sympy.Integer(0), m.index), sympy.Integer(0)
+    follows, offsets = [], []
+    for axis, expr in zip(AXES, forms):
+        d = decompose(expr, env)
+        if not d.resolved:
+            return None, (), "unresolved index"
+        if d.predefined and d.predefined != {THREAD[axis]: 1}:
+            return None, (), ""     # not around the thread's own element: other passes' case
+        follows.append(bool(d.predefined))
+        offsets.append(sympy.expand(expr - SYM[THREAD[axis]]) if d.predefined
+                       else sympy.expand(expr))
+        for it, coeff in d.loop.items():
+            if not coeff.is_integer or not coeff.is_number:
+                return None, (), f"the coefficient of {it} is not a constant"
+    if not any(follows) and not m.loops:
+        return None, (), ""
+    iters = [decompose(o, env).loop for o in offsets]
+    if set(iters[0]) & set(iters[1]):
+        return None, (), "one loop moves both the row and the column"
+    why = _unconditional(m.node, parents)
+    if why:
+        return None, (), why
+    bounds = {}
+    for it in m.loops:
+        lp = enclosing_loop(proc, m, it)
+        if lp is None or not lp.canonical or lp.step != 1:
+            return None, (), f"the loop over {it} is not canonical with step 1"
+        lo, hi = to_sympy(lp.lower, env), to_sympy(lp.upper, env)
+        for b in (lo, hi):
+            d = decompose(b, env)
+            if not d.resolved or d.predefined or d.loop:
+                return None, (), f"the bounds of the loop over {it} differ between threads " \
+                    "or iterations"
+        if any(isinstance(n, (c_ast.Break, c_ast.Continue)) for n, _ in walk(lp.node.stmt)):
+            return None, (), f"the loop over {it} has break/continue"
+        bounds[it] = (lo, hi)
+        loops[id(lp.node)] = (lo, hi)
+    low, high = [], []
+    for o in offsets:
+        d = decompose(o, env)
+        lo_sum, hi_sum = d.constant, d.constant
+        for it, c in d.loop.items():
+            lo, hi = bounds[it]
+            a, b = c * lo, c * (hi - 1)
+            lo_sum, hi_sum = lo_sum + (a if c > 0 else b), hi_sum + (b if c > 0 else a)
+        low.append(sympy.expand(lo_sum))
+        high.append(sympy.expand(hi_sum))
+    key = (m.array, width, tuple(follows))
+    return Read(index, tuple(offsets), tuple(low), tuple(high)), key, ""
+
+
+def _unconditional(node: c_ast.Node, parents: dict[int, c_ast.Node]) -> str:
+    """Why the access might not run every time its enclosing loops iterate ('' if it does)."""
+    child, n = node, parents.get(id(node))
+    while n is not None:
+        if isinstance(n, (c_ast.If, c_ast.TernaryOp, c_ast.While, c_ast.DoWhile,
+                          c_ast.Switch)):
+            return "it is read under a condition"
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||") and child is n.right:
+            return "it is read under a condition"
+        if isinstance(n, c_ast.For) and child is not n.stmt:
+            return "it is read in a loop header"
+        child, n = n, parents.get(id(n))
+    return ""
+
+
+def _bound(w: Window) -> str:
+    """Set the window's least and greatest offsets; why they cannot be set ('' if they are).
+    Some read must reach both least offsets at once, and some both greatest (the corners
+    the naive kernel reads, see the module docstring)."""
+    for axis in (0, 1):
+        for pick, out in ((lambda r: r.low[axis], w.low), (lambda r: r.high[axis], w.high)):
+            values = [pick(r) for r in w.reads]
+            best = values[0]
+            for v in values[1:]:
+                diff = sympy.expand(v - best)
+                if not diff.is_number:
+                    return "the offsets of its reads cannot be ordered"
+                if diff != 0 and bool(diff < 0) == (out is w.low):
+                    best = v
+            out.append(best)
+    if not any(all(sympy.expand(r.low[a] - w.low[a]) == 0 for a in (0, 1)) for r in w.reads):
+        return "no read reaches the least row and column offsets together"
+    if not any(all(sympy.expand(r.high[a] - w.high[a]) == 0 for a in (0, 1))
+               for r in w.reads):
+        return "no read reaches the greatest row and column offsets together"
+    return ""
+
+
+def _around(w: Window) -> bool:
+    """Whether the window spans more than the threads' own elements along a thread axis
+    (neighbouring threads read each other's elements)."""
+    return any(f and w.span(a) != 0 for a, f in enumerate(w.follows))
+
+
+def _launch_obstacle(plan: StencilPlan, naive: tuple[int, int]) -> str:
+    """An axis the guard does not bound relies on the launch covering the thread space
+    exactly: there the coverage must divide the naive block."""
+    for axis, cover, size in (("x", plan.coverage[0], naive[0]),
+                              ("y", plan.coverage[1], naive[1])):
+        bounded = plan.box is not None and THREAD[axis] in plan.box.hi
+        if not bounded and size % cover:
+            return f"covering {cover} threads in {axis} does not tile the naive block " \
+                f"{naive[0]}x{naive[1]} and the kernel has no bound on {THREAD[axis]}"
+    return ""
+
+
+def guard_box(cond: c_ast.Node, aliases: dict[str, str], env: SymbolEnv
+              ) -> tuple[Box | None, str]:
+    """The guard as a :class:`Box`, or (None, why not)."""
+    box = Box({}, {}, [])
+    atoms: list[tuple[c_ast.Node, bool]] = []
+
+    def split(node: c_ast.Node, negated: bool) -> bool:
+        if isinstance(node, c_ast.UnaryOp) and node.op == "!":
+            return split(node.expr, not negated)
+        if isinstance(node, c_ast.BinaryOp) and node.op == ("||" if negated else "&&"):
+            return split(node.left, negated) and split(node.right, negated)
+        atoms.append((node, negated))
+        return True
+
+    split(cond, False)
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    negate = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+    for node, negated in atoms:
+        ids = {n.name for n, _ in walk(node) if isinstance(n, PredefId)} | {
+            aliases[n.name] for n, _ in walk(node)
+            if isinstance(n, c_ast.ID) and n.name in aliases}
+        if not ids:
+            if not is_pure(node):
+                return None, "a condition reads memory"
+            box.uniform.append(c_ast.UnaryOp("!", node) if negated else node)
+            continue
+        if not isinstance(node, c_ast.BinaryOp) or node.op not in flip:
+            return None, "a condition is not a comparison of a thread id with a bound"
+        op = negate[node.op] if negated else node.op
+        left, right = node.left, node.right
+        gid = _id_of(left, aliases)
+        if gid is None:
+            gid, op, left, right = _id_of(right, aliases), flip[op], right, left
+        if gid not in ("idx", "idy"):
+            return None, "a condition is not a comparison of a thread id with a bound"
+        bound = to_sympy(right, env)
+        d = decompose(bound, env)
+        if not d.resolved or d.predefined or d.loop:
+            return None, f"the bound on {gid} is not the same for all threads"
+        table, value = (box.hi, bound) if op == "<" else (box.hi, bound + 1) if op == "<=" \
+            else (box.lo, bound + 1) if op == ">" else (box.lo, bound)
+        if gid in table:
+            return None, f"two bounds on the same side of {gid}"
+        table[gid] = sympy.expand(value)
+    for gid in box.lo:
+        if gid not in box.hi:
+            return None, f"{gid} has a lower bound but no upper bound"
+    return box, ""
+
+
+def _id_of(node: c_ast.Node, aliases: dict[str, str]) -> str | None:
+    if isinstance(node, PredefId):
+        return node.name
+    if isinstance(node, c_ast.ID):
+        return aliases.get(node.name)
+    return None
+
+
+# --------------------------------------------------------------------------- generation
+def tile_dims(w: Window, plan: StencilPlan, target: Target) -> tuple[int, int]:
+    """The window's shared array: rows x (columns + pad against the warp's read pattern)."""
+    rows, cols = (sum(plan.extent(w, a)) for a in (0, 1))
+    bx = plan.block[0]
+    if not w.follows[1] or rows == 1:
+        return rows, cols
+    lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
+    reads = [((lane // bx) if w.follows[0] else 0, lane % bx) for lane in lanes]
+    return rows, cols + tile_pad(cols, [reads], target)
+
+
+def tiles_bytes(plan: StencilPlan, target: Target) -> int:
+    """Shared memory the plan's windows take (4-byte elements, see SCALARS)."""
+    total = 0
+    for w in plan.windows:
+        rows, cols = tile_dims(w, plan, target)
+        total += rows * cols * 4
+    return total
+
+
+def generate(plan: StencilPlan, target: Target) -> GProcedure | None:
+    """The staged kernel for ``plan`` (a new GProcedure)."""
+    p = copy.deepcopy(plan.original)
+    shape, _ = kernel_shape(p)
+    bx, by = plan.block
+    mx, my = plan.merge
+    cx, cy = plan.coverage
+    taken = identifiers(p.func)
+    copies = list(itertools.product(range(my), range(mx)))
+    merged = len(copies) > 1
+    names = [fresh(taken, f"s_{w.array}") for w in plan.windows]
+    decls = [shared_array(n, w.elem, list(tile_dims(w, plan, target)))
+             for n, w in zip(names, plan.windows)]
+
+    def id_of(axis: str, m: int) -> c_ast.Node:
+        b, t, size, cover = (("bidx", "tidx", bx, cx) if axis == "x"
+                             else ("bidy", "tidy", by, cy))
+        if cover == size:
+            return PredefId(THREAD[axis])
+        return from_sympy(SYM[b] * cover + m * size + SYM[t])
+
+    node_of = {id(p.memory_expressions[r.index].node): (w, n, r)
+               for w, n in zip(plan.windows, names) for r in w.reads}
+    prologue_all, staged_all, plain_all = [], [], []
+    for m_y, m_x in copies:
+        suffix = f"_{m_y}_{m_x}" if merged else ""
+        memo: dict = {}
+        body = copy.deepcopy(shape.body, memo)
+        reads = {id(memo[k]): _window_read(w, n, r, plan, m_x, m_y)
+                 for k, (w, n, r) in node_of.items() if k in memo}
+        staged = [map_nodes(st, lambda nd: reads.get(id(nd), nd)) for st in body]
+        pieces = [copy.deepcopy(shape.prologue), staged, copy.deepcopy(shape.body)]
+        guard = copy.deepcopy(shape.guard)
+        if merged:
+            subst = {"idx": id_of("x", m_x), "idy": id_of("y", m_y)}
+            renames = local_names(p, "", suffix, taken)
+            pieces = [[rewrite_copy(st, subst, renames) for st in piece] for piece in pieces]
+            guard = rewrite_copy(guard, subst, renames) if guard is not None else None
+        prologue, staged, plain = pieces
+        prologue_all += prologue
+        if guard is not None:
+            active = fresh(taken, f"active{suffix}")
+            prologue_all += statements(f"const int {active} = COND;", COND=guard)
+            staged = [c_ast.If(c_ast.ID(active), c_ast.Compound(staged), None)]
+            plain = [c_ast.If(c_ast.ID(active), c_ast.Compound(plain), None)]
+        staged_all += staged
+        plain_all += plain
+
+    loads = [st for w, n in zip(plan.windows, names) for st in _load(w, n, plan, target, taken)]
+    nonempty = _nonempty(plan)
+    if nonempty is not None:
+        loads = [c_ast.If(nonempty, c_ast.Compound(loads), None)]
+    staged_code = loads + statements("__syncthreads();") + staged_all
+    fits = _fits(plan)
+    if fits is None:
+        code = staged_code
+    else:
+        code = [c_ast.If(fits, c_ast.Compound(staged_code), c_ast.Compound(plain_all))]
+    p.body.block_items = decls + prologue_all + code
+    p.launch_block = plan.block
+    p.coarsen = plan.merge
+    p.tiling = None
+    return p
+
+
+def _window_read(w: Window, name: str, r: Read, plan: StencilPlan, m_x: int, m_y: int
+                 ) -> c_ast.ArrayRef:
+    """The shared-window element that replaces read ``r`` in thread-merge copy (m_y, m_x)."""
+    bx, by = plan.block
+    own = (SYM["tidy"] + m_y * by, SYM["tidx"] + m_x * bx)
+    cells = [from_sympy((own[a] if w.follows[a] else 0) + r.offsets[a] - w.low[a])
+             for a in (0, 1)]
+    return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), cells[0]), cells[1])
+
+
+def _load(w: Window, name: str, plan: StencilPlan, target: Target, taken: set[str]
+          ) -> list[c_ast.Node]:
+    """The window, row by row: each warp loads whole rows, lane by lane (coalesced loads,
+    stores to consecutive words)."""
+    bx, by = plan.block
+    threads = bx * by
+    lanes = min(target.warp_size, threads)
+    r, c = fresh(taken, "r"), fresh(taken, "c")
+    rs, cs = sympy.Symbol(r, integer=True), sympy.Symbol(c, integer=True)
+    origin = (SYM["bidy"] * plan.coverage[1], SYM["bidx"] * plan.coverage[0])
+    spans = []
+    for a in (0, 1):
+        own = plan.extent(w, a)[0]
+        spans.append(sympy.expand(own + w.span(a)))
+    coords = [sympy.expand((origin[a] if w.follows[a] else 0) + w.low[a] + (rs, cs)[a])
+              for a in (0, 1)]
+    conds = []
+    box = plan.box
+    for a, axis in enumerate(AXES):
+        if not w.follows[a] or box is None:
+            continue
+        gid = THREAD[axis]
+        if gid in box.lo:
+            conds.append(f"({_c(coords[a])}) >= ({_c(box.lo[gid] + w.low[a])})")
+        if gid in box.hi:
+            conds.append(f"({_c(coords[a])}) < ({_c(box.hi[gid] + w.high[a])})")
+    index = coords[0] * w.width + coords[1]
+    value = f"{w.array}[{_c(index)}]"
+    if conds:
+        value = f"({' && '.join(conds)}) ? {value} : 0"
+    return statements(
+        f"for (int {r} = (@tidy * {bx} + @tidx) / {lanes}; {r} < {_c(spans[0])}; "
+        f"{r} += {threads // lanes}) "
+        f"for (int {c} = (@tidy * {bx} + @tidx) % {lanes}; {c} < {_c(spans[1])}; "
+        f"{c} += {lanes}) {name}[{r}][{c}] = {value};")
+
+
+def _c(expr: sympy.Expr) -> str:
+    """C text (with @ids) of an integer sympy expression, products kept factored."""
+    return sympy_text(expr, expand=False)
+
+
+def _nonempty(plan: StencilPlan) -> c_ast.Node | None:
+    """When any thread reads the windows: every loop around a staged read iterates, and the
+    guard's box holds a thread (None: always)."""
+    conds = [f"({_c(lo)}) < ({_c(hi)})" for lo, hi in plan.loops
+             if not sympy.expand(hi - lo).is_positive]
+    box = plan.box
+    if box is not None:
+        for gid, hi in box.hi.items():
+            lo = box.lo.get(gid, sympy.Integer(0))
+            if not sympy.expand(hi - lo).is_positive:
+                conds.append(f"({_c(lo)}) < ({_c(hi)})")
+    text = " && ".join(dict.fromkeys(conds))
+    extra = list(box.uniform) if box is not None else []
+    if not conds and not extra:
+        return None
+    node = statements(f"__naiveopt_x = {text or '1'};")[0].rvalue
+    for u in extra:
+        node = c_ast.BinaryOp("&&", node, copy.deepcopy(u))
+    return node
+
+
+def _fits(plan: StencilPlan) -> c_ast.Node | None:
+    """The uniform test that runtime offset spans fit the windows (None: they always do)."""
+    conds = [f"({_c(w.span(a))}) <= {HALO_CAP}" for w in plan.windows for a in (0, 1)
+             if not w.span(a).is_number]
+    if not conds:
+        return None
+    return statements(f"__naiveopt_x = {' && '.join(dict.fromkeys(conds))};")[0].rvalue

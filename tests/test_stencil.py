@@ -1,0 +1,219 @@
+"""The stencil pass: a block's neighbourhood of an array staged in shared memory once.
+
+Convolutions of the library and written-here stencils (1-D, lower-bound guards, early-return
+guards, a filter larger than the window) verify against their naive kernels on PoCL at sizes
+that are not multiples of the coverage, for both targets and dialects; the pass declines with
+a remark where its preconditions fail; the staged conv reads far fewer global sectors."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import naiveopt
+from naiveopt.passes.optimize.stencil import HALO_CAP
+from naiveopt.profile import profile_file
+from conftest import KERNELS_DIR, compile_cuda, nvcc
+
+
+def run(source: str, filename: str = "k.cu", **kw):
+    return naiveopt.optimize(source, filename=filename, **kw)
+
+
+def library(name: str, **kw):
+    path = os.path.join(KERNELS_DIR, name)
+    with open(path) as fh:
+        return naiveopt.optimize(fh.read(), filename=path, **kw)
+
+
+def stencil_remarks(result, kind: str) -> list[str]:
+    return [r.message for r in result.remarks if r.pass_name == "stencil" and r.kind == kind]
+
+
+def assert_verified(result) -> None:
+    for k in result.kernels:
+        assert k.verification.status == "passed", (k.name, k.verification.detail)
+
+
+CONV_RETURN = r"""
+#pragma naiveopt sizes(H=40, W=37, K=KSIZE) threads(W, H)
+#pragma naiveopt array(input, H+K-1, W+K-1) array(filt, K, K) array(output, H, W)
+__global__ void conv(float *input, float *filt, float *output, int H, int W, int K)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    float sum = 0.0f;
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++)
+            sum += input[(y + i) * (W + K - 1) + (x + j)] * filt[i * K + j];
+    output[y * W + x] = sum;
+}
+"""
+
+BLUR_1D = r"""
+#pragma naiveopt sizes(N=1000) threads(N) array(in, N) array(out, N)
+__global__ void blur(float *in, float *out, int N)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < N - 1)
+        out[i] = (in[i - 1] + in[i] + in[i + 1]) / 3.0f;
+}
+"""
+
+# a 3x3 box filter over the interior, written with constant offsets and lower bounds
+BOX_3X3 = r"""
+#pragma naiveopt sizes(H=45, W=70) threads(W, H) array(a, H, W) array(b, H, W)
+__kernel void box(__global const float *a, __global float *b, int H, int W)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= 1 && y >= 1 && x < W - 1 && y < H - 1) {
+        float s = 0.0f;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++)
+                s += a[(y + dy) * W + x + dx];
+        b[y * W + x] = s / 9.0f;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["conv.cu", "conv.cl", "conv_macro.cu", "conv2d.cu"])
+@pytest.mark.parametrize("arch,target", [("sm_90", None), ("gfx90a", "opencl")])
+def test_library_convolutions_are_staged_and_verify(name, arch, target):
+    result = library(name, arch=arch, target=target)
+    k = result.kernels[0]
+    assert "stencil" in k.passes, "\n".join(map(str, result.remarks))
+    assert [c.split()[0] for c in k.verification.checks] == ["test", "odd"]
+    assert_verified(result)
+    (applied,) = stencil_remarks(result, "applied")
+    assert "-> s_" in applied
+    # a runtime filter size K is versioned; conv2d's fixed 3x3 coefficients need no test
+    assert (f"<= {HALO_CAP}" in applied) == (name != "conv2d.cu"), applied
+
+
+def test_conv_window_and_version_shape():
+    code = library("conv.cu", arch="sm_90", verify=False).code
+    assert "__shared__ float s_input[" in code and "__shared__ float s_filt[17][17]" in code
+    assert f"if (K - 1 <= {HALO_CAP})" in code          # the runtime filter size is versioned
+    assert code.count("__syncthreads()") == 1           # loaded once, not per iteration
+    assert "s_input[i" in code and "* s_filt[i" in code
+
+
+@pytest.mark.parametrize("ksize", [1, 3, HALO_CAP + 1, HALO_CAP + 3])
+def test_filters_up_to_and_beyond_the_window_verify(ksize):
+    """K - 1 <= HALO_CAP runs staged; larger filters take the original body (same kernel)."""
+    result = run(CONV_RETURN.replace("KSIZE", str(ksize)))
+    assert "stencil" in result.kernels[0].passes
+    assert_verified(result)
+
+
+@pytest.mark.parametrize("arch,target", [("sm_90", "cuda"), ("gfx90a", "opencl")])
+def test_one_dimensional_stencil_with_lower_bound_guard(arch, target):
+    result = run(BLUR_1D, arch=arch, target=target)
+    assert "stencil" in result.kernels[0].passes
+    (applied,) = stencil_remarks(result, "applied")
+    assert "in[idx + [-1, 1]]" in applied
+    assert_verified(result)
+
+
+@pytest.mark.parametrize("arch,target", [("sm_90", "cuda"), ("gfx90a", "opencl")])
+def test_box_filter_with_negative_offsets_in_opencl(arch, target):
+    result = run(BOX_3X3, filename="box.cl", arch=arch, target=target)
+    assert "stencil" in result.kernels[0].passes, "\n".join(map(str, result.remarks))
+    (applied,) = stencil_remarks(result, "applied")
+    assert "a(idy + [-1, 1], idx + [-1, 1])" in applied
+    assert "staged only when" not in applied            # spans known: no versioning
+    assert_verified(result)
+
+
+@nvcc
+@pytest.mark.parametrize("source,name", [(CONV_RETURN.replace("KSIZE", "5"), "k.cu"),
+                                         (BLUR_1D, "k.cu"), (BOX_3X3, "box.cl")])
+def test_staged_cuda_compiles(source, name, tmp_path):
+    result = run(source, filename=name, target="cuda", verify=False)
+    assert "stencil" in result.kernels[0].passes
+    path = tmp_path / "out.cu"
+    path.write_text(result.code)
+    done = compile_cuda(str(path), tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_conv_reads_far_fewer_global_sectors():
+    path = os.path.join(KERNELS_DIR, "conv.cu")
+    with open(path) as fh:
+        source = fh.read()
+    naive = profile_file(source, path, opt=False)[0].totals
+    opt = profile_file(source, path, opt=True)[0].totals
+    assert naive.global_sectors >= 10 * opt.global_sectors, (naive, opt)
+    assert opt.global_sectors <= 1.5 * opt.compulsory_sectors, opt
+    assert opt.shared_bank_conflicts == 0
+
+
+def test_unguarded_kernel_keeps_blocks_that_tile_its_launch():
+    result = library("conv_macro.cu", verify=False)
+    k = result.kernels[0]
+    assert "stencil" in k.passes and k.geometry.block == (16, 16)
+    assert tuple(k.geometry.coarsen) == (1, 1)
+    rejected = " ".join(stencil_remarks(result, "missed"))
+    assert "does not tile the naive block" in rejected
+
+
+DECLINES = {
+    "a read under a condition": (r"""
+#pragma naiveopt sizes(N=100) threads(N) array(a, N) array(b, N)
+__global__ void k(float *a, float *b, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N - 1) {
+        float s = a[i];
+        if (s > 0.5f) s += a[i + 1];
+        b[i] = s;
+    }
+}""", "under a condition"),
+    "a triangular loop": (r"""
+#pragma naiveopt sizes(N=100) threads(N) array(a, N+N) array(b, N)
+__global__ void k(float *a, float *b, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) {
+        float s = 0.0f;
+        for (int t = 0; t < N; t++)
+            for (int u = 0; u < t; u++)
+                s += a[i + u];
+        b[i] = s;
+    }
+}""", "differ between threads or iterations"),
+    "a guard that is not a box": (r"""
+#pragma naiveopt sizes(N=64) threads(N, N) array(a, N+1, N+1) array(b, N, N)
+__global__ void k(float *a, float *b, int N) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < N && y < x)
+        b[y * N + x] = a[y * (N + 1) + x] + a[y * (N + 1) + x + 1];
+}""", "not a box"),
+    "a written array": (r"""
+#pragma naiveopt sizes(N=100) threads(N) array(a, N) array(b, N)
+__global__ void k(float *a, float *b, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N - 1) {
+        b[i] = a[i] + a[i + 1];
+        a[i] = 0.0f;
+    }
+}""", "no read-only global array"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DECLINES))
+def test_declines_with_a_remark_and_stays_correct(case):
+    source, why = DECLINES[case]
+    result = run(source)
+    assert "stencil" not in result.kernels[0].passes
+    said = " ".join(stencil_remarks(result, "missed") + stencil_remarks(result, "analysis"))
+    assert why in said, said
+    assert_verified(result)
+
+
+def test_texture_memory_leaves_stencils_to_the_texture_cache():
+    result = library("conv.cu", verify=False, options={"memory": "texture"})
+    assert "stencil" not in result.kernels[0].passes
+    assert any("texture" in m for m in stencil_remarks(result, "missed"))

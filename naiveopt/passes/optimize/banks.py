@@ -42,6 +42,27 @@ def tile_pad(row_words: int, patterns: list[list[tuple[int, int]]], target: Targ
     when a warp spans several rows and columns (a 16x16 block: two rows per warp) the
     degrees are counted directly, so stores and reads of the tile are both taken into
     account."""
-    return min(range(target.shared_banks),
-               key=lambda p: (sum(warp_degree(cells, row_words + p, target)
-                                  for cells in patterns), p))
+    return pad_and_degree(row_words, patterns, target)[0]
+
+
+def pad_and_degree(row_words: int, patterns: list[list[tuple[int, int]]], target: Target
+                   ) -> tuple[int, int]:
+    """:func:`tile_pad` and the total conflict degree of the patterns at that pad (one per
+    pattern when none conflicts), to compare orders of the same accesses."""
+    return min(((p, sum(warp_degree(cells, row_words + p, target) for cells in patterns))
+                for p in range(target.shared_banks)), key=lambda pd: (pd[1], pd[0]))
+
+
+def interleaved(row: int, rows_per_warp: int, spacing: int) -> int:
+    """The tile row of the ``row``-th row in warp order when the ``rows_per_warp`` rows a
+    warp touches together are ``spacing`` rows apart instead of adjacent.
+
+    Rows go in groups of rows_per_warp * spacing: the i-th row of a group lands on row
+    (i % rows_per_warp) * spacing + i // rows_per_warp of it. A pad can put adjacent rows at
+    most one pitch apart in the banks, which for rows shorter than a bank span either
+    overlaps them (an odd pitch) or makes reading down a column conflict (an even one); rows
+    ``spacing`` pitches apart can be spread over disjoint banks with an odd pitch, which
+    keeps the column reads conflict-free too."""
+    group = rows_per_warp * spacing
+    i = row % group
+    return row - i + i % rows_per_warp * spacing + i // rows_per_warp

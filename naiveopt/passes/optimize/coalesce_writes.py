@@ -32,7 +32,7 @@ from ...launch import allowed_blocks, default_block
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
-from .banks import tile_pad
+from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
 from .shape import contains_barrier, kernel_shape
 from .staging import adopt, coalescing, fresh, shared_array
@@ -75,8 +75,11 @@ class CoalesceWrites(OptimizationPass):
             return
         adopt(proc, best.proc, ctx)
         side = best.block[0]
+        pad, order = _layout(side, target)
+        rows = f" (rows {order[1]} apart in the tile for each warp's {order[0]} rows, " \
+            "against bank conflicts)" if order else ""
         ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "
-                   f"transposed through s_{m.array}[{side}][{side + _pad(side, target)}]; "
+                   f"transposed through s_{m.array}[{side}][{side + pad}]{rows}; "
                    f"{best.describe()}")
 
     @staticmethod
@@ -111,13 +114,53 @@ class CoalesceWrites(OptimizationPass):
         return ""
 
 
-def _pad(side: int, target) -> int:
-    """Pad of a side x side tile stored row-wise and read column-wise by warps of lanes
-    (tx, ty) = (lane % side, lane // side)."""
+def _layout(side: int, target) -> tuple[int, tuple[int, int] | None]:
+    """Pad and row order of a side x side tile stored row-wise and read column-wise by warps
+    of lanes (tx, ty) = (lane % side, lane // side): thread row ty is tile row
+    interleaved(ty, *order) (banks.interleaved), or row ty where order is None.
+
+    A warp of a block narrower than the warp stores several rows (two of 16 in a 16x16
+    block); one pitch apart, no pad keeps those stores and the column reads both
+    conflict-free (16x16 with pitch 18: 2-way stores; 17: 2-way stores). Interleaved rows
+    ``spacing`` pitches apart can be: 16x16 takes rows t and t + 8 together with pitch 18,
+    conflict-free both ways. The order and pad of least total conflict degree win, the
+    natural order on a tie."""
     lanes = range(min(target.warp_size, side * side))
-    stores = [(lane // side, lane % side) for lane in lanes]
-    reads = [(lane % side, lane // side) for lane in lanes]
-    return tile_pad(side, [stores, reads], target)
+    orders: list[tuple[int, int] | None] = [None]
+    if len(lanes) > side and len(lanes) % side == 0:
+        per_warp, spacing = len(lanes) // side, 2
+        while per_warp * spacing <= side:
+            if side % (per_warp * spacing) == 0:
+                orders.append((per_warp, spacing))
+            spacing *= 2
+
+    def row(t, order):
+        return interleaved(t, *order) if order else t
+
+    def option(order):
+        stores = [(row(lane // side, order), lane % side) for lane in lanes]
+        reads = [(row(lane % side, order), lane // side) for lane in lanes]
+        pad, degree = pad_and_degree(side, [stores, reads], target)
+        return degree, pad, order
+
+    degree, pad, order = min((option(o) for o in orders), key=lambda o: o[:2])
+    return pad, order
+
+
+def _pad(side: int, target) -> int:
+    return _layout(side, target)[0]
+
+
+def _tile_row(t: str, side: int, order: tuple[int, int] | None) -> str:
+    """The tile row of thread row ``t`` (tidx or tidy, below ``side``), in C."""
+    if not order:
+        return f"@{t}"
+    per_warp, spacing = order
+    group = per_warp * spacing
+    if group == side:
+        return f"@{t} % {per_warp} * {spacing} + @{t} / {per_warp}"
+    return (f"@{t} / {group} * {group} + @{t} % {per_warp} * {spacing} + "
+            f"@{t} % {group} / {per_warp}")
 
 
 def _comparisons(cond: c_ast.Node) -> int:
@@ -135,8 +178,10 @@ def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GPro
     tile = fresh(taken, f"s_{m.array}")
     elem = p.param(m.array).base_type
     value = shape.body[-1].rvalue
-    decl = shared_array(tile, elem, [side, side + _pad(side, target)])
-    store = statements(f"{tile}[@tidy][@tidx] = VALUE;", VALUE=value)
+    pad, order = _layout(side, target)
+    decl = shared_array(tile, elem, [side, side + pad])
+    store = statements(f"{tile}[{_tile_row('tidy', side, order)}][@tidx] = VALUE;",
+                       VALUE=value)
     work = shape.body[:-1] + store
     items: list[c_ast.Node] = [decl] + list(shape.prologue)
     items += [c_ast.If(copy.deepcopy(shape.guard), c_ast.Compound(work), None)] \
@@ -155,7 +200,8 @@ def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GPro
     else:
         cond, bounds = "1", {}
     items += statements(f"__syncthreads(); if ({cond}) {m.array}[(Y) * W + X] = "
-                        f"{tile}[@tidx][@tidy];", **bounds, **target_index)
+                        f"{tile}[{_tile_row('tidx', side, order)}][@tidy];", **bounds,
+                        **target_index)
     p.body.block_items = items
     p.launch_block = (side, side)
     return p

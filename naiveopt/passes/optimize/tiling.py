@@ -59,7 +59,7 @@ from ...ir.symbolic import decompose, to_sympy
 from ...ir.vector import VECTOR_ELEMENTS, VectorLoad, declare_vector
 from ...ir.vector import lane as vector_lane
 from ...targets import Target
-from .banks import tile_pad
+from .banks import interleaved, pad_and_degree
 from .copies import local_names, rewrite_copy
 from .shape import KernelShape, guarded, kernel_shape
 from .staging import fresh, shared_array
@@ -188,8 +188,9 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
         tile_names.append(name)
         decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
         vector = fresh(taken, f"v_{s.array}") if unit_width(s, plan) > 1 else ""
+        segment, interleave = load_order(s, plan, target)[:2] if s.kind != VEC else (0, None)
         loaders.append(_TileLoad(s, name, plan, shape, lp, (k0, r, c, e, vector), first,
-                                 segment_units(s, plan, target)))
+                                 segment, interleave))
 
     # per-copy statements
     position = shape.body.index(lp.node)
@@ -325,10 +326,14 @@ def segment_units(s: Staging, plan: TilingPlan, target: Target) -> int:
     return g
 
 
-def unit_cell(u: int, s: Staging, plan: TilingPlan, segment: int) -> tuple[int, int]:
-    """Tile (row, column) of the first element of unit ``u`` (what :class:`_TileLoad` emits)."""
+def unit_cell(u: int, s: Staging, plan: TilingPlan, segment: int,
+              interleave: tuple[int, int] | None = None) -> tuple[int, int]:
+    """Tile (row, column) of the first element of unit ``u`` (what :class:`_TileLoad` emits);
+    ``interleave`` is (rows per warp, spacing) of an interleaved row order (load_order)."""
     width = unit_width(s, plan)
     per_row = tile_extent(s, plan)[1] // width
+    if interleave:
+        return interleaved(u // per_row, *interleave), u % per_row * width
     if not segment:
         return u // per_row, u % per_row * width
     spans = per_row // segment
@@ -376,19 +381,52 @@ def tile_extent(s: Staging, plan: TilingPlan) -> tuple[int, int]:
     return (cover, plan.tile) if s.kind.startswith("row") else (plan.tile, cover)
 
 
-def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
-    """The shared array's dimensions, rows padded against the warps' bank conflicts."""
-    if s.kind == VEC:
-        return (plan.tile,)
+def load_order(s: Staging, plan: TilingPlan, target: Target
+               ) -> tuple[int, tuple[int, int] | None, int]:
+    """How a (non-vec) tile is loaded and padded: (segment units, interleave, pad).
+
+    Vector units of rows longer than a bank span go in segment order (segment_units).
+    Otherwise a warp whose units cover several short rows (rows of fewer units than lanes:
+    gesummv's 256x16 tiles, two rows per warp) stores them at word offsets one pitch apart,
+    and no pad keeps both those stores and the column reads of the loop conflict-free (the
+    stores want a pitch of half the banks, the reads an odd one). Interleaving the rows
+    (banks.interleaved) gives the warp rows ``spacing`` apart instead, each still one
+    contiguous run of global memory, so the loads stay coalesced; the order and pad of least
+    total conflict degree over the warp's stores and reads win, row-major on a tie. The
+    first warp stands for all: every other warp's cells are its cells a whole number of
+    rows further down (the same banks shifted by a constant)."""
     rows, cols = tile_extent(s, plan)
     bx = plan.block[0]
     lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
     within = [(lane % bx) if s.thread_axis == "x" else (lane // bx) for lane in lanes]
     reads = [(w, 0) for w in within] if s.kind.startswith("row") else [(0, w) for w in within]
+    width = unit_width(s, plan)
     segment = segment_units(s, plan, target)
-    cells = [unit_cell(lane, s, plan, segment) for lane in lanes]
-    loads = [[(row, col + i) for row, col in cells] for i in range(unit_width(s, plan))]
-    return rows, cols + tile_pad(cols, loads + [reads], target)
+
+    def pad_of(interleave):
+        cells = [unit_cell(lane, s, plan, segment, interleave) for lane in lanes]
+        loads = [[(row, col + i) for row, col in cells] for i in range(width)]
+        return pad_and_degree(cols, loads + [reads], target)
+
+    orders: list[tuple[int, int] | None] = [None]
+    per_row = cols // width
+    if not segment and len(lanes) % per_row == 0 and len(lanes) > per_row:
+        per_warp = len(lanes) // per_row
+        spacing = 2
+        while per_warp * spacing <= rows:
+            if rows % (per_warp * spacing) == 0:
+                orders.append((per_warp, spacing))
+            spacing *= 2
+    best = min(((order, *pad_of(order)) for order in orders), key=lambda o: (o[2], o[1]))
+    return segment, best[0], best[1]
+
+
+def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
+    """The shared array's dimensions, rows padded against the warps' bank conflicts."""
+    if s.kind == VEC:
+        return (plan.tile,)
+    rows, cols = tile_extent(s, plan)
+    return rows, cols + load_order(s, plan, target)[2]
 
 
 def _tile_read(s: Staging, name: str, plan: TilingPlan, m_x: int, m_y: int, kk: str
@@ -417,9 +455,11 @@ class _TileLoad:
 
     def __init__(self, s: Staging, name: str, plan: TilingPlan, shape: KernelShape,
                  lp: GLoop, names: tuple[str, str, str, str, str], first: str,
-                 segment: int) -> None:
+                 segment: int, interleave: tuple[int, int] | None = None) -> None:
         self.s, self.name, self.first, self.names = s, name, first, names
+        self.plan = plan
         self.segment = segment          # units per row segment (segment_units), 0: row-major
+        self.interleave = interleave    # (rows per warp, spacing) of interleaved rows, or None
         self.rows, self.cols = tile_extent(s, plan)
         self.width = unit_width(s, plan)
         self.threads = plan.block[0] * plan.block[1]
@@ -458,6 +498,8 @@ class _TileLoad:
         if self.s.kind == VEC:      # column e * width
             return [] if slot is None else statements(
                 f"int {e} = {self.first}{f' + {slot * self.threads}' if slot else ''};")
+        if self.interleave:
+            return self._interleaved_coordinates(slot)
         w = self.width
         per_row = self.cols // w
         scale = f" * {w}" if w > 1 else ""
@@ -477,6 +519,50 @@ class _TileLoad:
         return statements(
             f"int {r} = {unit} / {g * w * spans} * {w} + {unit} / {g} % {w}{offset}; "
             f"int {c} = ({unit} / {g * w} % {spans} * {g} + {unit} % {g}){scale};")
+
+    def _interleaved_coordinates(self, slot: int | None) -> list[c_ast.Node]:
+        """:meth:`coordinates` of interleaved rows (banks.interleaved, in C). The thread's
+        later slots are a constant number of rows below its first one where that holds for
+        every thread (checked), else they are computed from the unit number."""
+        _, r, c, e, _ = self.names
+        w = self.width
+        per_row = self.cols // w
+        per_warp, spacing = self.interleave
+        group = per_warp * spacing
+        unit, offset = e, ""
+        if slot is not None:
+            unit = self.first
+            rows = self._slot_rows(slot) if slot else 0
+            if rows is None:
+                unit = f"{self.first} + {slot * self.threads}"
+            elif rows:
+                offset = f" + {rows}"
+        # a thread's first unit is below per_row * group when the threads cover one group
+        first_group = unit == self.first and self.threads <= per_row * group
+        unit = f"({unit})" if " " in unit else unit
+        scale = f" * {w}" if w > 1 else ""
+        base = f"{unit} / {per_row * group} * {group} + " if self.rows > group and \
+            not first_group else ""
+        within = "" if first_group else f" % {group}"
+        return statements(
+            f"int {r} = {base}{unit} / {per_row} % {per_warp} * {spacing} + "
+            f"{unit} / {per_row}{within} / {per_warp}{offset}; "
+            f"int {c} = {unit} % {per_row}{scale};")
+
+    def _slot_rows(self, slot: int) -> int | None:
+        """Rows between every thread's unit of ``slot`` and its first unit, when the same for
+        all threads (and the columns equal), else None."""
+        rows = None
+        for t in range(self.threads):
+            u = t + slot * self.threads
+            if u >= self.units:
+                break
+            (r0, c0), (r1, c1) = (unit_cell(v, self.s, self.plan, 0, self.interleave)
+                                  for v in (t, u))
+            if c1 != c0 or rows not in (None, r1 - r0):
+                return None
+            rows = r1 - r0
+        return rows
 
     def _lane(self, expr: sympy.Expr, lane: int, start: sympy.Expr) -> sympy.Expr:
         column = self.e * self.width if self.s.kind == VEC else self.c

@@ -30,6 +30,15 @@ non-empty). A row-major array is contiguous, so every element of the window betw
 corners is inside the array; elements outside the guard's box (shifted by the offsets) are
 not loaded (zero-filled) and no active thread reads them. As with coalescing, the staged
 array must not be written by the kernel, and pointer arguments are assumed not to alias.
+
+A read may also sit under a bounds test of its own row and column (image filters that skip
+neighbours outside the image: ``if (yy >= 0 && yy < H && xx >= 0 && xx < W) ... A[yy][xx]``,
+a :data:`Fence`). The window is then loaded inside that fence too. That is safe when the
+read's offsets are one interval of consecutive integers per axis (constant, or one loop with
+step +-1): the threads' ids and the offsets then reach every row and column of the fenced
+window, so the naive kernel reads its corners. Unconditional reads of the same array must be
+provably inside the fence for every active thread (the centre pixel ``A[y][x]`` with
+``0 <= y < H``).
 """
 from __future__ import annotations
 
@@ -77,6 +86,13 @@ class Read:
     offsets: tuple[sympy.Expr, sympy.Expr]
     low: tuple[sympy.Expr, sympy.Expr]      # least offsets over the loops
     high: tuple[sympy.Expr, sympy.Expr]     # greatest offsets over the loops
+    fence: "Fence | None" = None            # the bounds test the read is under, if any
+
+
+#: Bounds (lo, hi) on a read's row and on its column (lo <= row < hi; None: no bound) from
+#: the ``if`` it is under: ``if (yy >= 0 && yy < H && xx >= 0 && xx < W) ... A[yy][xx]``.
+Fence = tuple[tuple["sympy.Expr | None", "sympy.Expr | None"],
+              tuple["sympy.Expr | None", "sympy.Expr | None"]]
 
 
 @dataclass
@@ -90,6 +106,7 @@ class Window:
     reads: list[Read] = field(default_factory=list)
     low: list[sympy.Expr] = field(default_factory=list)      # amin, bmin
     high: list[sympy.Expr] = field(default_factory=list)     # amax, bmax
+    fence: Fence | None = None              # the bounds test of its conditional reads
 
     def span(self, axis: int) -> sympy.Expr:
         return sympy.expand(self.high[axis] - self.low[axis])
@@ -163,7 +180,7 @@ class Stencil(OptimizationPass):
                 ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
                            f"bounds: {why}")
                 return
-        windows, loops = self._windows(proc, ctx, env, shape.body)
+        windows, loops = self._windows(proc, ctx, env, shape.body, box)
         if not windows:
             ctx.remark("missed", self.name, proc, "no read-only global array is read around "
                        "each thread's own element or by all threads alike in loops")
@@ -207,7 +224,7 @@ class Stencil(OptimizationPass):
         return ""
 
     def _windows(self, proc: GProcedure, ctx: PassContext, env: SymbolEnv,
-                 body: list[c_ast.Node]
+                 body: list[c_ast.Node], box: Box | None
                  ) -> tuple[list[Window], list[tuple[sympy.Expr, sympy.Expr]]]:
         written = {m.array for m in proc.memory_expressions if m.is_write}
         parents = {id(n): p for st in body for n, p in walk(st)}
@@ -230,7 +247,7 @@ class Stencil(OptimizationPass):
             w.reads.append(read)
         kept = []
         for w in windows.values():
-            why = _bound(w)
+            why = _bound(w) or _fenced(w, box)
             if not why and any(w.follows) and not _around(w):
                 why = "each element is read by one thread of a row or column only (no reuse)"
             if why:
@@ -296,9 +313,19 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
     iters = [decompose(o, env).loop for o in offsets]
     if set(iters[0]) & set(iters[1]):
         return None, (), "one loop moves both the row and the column"
-    why = _unconditional(m.node, parents)
+    conditions, why = _conditions(m.node, parents)
     if why:
         return None, (), why
+    fence = None
+    if conditions:
+        fence, why = _fence(conditions, forms, env)
+        if fence is None:
+            return None, (), why
+        for it, coeff in [*iters[0].items(), *iters[1].items()]:
+            if abs(coeff) != 1:
+                return None, (), f"it is read under a bounds test with {it} scaled by {coeff}"
+        if any(len(d) > 1 for d in iters):
+            return None, (), "it is read under a bounds test with two loops on one axis"
     bounds = {}
     for it in m.loops:
         lp = enclosing_loop(proc, m, it)
@@ -325,21 +352,110 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
         low.append(sympy.expand(lo_sum))
         high.append(sympy.expand(hi_sum))
     key = (m.array, width, tuple(follows))
-    return Read(index, tuple(offsets), tuple(low), tuple(high)), key, ""
+    return Read(index, tuple(offsets), tuple(low), tuple(high), fence), key, ""
 
 
-def _unconditional(node: c_ast.Node, parents: dict[int, c_ast.Node]) -> str:
-    """Why the access might not run every time its enclosing loops iterate ('' if it does)."""
+def _conditions(node: c_ast.Node, parents: dict[int, c_ast.Node]
+                ) -> tuple[list[c_ast.Node], str]:
+    """The conditions of the ``if`` statements the access is under (it runs every time its
+    enclosing loops iterate and they hold), or ([], why it may be skipped otherwise)."""
+    conds = []
     child, n = node, parents.get(id(node))
     while n is not None:
-        if isinstance(n, (c_ast.If, c_ast.TernaryOp, c_ast.While, c_ast.DoWhile,
-                          c_ast.Switch)):
-            return "it is read under a condition"
-        if isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||") and child is n.right:
-            return "it is read under a condition"
-        if isinstance(n, c_ast.For) and child is not n.stmt:
-            return "it is read in a loop header"
+        if isinstance(n, c_ast.If) and child is not n.cond:
+            if child is not n.iftrue:
+                return [], "it is read in an else branch"
+            conds.append(n.cond)
+        elif isinstance(n, (c_ast.TernaryOp, c_ast.While, c_ast.DoWhile, c_ast.Switch)):
+            return [], "it is read under a condition"
+        elif isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||") and child is n.right:
+            return [], "it is read under a condition"
+        elif isinstance(n, c_ast.For) and child is not n.stmt:
+            return [], "it is read in a loop header"
         child, n = n, parents.get(id(n))
+    return conds, ""
+
+
+def _fence(conditions: list[c_ast.Node], forms: tuple[sympy.Expr, sympy.Expr],
+           env: SymbolEnv) -> tuple[Fence | None, str]:
+    """The conditions as bounds on the read's own row and column, or (None, why not): every
+    conjunct must compare the row or column index with a bound the same for all threads."""
+    why = "it is read under a condition that is not a bounds test of its row and column"
+    atoms: list[c_ast.Node] = []
+
+    def split(node: c_ast.Node) -> None:
+        if isinstance(node, c_ast.BinaryOp) and node.op == "&&":
+            split(node.left)
+            split(node.right)
+        else:
+            atoms.append(node)
+
+    for cond in conditions:
+        split(cond)
+    bounds: list[list] = [[None, None], [None, None]]
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    for atom in atoms:
+        if not isinstance(atom, c_ast.BinaryOp) or atom.op not in flip or not is_pure(atom):
+            return None, why
+        for left, right, op in ((atom.left, atom.right, atom.op),
+                                (atom.right, atom.left, flip[atom.op])):
+            axis = next((a for a in (0, 1) if forms[a] != 0 and
+                         sympy.expand(to_sympy(left, env) - forms[a]) == 0), None)
+            bound = to_sympy(right, env)
+            d = decompose(bound, env)
+            if axis is None or not d.resolved or d.predefined or d.loop:
+                continue
+            side, value = {"<": (1, bound), "<=": (1, bound + 1), ">": (0, bound + 1),
+                           ">=": (0, bound)}[op]
+            if bounds[axis][side] is not None:
+                return None, f"{why} (two bounds on one side)"
+            bounds[axis][side] = sympy.expand(value)
+            break
+        else:
+            return None, why
+    return (tuple(bounds[0]), tuple(bounds[1])), ""
+
+
+def _fenced(w: Window, box: Box | None) -> str:
+    """Set the window's fence from its conditional reads; why it cannot ('' if it can).
+
+    Loading the window's elements inside the fence is safe when one box of offsets, an
+    interval of consecutive integers per axis (checked in _read), serves every conditional
+    read: the naive kernel then reads the corners of the fenced window (see the module
+    docstring). Unconditional reads of the window must lie inside the fence for every active
+    thread (so that they are loaded), and inside the conditional reads' offsets."""
+    fenced = [r for r in w.reads if r.fence is not None]
+    if not fenced:
+        return ""
+    first = fenced[0]
+
+    def same(a, b) -> bool:
+        return (a is None and b is None) or (a is not None and b is not None and
+                                             sympy.expand(a - b) == 0)
+
+    for r in fenced[1:]:
+        if not all(same(x, y) for fx, fy in zip(r.fence, first.fence) for x, y in zip(fx, fy)):
+            return "its reads are under different bounds tests"
+    for r in fenced:
+        if not all(same(r.low[a], w.low[a]) and same(r.high[a], w.high[a]) for a in (0, 1)):
+            return "its conditional reads do not all span the window's offsets"
+    for r in w.reads:
+        if r.fence is not None:
+            continue
+        for a, axis in enumerate(AXES):
+            lo, hi = first.fence[a]
+            gid = THREAD[axis]
+            if w.follows[a]:
+                if (lo is not None or hi is not None) and (box is None or gid not in box.hi):
+                    return "an unconditional read cannot be shown inside its bounds test"
+                least = box.lo.get(gid, sympy.Integer(0)) + r.low[a] if box else r.low[a]
+                most = box.hi[gid] - 1 + r.high[a] if hi is not None else None
+            else:
+                least, most = r.low[a], r.high[a]
+            if (lo is not None and not sympy.expand(least - lo).is_nonnegative) or \
+                    (hi is not None and not sympy.expand(hi - 1 - most).is_nonnegative):
+                return "an unconditional read cannot be shown inside its bounds test"
+    w.fence = first.fence
     return ""
 
 
@@ -564,6 +680,12 @@ def _load(w: Window, name: str, plan: StencilPlan, target: Target, taken: set[st
             conds.append(f"({_c(coords[a])}) >= ({_c(box.lo[gid] + w.low[a])})")
         if gid in box.hi:
             conds.append(f"({_c(coords[a])}) < ({_c(box.hi[gid] + w.high[a])})")
+    for a in (0, 1):
+        lo, hi = w.fence[a] if w.fence is not None else (None, None)
+        if lo is not None:
+            conds.append(f"({_c(coords[a])}) >= ({_c(lo)})")
+        if hi is not None:
+            conds.append(f"({_c(coords[a])}) < ({_c(hi)})")
     index = coords[0] * w.width + coords[1]
     value = f"{w.array}[{_c(index)}]"
     if conds:

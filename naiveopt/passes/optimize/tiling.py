@@ -111,7 +111,8 @@ class TilingPlan:
 
 def classify(m: MemoryExpression, loop: GLoop, env) -> tuple[str | None, str]:
     """The staging kind of an access in ``loop``, or (None, why not)."""
-    if m.loops != [loop.iterator]:
+    # by identity too: sibling loops may share an iterator name (two 'for (int k ...)')
+    if m.loops != [loop.iterator] or not any(x is m for x in loop.memory_expressions):
         return None, "not directly in the tiled loop"
     d = m.decomposition
     if d.resolved and not d.predefined and d.loop == {loop.iterator: 1}:

@@ -44,6 +44,11 @@ class ThreadMerge(OptimizationPass):
                        "directly, whose meaning merging would change")
             return
         forced = ctx.options.get("merge")
+        if forced and forced[1] != 1 and not uses_y(proc):
+            ctx.remark("missed", self.name, proc, f"--merge {forced[0]}:{forced[1]}: the kernel "
+                       f"has no y dimension, so merging along y would repeat each thread's "
+                       f"work; merging {forced[0]}:1")
+            forced = (forced[0], 1)
         factors = [tuple(forced)] if forced else (FACTORS_2D if uses_y(proc) else FACTORS_1D)
         guarded_kernel = kernel_shape(plan.original)[0].guard is not None
         target = get_target(ctx.arch)

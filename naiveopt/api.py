@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from .emit import render
 from .errors import NaiveoptError
-from .frontend import dialect_of, macro_defines, parse_module
+from .frontend import dialect_of, fixed_macros, macro_defines, parse_module
 from .ir import GModule, Resources
 from .ir.textures import param_layout, texture_params
-from .launch import LaunchGeometry, geometry, texture_json
+from .launch import LaunchGeometry, apply_extents, geometry, texture_json
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
                               optimization_passes)
@@ -96,6 +96,7 @@ def compile_module(source: str, filename: str, target: str | None, arch: str, op
     meta = metadata or metadata_path(filename)
     metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
     apply_launch_facts(module, metadata_spec)
+    apply_extents(module, *fixed_macros(source, defines))
     options = dict(options or {})
     disabled = frozenset(options.get("disable", ()))
     unknown = sorted(disabled - set(optimization_pass_names()))

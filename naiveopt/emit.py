@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,8 +39,29 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     text = template.render(version=__version__, source=source_name, arch=arch,
                            kernels=kernels, vector_helpers=_vector_helpers(module, target),
                            helpers=[to_c(h).rstrip() for h in module.helpers],
-                           macros=module.macros, sidecar=sidecar)
+                           macros=module.macros, sidecar=sidecar,
+                           checks=_multiple_checks(module, geometries))
     return format_code(text.rstrip() + "\n")
+
+
+def _multiple_checks(module: GModule, geometries: dict[str, LaunchGeometry]
+                     ) -> list[tuple[str, str]]:
+    """(#if condition, #error message) for every thread-space extent an output needs to be a
+    multiple of (LaunchGeometry.multiple) that is written with the file's macros alone: a
+    build that overrides such a macro with a value the launch would overrun fails to compile
+    instead of writing past the arrays."""
+    checks = []
+    for p in module.procedures:
+        geo = geometries.get(p.name)
+        if geo is None or not geo.multiple:
+            continue
+        for expr, multiple in zip(geo.thread_space, geo.multiple):
+            names = set(re.findall(r"[A-Za-z_]\w*", expr))
+            if multiple > 1 and names and names <= set(module.macros):
+                checks.append((f"({expr}) % {multiple} != 0",
+                               f"{p.name} (naiveopt output, no bounds guard) needs {expr} to "
+                               f"be a multiple of {multiple}"))
+    return checks
 
 
 def _vector_helpers(module: GModule, target: str) -> list[str]:

@@ -8,9 +8,10 @@ each texture object / image from its array.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from .ir import GProcedure, PredefId
+from .ir import GModule, GProcedure, PredefId
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
 from .ir.textures import TextureParam
@@ -21,6 +22,10 @@ class LaunchGeometry:
     block: tuple[int, int]
     coarsen: tuple[int, int]
     thread_space: tuple[str, str]
+    # what the thread space must be a multiple of, where that is more than the naive
+    # kernel needed (an unguarded kernel launched on a coverage its naive block does not
+    # divide, allowed by a thread space fixed at compile time): GProcedure.launch_multiple
+    multiple: tuple[int, int] | None = None
 
     @property
     def grid(self) -> tuple[str, str]:
@@ -34,9 +39,12 @@ class LaunchGeometry:
                      for g, b in zip(self.grid, self.block))  # type: ignore[return-value]
 
     def to_json(self) -> dict:
-        return {"block": list(self.block), "grid": list(self.grid),
-                "global_size": list(self.global_size), "thread_space": list(self.thread_space),
-                "outputs_per_thread": list(self.coarsen)}
+        out = {"block": list(self.block), "grid": list(self.grid),
+               "global_size": list(self.global_size), "thread_space": list(self.thread_space),
+               "outputs_per_thread": list(self.coarsen)}
+        if self.multiple:
+            out["thread_space_multiple_of"] = list(self.multiple)
+        return out
 
 
 def _ceil_div(a: str, b: int) -> str:
@@ -66,7 +74,8 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
     """The launch geometry of a (possibly transformed) kernel."""
     gx, gy = thread_space or proc.pragma.global_dim
     return LaunchGeometry(block or proc.launch_block or default_block(proc), proc.coarsen,
-                          (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1")))
+                          (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1")),
+                          proc.launch_multiple)
 
 
 def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded: bool
@@ -75,11 +84,81 @@ def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded:
 
     A kernel with a bounds guard runs correctly on any block (the grid is rounded up and the
     guard masks the excess). One without a guard relies on its launch covering the thread
-    space exactly, so only blocks that divide the naive block keep it exact."""
+    space exactly: see :func:`unguarded_obstacle`."""
     if guarded:
         return candidates
+    return [b for b in candidates if not unguarded_obstacle(proc, b)]
+
+
+# --------------------------------------------------------------- unguarded kernels' launches
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_FUNCTIONS = {"ceil", "min", "max"}
+
+
+def apply_extents(module: GModule, fixed: dict[str, int], overridable: set[str]) -> None:
+    """Record in each kernel's GPragma its thread space as integers, per axis, where the
+    compile fixes it (``fixed``: frontend.fixed_macros, the -D values and unconditional
+    #defines), and how that is known or why it is not (``overridable``: names that are only
+    #ifndef defaults)."""
+    for proc in module.procedures:
+        facts = [_extent(expr, fixed, overridable) for expr in proc.pragma.global_dim]
+        proc.pragma.extents = (facts[0][0], facts[1][0])
+        proc.pragma.extents_why = (facts[0][1], facts[1][1])
+
+
+def _extent(expr: str | None, fixed: dict[str, int], overridable: set[str]
+            ) -> tuple[int | None, str]:
+    from .verify.expr import evaluate
+
+    if not expr:
+        return None, "the thread space is unknown"
+    names = sorted(set(_NAME.findall(expr)) - _FUNCTIONS)
+    try:
+        value = evaluate(expr, fixed)
+    except (ValueError, ZeroDivisionError):
+        value = None
+    if isinstance(value, int) and value > 0:
+        how = ", ".join(f"{n}={fixed[n]}" for n in names)
+        return value, f"{expr} = {value}" + (f" ({how} fixed at compile time)" if how else "")
+    why = [f"{n} is a #ifndef default that a build may override" if n in overridable else
+           f"{n} is not a compile-time constant" for n in names if n not in fixed]
+    return None, "; ".join(why) or f"{expr} is not a positive integer"
+
+
+def unguarded_obstacle(proc: GProcedure, cover: tuple[int, int]) -> str:
+    """Why a kernel without a bounds guard may not be launched with blocks that cover
+    ``cover`` threads (block x outputs per thread), or '' when it may.
+
+    Such a kernel relies on its launch covering the thread space exactly: the grid
+    ceil(thread space / cover) must not reach past it. That holds for a cover that divides
+    the naive block (the naive launch already needs the thread space to be a multiple of
+    that), and for one that divides the thread space itself where the compile fixes it
+    (GPragma.extents: -D sizes, unconditional #defines, literal thread spaces). A cover of
+    neither kind could run threads past the thread space, which nothing in the kernel
+    stops."""
+    naive = default_block(proc)
+    reasons = []
+    for axis, c, n, extent, why in zip("xy", cover, naive, proc.pragma.extents,
+                                       proc.pragma.extents_why):
+        if n % c == 0 or (extent is not None and extent % c == 0):
+            continue
+        reasons.append(f"{why}, not a multiple of {c}" if extent is not None else why)
+    if not reasons:
+        return ""
+    gx, gy = proc.pragma.global_dim
+    return (f"no bounds guard, and {cover[0]}x{cover[1]} divides neither the naive block "
+            f"{naive[0]}x{naive[1]} nor the thread space ({gx}, {gy}) as the compile fixes "
+            f"it: {'; '.join(reasons)}")
+
+
+def relied_multiple(proc: GProcedure, cover: tuple[int, int], guarded: bool
+                    ) -> tuple[int, int] | None:
+    """``cover`` where an unguarded kernel's launch on it relies on a fixed thread space
+    (it does not divide the naive block), else None: GProcedure.launch_multiple."""
     nx, ny = default_block(proc)
-    return [(bx, by) for bx, by in candidates if nx % bx == 0 and ny % by == 0]
+    if guarded or (nx % cover[0] == 0 and ny % cover[1] == 0):
+        return None
+    return cover
 
 
 def texture_json(t: TextureParam, target: str, elements: str | None) -> dict:

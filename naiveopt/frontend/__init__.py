@@ -46,6 +46,60 @@ def object_macros(source: str) -> dict[str, str]:
     return out
 
 
+def fixed_macros(source: str, defines: dict[str, str]) -> tuple[dict[str, int], set[str]]:
+    """The integer values a compile of this file fixes, and the names it leaves overridable.
+
+    Fixed: every ``-D NAME=VALUE`` with an integer value (the command line pins a problem
+    size for this compile: verification runs at exactly that size), and object-like integer
+    ``#define`` lines outside any ``#if``/``#ifdef``/``#ifndef`` that no ``#undef`` removes.
+    A ``#define`` under a conditional (``#ifndef W / #define W 4096``) is only a default
+    that a build may override with ``-D`` (verification does, at the metadata's sizes):
+    such names are returned as overridable, not fixed. A name the file and -D give different
+    values is left out (the compile that counts is ambiguous)."""
+    from ..verify.expr import evaluate
+
+    def integer(text: str, names: dict[str, int]) -> int | None:
+        try:
+            value = evaluate(re.sub(r"(?<=\d)[uUlL]+\b", "", text), names)
+        except (ValueError, ZeroDivisionError):
+            return None
+        return value if isinstance(value, int) else None
+
+    given = {k: v for k, v in ((k, integer(v, {})) for k, v in defines.items())
+             if v is not None}
+    file: dict[str, int | None] = {}
+    defaults: set[str] = set()
+    depth = 0
+    for line in source.splitlines():
+        directive = re.match(r"\s*#\s*(\w+)\s*(\w*)", line)
+        if not directive:
+            continue
+        kind, name = directive.groups()
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth = max(0, depth - 1)
+        elif kind == "undef":
+            file[name] = None
+            given.pop(name, None)
+        elif kind == "define":
+            m = _DEFINE.match(line)
+            if m and not m.group(2):
+                if depth:
+                    defaults.add(m.group(1))
+                    file[m.group(1)] = None
+                else:
+                    file[m.group(1)] = integer(m.group(3), {**given, **{
+                        k: v for k, v in file.items() if v is not None}})
+    fixed = dict(given)
+    for name, value in file.items():
+        if name in given and given[name] != value and value is not None:
+            fixed.pop(name)
+        elif value is not None:
+            fixed[name] = value
+    return fixed, defaults - set(given)
+
+
 def macro_defines(source: str, defines: dict[str, str]) -> dict[str, str]:
     """The ``-D`` definitions that are macros for this file.
 

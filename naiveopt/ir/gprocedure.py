@@ -37,6 +37,10 @@ class GPragma:
     global_dim: tuple[str | None, str | None] = (None, None)
     global_dim_source: str = ""    # where global_dim came from: define, pragma, guard
     user: list[str] = field(default_factory=list)
+    # global_dim as integers where the compile fixes them (launch.apply_extents), and per
+    # axis how that is known or why it is not
+    extents: tuple[int | None, int | None] = (None, None)
+    extents_why: tuple[str, str] = ("", "")
 
 
 @dataclass
@@ -140,6 +144,9 @@ class GProcedure:
     predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
     launch_block: tuple[int, int] | None = None   # block size fixed by a transformation
     coarsen: tuple[int, int] = (1, 1)             # outputs per thread in x, y (thread merge)
+    # an unguarded kernel launched with a coverage (block x coarsen) that does not divide
+    # its naive block relies on its thread space being a multiple of this (launch.py)
+    launch_multiple: tuple[int, int] | None = None
     tiling: object | None = None                  # passes.optimize.tiling.TilingPlan applied
 
     @property

@@ -28,7 +28,7 @@ from ...ir import GProcedure, PredefId
 from ...ir.build import from_sympy, statements
 from ...ir.rewrite import identifiers, walk
 from ...ir.symbolic import decompose
-from ...launch import allowed_blocks, default_block
+from ...launch import allowed_blocks, default_block, relied_multiple
 from ...targets import get_target
 from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
@@ -204,6 +204,7 @@ def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GPro
                         **target_index)
     p.body.block_items = items
     p.launch_block = (side, side)
+    p.launch_multiple = relied_multiple(p, (side, side), shape.guard is not None)
     return p
 
 

@@ -55,5 +55,6 @@ def adopt(proc: GProcedure, new: GProcedure, ctx: PassContext) -> None:
     proc.func = new.func
     proc.launch_block = new.launch_block
     proc.coarsen = new.coarsen
+    proc.launch_multiple = new.launch_multiple
     proc.resources = new.resources
     reanalyse(proc, ctx)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...ir import GProcedure
-from ...launch import uses_y
+from ...launch import unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext
 from .selection import Variant, choose
@@ -56,9 +56,10 @@ class ThreadMerge(OptimizationPass):
         for mx, my in factors:
             candidate = replace(plan, merge=(mx, my))
             if not fits_unguarded(plan.original, candidate, guarded_kernel):
+                cx, cy = candidate.coverage
                 ctx.remark("missed", self.name, proc, f"merge {mx}x{my} rejected: covers "
-                           f"{candidate.coverage} threads, which does not tile the unguarded "
-                           "launch")
+                           f"{cx}x{cy} threads: "
+                           f"{unguarded_obstacle(plan.original, candidate.coverage)}")
                 continue
             shared = tiles_bytes(candidate, target)
             variants.append(Variant(f"merge x={mx} y={my}", plan.block,

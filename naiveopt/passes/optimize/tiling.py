@@ -58,6 +58,7 @@ from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.vector import VECTOR_ELEMENTS, VectorLoad, declare_vector
 from ...ir.vector import lane as vector_lane
+from ...launch import relied_multiple, unguarded_obstacle
 from ...targets import Target
 from .banks import interleaved, pad_and_degree
 from .copies import local_names, rewrite_copy
@@ -256,6 +257,7 @@ def generate(plan: TilingPlan, target: Target) -> tuple[GProcedure | None, str]:
     p.body.block_items = decls + prologue_all + pre_all + staged + post_all
     p.launch_block = plan.block
     p.coarsen = plan.merge
+    p.launch_multiple = relied_multiple(p, plan.coverage, shape.guard is not None)
     return p, ""
 
 
@@ -656,14 +658,9 @@ def traffic(plan: TilingPlan) -> float:
 
 def fits_unguarded(proc: GProcedure, plan: TilingPlan, guarded_kernel: bool) -> bool:
     """A kernel without a bounds guard must keep a launch that tiles its thread space exactly:
-    the block's coverage must divide the naive block."""
-    if guarded_kernel:
-        return True
-    from ...launch import default_block
-
-    nx, ny = default_block(proc)
-    cx, cy = plan.coverage
-    return nx % cx == 0 and ny % cy == 0
+    the block's coverage must divide the naive block or the thread space the compile fixes
+    (launch.unguarded_obstacle says why not)."""
+    return guarded_kernel or not unguarded_obstacle(proc, plan.coverage)
 
 
 def tiles_bytes(plan: TilingPlan, target: Target) -> int:

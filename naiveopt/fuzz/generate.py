@@ -28,6 +28,8 @@ SIZES = (1, 2, 3, 5, 7, 13, 16, 17, 31, 32, 33, 45, 47, 63, 64, 65, 67, 70)
 WIDE_SIZES = (129, 200, 255, 257, 300)
 BLOCKS_1D = ((32, 1), (64, 1), (128, 1), (256, 1))
 BLOCKS_2D = ((16, 16), (32, 8), (8, 8), (16, 4), (32, 4))
+#: Names for a file's arrays (I, J, K, L, M, N, O are taken by iterators and sizes).
+ARRAY_NAMES = "ABCDEFGHPQRSTUVW"
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,7 @@ class KernelGenerator:
         alone), perhaps one free dimension indexed by a loop iterator or a constant."""
         rng = self.rng
         existing = [a for a in self.kernel_arrays if a.written]
-        if existing and rng.random() < 0.5:
+        if existing and (rng.random() < 0.5 or self.names_left() == 0):
             return rng.choice(existing)
         dims = [Dim(v.size, pad=rng.choice([0, 0, 0, 1]), owner=v.name) for v in tvars]
         if len(tvars) == 2 and rng.random() < 0.3:
@@ -258,8 +260,12 @@ class KernelGenerator:
             dims.insert(rng.randint(0, len(dims)), free)
         return self.new_array(dims, written=True)
 
+    def names_left(self) -> int:
+        """Array names not yet used in the file (a file stops adding arrays at the last)."""
+        return len(ARRAY_NAMES) - len(self.arrays)
+
     def new_array(self, dims: list[Dim], written: bool) -> Array:
-        name = "ABCDEFGHPQRSTUVW"[len(self.arrays)]
+        name = ARRAY_NAMES[len(self.arrays)]
         array = Array(name, dims, written)
         if not written:
             array.const = self.rng.random() < 0.4
@@ -275,7 +281,7 @@ class KernelGenerator:
         if written and rng.random() < 0.1:
             return self.access(rng.choice(written), scope, scope[len(self.tvars):])
         inputs = [a for a in self.kernel_arrays if not a.written]
-        if inputs and rng.random() < 0.6:
+        if inputs and (rng.random() < 0.6 or self.names_left() == 0):
             array = rng.choice(inputs)
         else:
             dims = []

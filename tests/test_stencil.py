@@ -129,9 +129,34 @@ def test_box_filter_with_negative_offsets_in_opencl(arch, target):
     assert_verified(result)
 
 
+# a 5-point cross: no single read reaches both least offsets (-1, -1); loads are also kept
+# within the flat index range the reads span
+LAPLACE = r"""
+#pragma naiveopt sizes(nx=70, ny=45) threads(nx, ny) array(u, ny, nx) array(v, ny, nx)
+__kernel void lap(__global const float *u, __global float *v, int nx, int ny)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1)
+        v[y * nx + x] = u[(y - 1) * nx + x] + u[(y + 1) * nx + x] + u[y * nx + x - 1]
+                      + u[y * nx + x + 1] - 4.0f * u[y * nx + x];
+}
+"""
+
+
+@pytest.mark.parametrize("arch,target", [("sm_90", "cuda"), ("gfx90a", "opencl")])
+def test_cross_shaped_stencil_is_staged_within_its_flat_range(arch, target):
+    result = run(LAPLACE, filename="lap.cl", arch=arch, target=target)
+    assert "stencil" in result.kernels[0].passes, "\n".join(map(str, result.remarks))
+    assert_verified(result)
+    code = " ".join(result.code.split())
+    assert ">= min(" in code and "<= max(" in code
+
+
 @nvcc
 @pytest.mark.parametrize("source,name", [(CONV_RETURN.replace("KSIZE", "5"), "k.cu"),
-                                         (BLUR_1D, "k.cu"), (BOX_3X3, "box.cl")])
+                                         (BLUR_1D, "k.cu"), (BOX_3X3, "box.cl"),
+                                         (LAPLACE, "lap.cl")])
 def test_staged_cuda_compiles(source, name, tmp_path):
     result = run(source, filename=name, target="cuda", verify=False)
     assert "stencil" in result.kernels[0].passes

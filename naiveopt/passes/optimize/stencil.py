@@ -28,7 +28,9 @@ body, so the naive kernel reads the corners ``(ylo + amin, xlo + bmin)`` and ``(
 amax, xhi - 1 + bmax)`` (some read realises both minima at once and some both maxima; loops
 non-empty). A row-major array is contiguous, so every element of the window between those
 corners is inside the array; elements outside the guard's box (shifted by the offsets) are
-not loaded (zero-filled) and no active thread reads them. As with coalescing, the staged
+not loaded (zero-filled) and no active thread reads them. Where no single read reaches both
+corners (a 5-point cross), each read still reaches its own, and loads are also limited to the
+flat index range between the least and the greatest of them. As with coalescing, the staged
 array must not be written by the kernel, and pointer arguments are assumed not to alias.
 
 A read may also sit under a bounds test of its own row and column (image filters that skip
@@ -107,6 +109,7 @@ class Window:
     low: list[sympy.Expr] = field(default_factory=list)      # amin, bmin
     high: list[sympy.Expr] = field(default_factory=list)     # amax, bmax
     fence: Fence | None = None              # the bounds test of its conditional reads
+    corners: bool = True                    # some read reaches both least (greatest) offsets
 
     def span(self, axis: int) -> sympy.Expr:
         return sympy.expand(self.high[axis] - self.low[axis])
@@ -461,8 +464,9 @@ def _fenced(w: Window, box: Box | None) -> str:
 
 def _bound(w: Window) -> str:
     """Set the window's least and greatest offsets; why they cannot be set ('' if they are).
-    Some read must reach both least offsets at once, and some both greatest (the corners
-    the naive kernel reads, see the module docstring)."""
+    Whether some read reaches both least offsets at once, and some both greatest (the
+    corners the naive kernel reads, see the module docstring), sets ``corners``; a window
+    without them (a 5-point cross) is loaded within the flat index range its reads span."""
     for axis in (0, 1):
         for pick, out in ((lambda r: r.low[axis], w.low), (lambda r: r.high[axis], w.high)):
             values = [pick(r) for r in w.reads]
@@ -474,11 +478,9 @@ def _bound(w: Window) -> str:
                 if diff != 0 and bool(diff < 0) == (out is w.low):
                     best = v
             out.append(best)
-    if not any(all(sympy.expand(r.low[a] - w.low[a]) == 0 for a in (0, 1)) for r in w.reads):
-        return "no read reaches the least row and column offsets together"
-    if not any(all(sympy.expand(r.high[a] - w.high[a]) == 0 for a in (0, 1))
-               for r in w.reads):
-        return "no read reaches the greatest row and column offsets together"
+    w.corners = any(all(sympy.expand(r.low[a] - w.low[a]) == 0 for a in (0, 1))
+                    for r in w.reads) and \
+        any(all(sympy.expand(r.high[a] - w.high[a]) == 0 for a in (0, 1)) for r in w.reads)
     return ""
 
 
@@ -687,6 +689,9 @@ def _load(w: Window, name: str, plan: StencilPlan, target: Target, taken: set[st
         if hi is not None:
             conds.append(f"({_c(coords[a])}) < ({_c(hi)})")
     index = coords[0] * w.width + coords[1]
+    if not w.corners:
+        least, most = _flat_range(w, plan, origin)
+        conds += [f"({_c(index)}) >= {least}", f"({_c(index)}) <= {most}"]
     value = f"{w.array}[{_c(index)}]"
     if conds:
         value = f"({' && '.join(conds)}) ? {value} : 0"
@@ -695,6 +700,39 @@ def _load(w: Window, name: str, plan: StencilPlan, target: Target, taken: set[st
         f"{r} += {threads // lanes}) "
         f"for (int {c} = (@tidy * {bx} + @tidx) % {lanes}; {c} < {_c(spans[1])}; "
         f"{c} += {lanes}) {name}[{r}][{c}] = {value};")
+
+
+def _flat_range(w: Window, plan: StencilPlan, origin: tuple[sympy.Expr, sympy.Expr]
+                ) -> tuple[str, str]:
+    """C expressions of the least and greatest flat index the naive kernel reads through the
+    window: each read reaches its own least (greatest) row and column offsets together (its
+    row and column move with different loops), at the first (last) active thread, of the
+    guard's box or, unguarded, of the block. A row-major array is contiguous, so every
+    element between the two is inside it."""
+    box = plan.box
+    first, last = [], []
+    for a, axis in enumerate(AXES):
+        gid, cover = THREAD[axis], plan.coverage[1 - a]
+        if not w.follows[a]:
+            first.append(sympy.Integer(0))
+            last.append(sympy.Integer(0))
+            continue
+        first.append(box.lo.get(gid, sympy.Integer(0)) if box is not None else origin[a])
+        last.append(box.hi[gid] - 1 if box is not None and gid in box.hi
+                    else origin[a] + cover - 1)
+    def flat(base, r_offsets):
+        return _c((base[0] + r_offsets[0]) * w.width + base[1] + r_offsets[1])
+
+    least = [flat(first, r.low) for r in w.reads]
+    most = [flat(last, r.high) for r in w.reads]
+
+    def fold(fn: str, items: list[str]) -> str:
+        out = items[0]
+        for item in dict.fromkeys(items[1:]):
+            out = f"{fn}({out}, {item})"
+        return out
+
+    return fold("min", list(dict.fromkeys(least))), fold("max", list(dict.fromkeys(most)))
 
 
 def _c(expr: sympy.Expr) -> str:

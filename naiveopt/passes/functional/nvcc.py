@@ -43,17 +43,32 @@ def query_resources(cuda_source: str, arch: str) -> tuple[Resources | None, str]
     """Resources of the single kernel in ``cuda_source`` for ``arch``, or (None, why not)."""
     key = hashlib.sha256(f"{arch}\0{cuda_source}".encode()).hexdigest()
     cached = os.path.join(cache_dir(), key + ".json")
-    if os.path.exists(cached):
+    try:
         with open(cached, encoding="utf-8") as fh:
             return Resources(**json.load(fh)), ""
+    except (OSError, ValueError, TypeError):
+        pass                        # not cached, or an unreadable entry: compile again
     if shutil.which("nvcc"):
         res, why = _with_nvcc(cuda_source, arch)
     else:
         res, why = _with_nvrtc(cuda_source, arch)
     if res is not None:
-        with open(cached, "w", encoding="utf-8") as fh:
-            json.dump(res.__dict__, fh)
+        _store(cached, res)
     return res, why
+
+
+def _store(path: str, res: Resources) -> None:
+    """Write a cache entry atomically: batch workers compiling the same kernel (mvt.cu and
+    mvt.cl) read each other's entries, and a half-written file read as JSON failed a whole
+    file with an internal error."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(res.__dict__, fh)
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _with_nvcc(source: str, arch: str) -> tuple[Resources | None, str]:

@@ -1,6 +1,13 @@
-"""Emission: jinja2 templates (templates/) turn the final IR into a CUDA or OpenCL file."""
+"""Emission: jinja2 templates (templates/) turn the final IR into a CUDA or OpenCL file.
+
+The templates live at the repository's top level (templates/). An installed naiveopt (a wheel,
+``pip install .``, pipx) carries them inside the package as ``naiveopt/templates`` (the wheel
+build force-includes them, see pyproject.toml) and reads them as package resources; an editable
+checkout has no ``naiveopt/templates`` and reads the repository's templates/ directly.
+"""
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
 import shutil
@@ -17,13 +24,21 @@ from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import texture_params
 from .launch import LaunchGeometry, texture_note
 
-TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            "templates")
+#: The repository's templates/ (used where the package carries no templates of its own).
+CHECKOUT_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                     "templates")
+
+
+def template_loader() -> jinja2.BaseLoader:
+    """The templates: the package's own (an installed wheel), else the checkout's templates/."""
+    if importlib.resources.files("naiveopt").joinpath("templates").is_dir():
+        return jinja2.PackageLoader("naiveopt", "templates")
+    return jinja2.FileSystemLoader(CHECKOUT_TEMPLATE_DIR)
 
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+    return jinja2.Environment(loader=template_loader(),
                               undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True)
 

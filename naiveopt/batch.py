@@ -19,7 +19,6 @@ captured output stay line-oriented.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import signal
 import sys
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .api import optimize
 from .cli import read_source, write_atomically
+from . import workers as spawned
 from .errors import NaiveoptError
 
 
@@ -237,7 +237,7 @@ def _run_pool(files: list[tuple[str, str | None]], settings: Settings, workers: 
     # pebble's workers ignore SIGINT (so do the verification workers they start), and on
     # SIGTERM from a stopping pool they run multiprocessing's exit cleanup, which ends their
     # verification workers too
-    pool = ProcessPool(max_workers=workers, context=mp.get_context("spawn"))
+    pool = ProcessPool(max_workers=workers, context=spawned.context())
     try:
         futures = {pool.schedule(process_file, args=(path, output, settings)): i
                    for i, (path, output) in enumerate(files)}

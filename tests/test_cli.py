@@ -228,10 +228,63 @@ def test_unwritable_output_path(tmp_path, where):
 
 
 def test_output_is_an_existing_directory(tmp_path):
-    done = run_cli(MV_CU, "-o", tmp_path)
+    """One input and ``-o DIR`` (an existing directory): the output is written into it."""
+    done = run_cli(MV_CU, "-o", tmp_path, "--no-verify")
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["mv.cu", "mv.cu.json"]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("target", [None, "opencl"])
+def test_output_with_a_trailing_slash_is_a_directory(tmp_path, target):
+    """One input and ``-o new/``: the directory is created and the output written into it."""
+    out = str(tmp_path / "new" / "deeper") + "/"
+    done = run_cli(MV_CU, "-o", out, "--no-verify", *(["--target", target] if target else []))
+    assert done.returncode == 0, done.stderr
+    name = "mv.cu.cl" if target else "mv.cu"
+    assert sorted(os.listdir(out)) == [name, name + ".json"]
+
+
+def test_trailing_slash_on_a_file_fails_before_any_work(tmp_path):
+    target = write(tmp_path / "afile", "keep")
+    done = run_cli(MV_CU, "-o", target + "/", "--explain")
     assert_clean_error(done)
-    assert "cannot write" in done.stderr
-    assert os.listdir(tmp_path) == []
+    assert "'" + target + "' is not a directory" in done.stderr
+    assert (tmp_path / "afile").read_text() == "keep"
+
+
+@pytest.mark.parametrize("redirect", ["sidecar", "output", "report"])
+def test_stdout_redirected_into_a_written_file_is_refused(tmp_path, redirect):
+    """``naiveopt k.cu -o k_opt.cu --json > k_opt.cu.json``: the sidecar would replace the
+    redirect's file; refused before any work, the redirect's file left alone."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "k_opt.cu"
+    path = {"sidecar": tmp_path / "k_opt.cu.json", "output": out,
+            "report": tmp_path / "r.html"}[redirect]
+    with open(path, "w") as fh:
+        done = subprocess.run([sys.executable, "-m", "naiveopt.cli", MV_CU, "-o", str(out),
+                               "--json", "--report", str(tmp_path / "r.html"), "--explain"],
+                              stdout=fh, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "stdout is redirected into" in done.stderr and "remark" not in done.stderr
+    assert sorted(os.listdir(tmp_path)) == [path.name]
+    assert path.read_text() == ""
+
+
+def test_stdout_redirected_elsewhere_gets_the_json(tmp_path):
+    out = tmp_path / "k_opt.cu"
+    import subprocess
+    import sys
+
+    with open(tmp_path / "summary.json", "w") as fh:
+        done = subprocess.run([sys.executable, "-m", "naiveopt.cli", MV_CU, "-o", str(out),
+                               "--json", "--no-verify"], stdout=fh, stderr=subprocess.PIPE,
+                              text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "summary.json").read_text())["files"][0]["output"] == str(out)
+    assert json.loads((tmp_path / "k_opt.cu.json").read_text())["kernels"]["mv"]
 
 
 def test_directory_input_needs_output():

@@ -5,7 +5,9 @@
     naiveopt kernels/naive/ -o out/              # a directory (or several files) to a directory
 
 Errors are printed as ``file:line:col: error: message`` and exit with status 1; a kernel that
-fails verification leaves no output file. Outputs are written atomically and never over an
+fails verification leaves no output file. A kernel that cannot be verified is written with a
+``file: kernel: warning: written unverified: reason`` line (and the reason in its header), or,
+with ``--require-verified``, is an error. Outputs are written atomically and never over an
 input.
 """
 from __future__ import annotations
@@ -54,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="PASS", choices=optimization_pass_names(),
                    help="switch an optimization pass off (repeatable): "
                         + ", ".join(optimization_pass_names()))
-    p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL")
+    p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
+                   "(outputs are written unverified, saying so)")
+    p.add_argument("--require-verified", action="store_true",
+                   help="a kernel that cannot be verified (no sizes, an unknown shape...) is "
+                        "an error: its file is not written (exit status 1)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="define a macro / problem size (repeatable)")
     p.add_argument("--metadata", metavar="TOML", help="kernel metadata (default: X.toml "
@@ -256,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         defines = parse_defines(args.defines)
         _options(args)
         get_target(args.arch)
+        if args.require_verified and args.no_verify:
+            raise NaiveoptError("--require-verified and --no-verify contradict each other")
         files, several = collect_inputs(args.inputs)
         if several and not args.output:
             raise NaiveoptError("several inputs need -o DIRECTORY")
@@ -322,7 +330,7 @@ def _batch_main(args: argparse.Namespace, jobs: list[tuple[str, str | None]], se
 
     settings = batch.Settings(args.target, args.arch, not args.no_opt, not args.no_verify,
                               defines, args.metadata, args.dump_ir, _options(args),
-                              args.explain, args.profile)
+                              args.explain, args.profile, args.require_verified)
     files = [path for path, _ in jobs]
     try:
         measurements = load_measurements(args.bench_results, args.arch)

@@ -44,11 +44,15 @@ def _env() -> jinja2.Environment:
 
 
 def render(module: GModule, target: str, arch: str, geometries: dict[str, LaunchGeometry],
-           passes: dict[str, list[str]], source_name: str, sidecar: str | None) -> str:
-    """The output file for ``module`` (whose trees are already in ``target``'s dialect)."""
+           passes: dict[str, list[str]], source_name: str, sidecar: str | None,
+           unverified: dict[str, str] | None = None) -> str:
+    """The output file for ``module`` (whose trees are already in ``target``'s dialect).
+
+    ``unverified`` maps kernels written without a check to the reason (one line each), which
+    the kernel's header block states."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
-                "passes": passes.get(p.name, []),
+                "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
                 "textures": [texture_note(t, target) for t in texture_params(p)]}
                for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,
@@ -86,10 +90,12 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
     return cuda_helpers(used_vectors([p.func for p in module.procedures]))
 
 
-#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body.
+#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body;
+#: the header's ``unverified:`` line is never split (a CommentPragmas comment), so that it
+#: stays one line that grep finds whole.
 CLANG_FORMAT_STYLE = ("{BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100, "
                       "InsertBraces: true, AllowShortFunctionsOnASingleLine: None, "
-                      "MaxEmptyLinesToKeep: 1}")
+                      "MaxEmptyLinesToKeep: 1, CommentPragmas: '^ *unverified: '}")
 
 
 @cache

@@ -44,10 +44,25 @@ class KernelResult:
             out["textures"] = self.textures
         return out
 
+    @property
+    def verified(self) -> bool:
+        """True when the kernel was checked against its naive input and passed."""
+        return self.verification.status == "passed"
+
+    @property
+    def unverified(self) -> str | None:
+        """Why the kernel is written without a check (verification could not run: no sizes,
+        verify=False, an unknown shape...), or None when it was checked (passed or failed).
+        Such an output may differ in meaning from its input without anything saying so but
+        this reason, which the output's header and the CLI's warning repeat."""
+        if self.verification.status in ("passed", "failed"):
+            return None
+        return one_line(self.verification.detail or f"verification {self.verification.status}")
+
     def to_json(self) -> dict:
         return {"name": self.name, "passes": self.passes, "launch": self.launch_json(),
                 "resources": self.resources.__dict__ if self.resources else None,
-                "verified": self.verification.status == "passed",
+                "verified": self.verified, "unverified": self.unverified,
                 "verification": self.verification.to_json()}
 
 
@@ -70,6 +85,16 @@ class OptimizeResult:
     @property
     def failed(self) -> bool:
         return any(k.verification.status == "failed" for k in self.kernels)
+
+    @property
+    def unverified(self) -> dict[str, str]:
+        """Kernel name -> why it is written unverified (KernelResult.unverified), in order."""
+        return {k.name: k.unverified for k in self.kernels if k.unverified is not None}
+
+    def unverified_messages(self) -> list[str]:
+        """One ``FILE: KERNEL: warning: written unverified: REASON`` line per such kernel."""
+        return [f"{self.input}: {name}: warning: written unverified: {reason}"
+                for name, reason in self.unverified.items()]
 
     def launch_json(self) -> dict:
         return {"input": self.input, "target": self.target, "arch": self.arch,
@@ -145,24 +170,53 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
              arch: str = "sm_90", opt: bool = True, verify: bool = True,
              defines: dict[str, str] | None = None, metadata: str | None = None,
              dump_ir: str | None = None, options: dict | None = None,
-             sidecar_name: str | None = None) -> OptimizeResult:
+             sidecar_name: str | None = None, require_verified: bool = False
+             ) -> OptimizeResult:
     """Optimize the kernels of one file.
 
     ``filename`` names the source (its extension gives the dialect; metadata is looked up
     beside it); ``target`` defaults to the input's dialect. ``metadata`` overrides the metadata
     path. Raises NaiveoptError for bad input.
+
+    A kernel that could not be verified (``verify=False``, no sizes, ...) is still returned,
+    with ``KernelResult.unverified`` giving the reason, which the code's header repeats
+    (``//   unverified: REASON``); ``require_verified=True`` makes that a NaiveoptError. A
+    kernel that fails verification is returned with status 'failed' (``result.failed``).
     """
     defines = dict(defines or {})
     c = compile_module(source, filename, target, arch, opt, defines, metadata, dump_ir, options)
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
                   os.path.basename(filename), sidecar_name)
     verifications = _verify(source, filename, c, code, defines) if verify else {}
+    missing = Verification("skipped", "verification disabled (--no-verify)"
+                           if not verify else "no verification data for this kernel")
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
-                            p.resources, verifications.get(p.name, Verification(
-                                "skipped", "verification disabled (--no-verify)")),
-                            _textures(p, c))
+                            p.resources, verifications.get(p.name, missing), _textures(p, c))
                for p in c.module.procedures]
-    return OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks)
+    result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks)
+    if result.unverified:
+        # the header says so; only comments change, so the verified text is the same program
+        result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
+                             os.path.basename(filename), sidecar_name, result.unverified)
+    if require_verified and result.unverified:
+        raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
+                                      in result.unverified.items())
+                            + " (require_verified: no output)", filename)
+    return result
+
+
+#: The longest reason an output's header and the CLI's warning line carry.
+REASON_WIDTH = 300
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of a // comment or of stderr: whitespace runs collapsed, no
+    trailing backslash (it would continue the comment onto the next line), at most
+    REASON_WIDTH characters (the JSON's verification detail keeps it in full)."""
+    line = " ".join(text.split())
+    if len(line) > REASON_WIDTH:
+        line = line[:REASON_WIDTH - 3] + "..."
+    return line.rstrip("\\ ")
 
 
 def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:

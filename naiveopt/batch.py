@@ -19,7 +19,6 @@ captured output stay line-oriented.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import signal
 import sys
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .api import optimize
 from .cli import read_source, write_atomically
+from . import workers as spawned
 from .errors import NaiveoptError
 
 
@@ -45,6 +45,7 @@ class Settings:
     options: dict = field(default_factory=dict)
     explain: bool = False
     profile: bool = False
+    require_verified: bool = False     # a kernel written unverified fails its file
 
 
 @dataclass
@@ -59,14 +60,18 @@ class Outcome:
     result: dict | None = None
     launch: dict | None = None
     explain: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)    # one per kernel written unverified
     error: str | None = None
 
     @property
     def status(self) -> str:
-        """'verified', or the verification statuses of its kernels (e.g. 'skipped')."""
+        """'verified', 'unverified' when some kernel was written without a check, or the
+        verification statuses of its kernels."""
         kernels = self.result["kernels"] if self.result else []
         if kernels and all(k["verified"] for k in kernels):
             return "verified"
+        if any(k.get("unverified") for k in kernels):
+            return "unverified"
         return ", ".join(sorted({k["verification"]["status"] for k in kernels})) or "-"
 
     def entry(self) -> dict:
@@ -103,14 +108,20 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
                           defines=settings.defines, metadata=settings.metadata,
                           dump_ir=settings.dump_ir, sidecar_name=sidecar,
                           options=settings.options)
-        if settings.explain:
+        if settings.explain:     # an unverified kernel gets its warning line instead
             outcome.explain = [f"{path}: {remark}" for remark in result.remarks] + [
                 f"{path}: {k.name}: verification {k.verification.status}: "
-                f"{k.verification.detail}" for k in result.kernels]
+                f"{k.verification.detail}" for k in result.kernels if k.unverified is None]
         if result.failed:
             bad = next(k for k in result.kernels if k.verification.status == "failed")
             raise NaiveoptError(f"kernel '{bad.name}' failed verification: "
                                 f"{bad.verification.detail}; no output written", path)
+        if settings.require_verified and result.unverified:
+            outcome.error = "\n".join(
+                f"{path}: {name}: error: not verified: {reason} (--require-verified: no "
+                "output written)" for name, reason in result.unverified.items())
+            return outcome
+        outcome.warnings = result.unverified_messages()
         outcome.code, outcome.launch = result.code, result.launch_json()
         outcome.result = result.to_json()
         if settings.profile:
@@ -196,7 +207,7 @@ class _Reporter:
             self.next += 1
 
     def _print(self, index: int, outcome: Outcome) -> None:
-        lines = list(outcome.explain)
+        lines = outcome.explain + outcome.warnings
         if outcome.error is not None:
             lines.append(outcome.error)
         elif self.status_lines:
@@ -237,7 +248,7 @@ def _run_pool(files: list[tuple[str, str | None]], settings: Settings, workers: 
     # pebble's workers ignore SIGINT (so do the verification workers they start), and on
     # SIGTERM from a stopping pool they run multiprocessing's exit cleanup, which ends their
     # verification workers too
-    pool = ProcessPool(max_workers=workers, context=mp.get_context("spawn"))
+    pool = ProcessPool(max_workers=workers, context=spawned.context())
     try:
         futures = {pool.schedule(process_file, args=(path, output, settings)): i
                    for i, (path, output) in enumerate(files)}

@@ -5,7 +5,9 @@
     naiveopt kernels/naive/ -o out/              # a directory (or several files) to a directory
 
 Errors are printed as ``file:line:col: error: message`` and exit with status 1; a kernel that
-fails verification leaves no output file. Outputs are written atomically and never over an
+fails verification leaves no output file. A kernel that cannot be verified is written with a
+``file: kernel: warning: written unverified: reason`` line (and the reason in its header), or,
+with ``--require-verified``, is an error. Outputs are written atomically and never over an
 input.
 """
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 import tempfile
 
@@ -34,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kernel files (.cu, .cl) or directories of them")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="output file (one input) or directory (several inputs or a "
-                        "directory); without it a single result is printed on stdout")
+                        "directory; for one input, an existing directory or a name ending "
+                        "in '/', created if missing); without it a single result is printed "
+                        "on stdout")
     p.add_argument("--target", choices=TARGETS, help="output dialect (default: the input's)")
     p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90)")
     p.add_argument("--no-opt", action="store_true", help="functional passes only")
@@ -51,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="PASS", choices=optimization_pass_names(),
                    help="switch an optimization pass off (repeatable): "
                         + ", ".join(optimization_pass_names()))
-    p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL")
+    p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
+                   "(outputs are written unverified, saying so)")
+    p.add_argument("--require-verified", action="store_true",
+                   help="a kernel that cannot be verified (no sizes, an unknown shape...) is "
+                        "an error: its file is not written (exit status 1)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="define a macro / problem size (repeatable)")
     p.add_argument("--metadata", metavar="TOML", help="kernel metadata (default: X.toml "
@@ -253,24 +262,64 @@ def main(argv: list[str] | None = None) -> int:
         defines = parse_defines(args.defines)
         _options(args)
         get_target(args.arch)
-        files, to_dir = collect_inputs(args.inputs)
-        if to_dir and not args.output:
+        if args.require_verified and args.no_verify:
+            raise NaiveoptError("--require-verified and --no-verify contradict each other")
+        files, several = collect_inputs(args.inputs)
+        if several and not args.output:
             raise NaiveoptError("several inputs need -o DIRECTORY")
-        if to_dir:
+        into_dir = several or (args.output is not None and output_is_directory(args.output))
+        if into_dir:
             _check_distinct_outputs(files, args.target)
-            if os.path.exists(args.output) and not os.path.isdir(args.output):
-                raise NaiveoptError(f"'{args.output}' is not a directory")
+            directory = args.output.rstrip("/") or "/"
+            if os.path.exists(directory) and not os.path.isdir(directory):
+                raise NaiveoptError(f"'{directory}' is not a directory")
             os.makedirs(args.output, exist_ok=True)
+        jobs = [(path, os.path.join(args.output, output_name(path, args.target)) if into_dir
+                 else args.output) for path in files]
+        check_stdout_is_not_written(jobs, args.report)
     except NaiveoptError as exc:
         print(f"naiveopt: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
         print(f"naiveopt: error: cannot create '{args.output}': {exc.strerror}", file=sys.stderr)
         return 1
-    return _batch_main(args, files, to_dir, defines)
+    return _batch_main(args, jobs, several, defines)
 
 
-def _batch_main(args: argparse.Namespace, files: list[str], to_dir: bool,
+def output_is_directory(output: str) -> bool:
+    """Whether ``-o OUT`` for a single input names a directory to write into: an existing
+    directory, or a name ending with a slash (created if missing)."""
+    return output.endswith(("/", os.sep)) or os.path.isdir(output)
+
+
+def check_stdout_is_not_written(jobs: list[tuple[str, str | None]], report: str | None
+                                ) -> None:
+    """Refuse, before any work, a stdout redirected into a file naiveopt writes.
+
+    ``naiveopt k.cu -o k_opt.cu --json > k_opt.cu.json``: the shell creates the redirect's
+    file before naiveopt starts, and the launch sidecar (``OUT.json``, a name the README and
+    the output's header promise) would replace it, the JSON going to the replaced file. The
+    sidecar names stay as documented; such a command is an error instead."""
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):    # closed, or not a real file
+        return
+    if not stat.S_ISREG(out.st_mode):
+        return
+    written = [(p, f"the launch sidecar of '{o}'" if p != o else "an output file")
+               for _, o in jobs if o for p in (o, o + ".json")]
+    written += [(report, "the --report file")] if report else []
+    for path, what in written:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            raise NaiveoptError(f"stdout is redirected into '{path}', {what}, which naiveopt "
+                                "writes: redirect stdout to another file")
+
+
+def _batch_main(args: argparse.Namespace, jobs: list[tuple[str, str | None]], several: bool,
                 defines: dict[str, str]) -> int:
     """Run the checked command line's files through naiveopt.batch, then print the JSON,
     the table or the code, and write the report."""
@@ -281,16 +330,15 @@ def _batch_main(args: argparse.Namespace, files: list[str], to_dir: bool,
 
     settings = batch.Settings(args.target, args.arch, not args.no_opt, not args.no_verify,
                               defines, args.metadata, args.dump_ir, _options(args),
-                              args.explain, args.profile)
-    jobs = [(path, os.path.join(args.output, output_name(path, args.target)) if to_dir
-             else args.output) for path in files]
+                              args.explain, args.profile, args.require_verified)
+    files = [path for path, _ in jobs]
     try:
         measurements = load_measurements(args.bench_results, args.arch)
         if args.report and any(os.path.exists(args.report) and os.path.samefile(args.report, f)
                                for f in files):
             raise NaiveoptError("refusing to overwrite the input file", args.report)
         outcomes = batch.run(jobs, settings, jobs=args.jobs, progress=args.progress,
-                             status_lines=to_dir)
+                             status_lines=several)
     except NaiveoptError as exc:
         print(f"naiveopt: {exc}", file=sys.stderr)
         return 1
@@ -310,7 +358,7 @@ def _batch_main(args: argparse.Namespace, files: list[str], to_dir: bool,
             status = 1
     if args.json:
         print(json.dumps(summary, indent=2))
-    elif to_dir:
+    elif several:
         print(table(summary))
     elif not args.output and not summary["failed"]:
         sys.stdout.write(outcomes[0].code)

@@ -1,6 +1,13 @@
-"""Emission: jinja2 templates (templates/) turn the final IR into a CUDA or OpenCL file."""
+"""Emission: jinja2 templates (templates/) turn the final IR into a CUDA or OpenCL file.
+
+The templates live at the repository's top level (templates/). An installed naiveopt (a wheel,
+``pip install .``, pipx) carries them inside the package as ``naiveopt/templates`` (the wheel
+build force-includes them, see pyproject.toml) and reads them as package resources; an editable
+checkout has no ``naiveopt/templates`` and reads the repository's templates/ directly.
+"""
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
 import shutil
@@ -17,23 +24,35 @@ from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import texture_params
 from .launch import LaunchGeometry, texture_note
 
-TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            "templates")
+#: The repository's templates/ (used where the package carries no templates of its own).
+CHECKOUT_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                     "templates")
+
+
+def template_loader() -> jinja2.BaseLoader:
+    """The templates: the package's own (an installed wheel), else the checkout's templates/."""
+    if importlib.resources.files("naiveopt").joinpath("templates").is_dir():
+        return jinja2.PackageLoader("naiveopt", "templates")
+    return jinja2.FileSystemLoader(CHECKOUT_TEMPLATE_DIR)
 
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+    return jinja2.Environment(loader=template_loader(),
                               undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True)
 
 
 def render(module: GModule, target: str, arch: str, geometries: dict[str, LaunchGeometry],
-           passes: dict[str, list[str]], source_name: str, sidecar: str | None) -> str:
-    """The output file for ``module`` (whose trees are already in ``target``'s dialect)."""
+           passes: dict[str, list[str]], source_name: str, sidecar: str | None,
+           unverified: dict[str, str] | None = None) -> str:
+    """The output file for ``module`` (whose trees are already in ``target``'s dialect).
+
+    ``unverified`` maps kernels written without a check to the reason (one line each), which
+    the kernel's header block states."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
-                "passes": passes.get(p.name, []),
+                "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
                 "textures": [texture_note(t, target) for t in texture_params(p)]}
                for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,
@@ -71,10 +90,12 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
     return cuda_helpers(used_vectors([p.func for p in module.procedures]))
 
 
-#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body.
+#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body;
+#: the header's ``unverified:`` line is never split (a CommentPragmas comment), so that it
+#: stays one line that grep finds whole.
 CLANG_FORMAT_STYLE = ("{BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100, "
                       "InsertBraces: true, AllowShortFunctionsOnASingleLine: None, "
-                      "MaxEmptyLinesToKeep: 1}")
+                      "MaxEmptyLinesToKeep: 1, CommentPragmas: '^ *unverified: '}")
 
 
 @cache

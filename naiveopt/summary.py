@@ -2,9 +2,9 @@
 
     python -m naiveopt.summary out/summary.json
 
-One row per kernel (one per failed file): the passes applied, whether it verified, and, where
-the kernel was profiled (``--profile``) or measured (``--bench-results``), global sectors
-naive -> optimized and GPU speedups. The columns for measurements appear only when some kernel
+One row per kernel (one per failed file): the passes applied, whether it verified (or why it
+was written unverified), and, where the kernel was profiled (``--profile``) or measured
+(``--bench-results``), global sectors naive -> optimized and GPU speedups. The columns for measurements appear only when some kernel
 has them, so a plain batch keeps a narrow table.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 
 ERROR_WIDTH = 70      # an error is cut to this in the table; stderr had it in full
+UNVERIFIED_WIDTH = 50     # so is why a kernel was written unverified
 
 
 @dataclass
@@ -50,8 +51,10 @@ def kernel_rows(summary: dict) -> list[KernelRow]:
             continue
         for k in entry["kernels"]:
             v = k["verification"]
+            status = (f"unverified: {k['unverified'][:UNVERIFIED_WIDTH]}"
+                      if k.get("unverified") else v["status"])
             rows.append(KernelRow(entry["input"], k["name"], entry["target"], k["passes"],
-                                  (k["resources"] or {}).get("registers"), v["status"],
+                                  (k["resources"] or {}).get("registers"), status,
                                   v["detail"], k.get("sectors"), k.get("gpu", []),
                                   k.get("measurement_notes", [])))
     return rows
@@ -89,8 +92,10 @@ def table(summary: dict) -> str:
     lines.insert(1, "-+-".join("-" * w for w in widths))
     kernels = [r for r in rows if r.error is None]
     passed = sum(1 for r in kernels if r.verification == "passed")
+    unverified = sum(1 for r in kernels if r.verification.startswith("unverified"))
     lines.append(f"\n{passed}/{len(kernels)} kernels verified, "
-                 f"{summary.get('failed', 0)} file(s) failed")
+                 + (f"{unverified} written unverified, " if unverified else "")
+                 + f"{summary.get('failed', 0)} file(s) failed")
     return "\n".join(lines)
 
 

@@ -228,10 +228,63 @@ def test_unwritable_output_path(tmp_path, where):
 
 
 def test_output_is_an_existing_directory(tmp_path):
-    done = run_cli(MV_CU, "-o", tmp_path)
+    """One input and ``-o DIR`` (an existing directory): the output is written into it."""
+    done = run_cli(MV_CU, "-o", tmp_path, "--no-verify")
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["mv.cu", "mv.cu.json"]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("target", [None, "opencl"])
+def test_output_with_a_trailing_slash_is_a_directory(tmp_path, target):
+    """One input and ``-o new/``: the directory is created and the output written into it."""
+    out = str(tmp_path / "new" / "deeper") + "/"
+    done = run_cli(MV_CU, "-o", out, "--no-verify", *(["--target", target] if target else []))
+    assert done.returncode == 0, done.stderr
+    name = "mv.cu.cl" if target else "mv.cu"
+    assert sorted(os.listdir(out)) == [name, name + ".json"]
+
+
+def test_trailing_slash_on_a_file_fails_before_any_work(tmp_path):
+    target = write(tmp_path / "afile", "keep")
+    done = run_cli(MV_CU, "-o", target + "/", "--explain")
     assert_clean_error(done)
-    assert "cannot write" in done.stderr
-    assert os.listdir(tmp_path) == []
+    assert "'" + target + "' is not a directory" in done.stderr
+    assert (tmp_path / "afile").read_text() == "keep"
+
+
+@pytest.mark.parametrize("redirect", ["sidecar", "output", "report"])
+def test_stdout_redirected_into_a_written_file_is_refused(tmp_path, redirect):
+    """``naiveopt k.cu -o k_opt.cu --json > k_opt.cu.json``: the sidecar would replace the
+    redirect's file; refused before any work, the redirect's file left alone."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "k_opt.cu"
+    path = {"sidecar": tmp_path / "k_opt.cu.json", "output": out,
+            "report": tmp_path / "r.html"}[redirect]
+    with open(path, "w") as fh:
+        done = subprocess.run([sys.executable, "-m", "naiveopt.cli", MV_CU, "-o", str(out),
+                               "--json", "--report", str(tmp_path / "r.html"), "--explain"],
+                              stdout=fh, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "stdout is redirected into" in done.stderr and "remark" not in done.stderr
+    assert sorted(os.listdir(tmp_path)) == [path.name]
+    assert path.read_text() == ""
+
+
+def test_stdout_redirected_elsewhere_gets_the_json(tmp_path):
+    out = tmp_path / "k_opt.cu"
+    import subprocess
+    import sys
+
+    with open(tmp_path / "summary.json", "w") as fh:
+        done = subprocess.run([sys.executable, "-m", "naiveopt.cli", MV_CU, "-o", str(out),
+                               "--json", "--no-verify"], stdout=fh, stderr=subprocess.PIPE,
+                              text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "summary.json").read_text())["files"][0]["output"] == str(out)
+    assert json.loads((tmp_path / "k_opt.cu.json").read_text())["kernels"]["mv"]
 
 
 def test_directory_input_needs_output():
@@ -380,24 +433,100 @@ def test_dash_d_without_pragma_sizes(tmp_path):
     assert "N=96" in k["verification"]["detail"]
 
 
-def test_unknown_sizes_are_skipped_with_a_reason(tmp_path):
+UNVERIFIED = re.compile(r"^(\S+): (\w+): warning: written unverified: (.+)$")
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_unknown_sizes_are_written_unverified_saying_so(tmp_path, target):
+    """Verification that cannot run is not a pass: one warning line per kernel on stderr
+    (none of --explain's 'verification skipped' lines besides), the reason in the output's
+    header and in the JSON; the output is still written, exit status 0."""
     src = write(tmp_path / "twice.cu", USER_NO_SIZES)
-    out = tmp_path / "twice.cl"
-    done = run_cli(src, "--no-opt", "--target", "opencl", "-o", out, "--json", "--explain")
+    out = tmp_path / ("twice.cl" if target == "opencl" else "twice_opt.cu")
+    done = run_cli(src, "--no-opt", "--target", target, "-o", out, "--json", "--explain")
     assert done.returncode == 0, done.stderr
     (entry,) = json.loads(done.stdout)["files"]
     assert entry["verified"] is False
-    v = entry["kernels"][0]["verification"]
-    assert v["status"] == "skipped" and "problem sizes unknown" in v["detail"]
-    assert "verification skipped: problem sizes unknown" in done.stderr
-    assert out.exists()               # skipped is not failed: the output is written
+    (k,) = entry["kernels"]
+    assert k["verification"]["status"] == "skipped"
+    assert k["verified"] is False and k["unverified"].startswith("problem sizes unknown")
+    warnings = [m.groups() for m in map(UNVERIFIED.match, done.stderr.splitlines()) if m]
+    assert warnings == [(src, "twice", k["unverified"])], done.stderr
+    assert "verification skipped" not in done.stderr
+    header = [ln for ln in out.read_text().splitlines() if "unverified" in ln]
+    assert header == ["//   unverified: " + k["unverified"]]
+    assert out.exists()               # unverified is not failed: the output is written
 
 
-def test_no_verify_is_reported_as_skipped():
-    done = run_cli(MV_CU, "--no-verify", "--json")
+def test_no_verify_is_reported_as_unverified(tmp_path):
+    done = run_cli(MV_CU, MV_CL, "--no-verify", "--json", "-o", tmp_path)
     assert done.returncode == 0, done.stderr
-    v = json.loads(done.stdout)["files"][0]["kernels"][0]["verification"]
-    assert v["status"] == "skipped" and "--no-verify" in v["detail"]
+    for f in json.loads(done.stdout)["files"]:
+        (k,) = f["kernels"]
+        v = k["verification"]
+        assert v["status"] == "skipped" and "--no-verify" in v["detail"]
+        assert k["unverified"] == "verification disabled (--no-verify)"
+    assert [ln for ln in done.stderr.splitlines() if "warning" in ln] == [
+        f"{p}: mv: warning: written unverified: verification disabled (--no-verify)"
+        for p in (MV_CU, MV_CL)]
+    assert "//   unverified: verification disabled (--no-verify)" in (tmp_path / "mv.cu").read_text()
+
+
+def test_verified_output_has_no_unverified_line(tmp_path):
+    done = run_cli(MV_CU, "-o", tmp_path / "mv.cu", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    assert "unverified" not in (tmp_path / "mv.cu").read_text()
+    assert json.loads(done.stdout)["files"][0]["kernels"][0]["unverified"] is None
+
+
+def test_require_verified_makes_unverified_an_error(tmp_path):
+    src = write(tmp_path / "twice.cu", USER_NO_SIZES)
+    out = tmp_path / "twice_opt.cu"
+    done = run_cli(src, "--no-opt", "-o", out, "--require-verified")
+    assert_clean_error(done)
+    assert re.match(rf"^{re.escape(src)}: twice: error: not verified: problem sizes unknown",
+                    done.stderr), done.stderr
+    assert not out.exists() and not os.path.exists(str(out) + ".json")
+    verified = run_cli(MV_CU, "-o", tmp_path / "mv.cu", "--require-verified")
+    assert verified.returncode == 0, verified.stderr
+    assert (tmp_path / "mv.cu").exists()
+
+
+def test_require_verified_in_a_batch_fails_only_that_file(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    write(src / "twice.cu", USER_NO_SIZES)
+    shutil.copy(MV_CU, src)
+    shutil.copy(MV_TOML, src)
+    out = tmp_path / "out"
+    done = run_cli(src, "-o", out, "--require-verified", "--no-opt", "-j", "1")
+    assert done.returncode == 1, done.stderr
+    assert sorted(os.listdir(out)) == ["mv.cu", "mv.cu.json"]
+    assert re.search(r"twice.cu: twice: error: not verified: problem sizes unknown",
+                     done.stderr), done.stderr
+    assert re.search(r"twice.cu .*\| ERROR: ", done.stdout), done.stdout     # the table
+    assert "1/1 kernels verified, 1 file(s) failed" in done.stdout
+
+
+def test_table_shows_unverified_kernels(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    write(src / "twice.cu", USER_NO_SIZES)
+    shutil.copy(MV_CU, src)
+    shutil.copy(MV_TOML, src)
+    done = run_cli(src, "-o", tmp_path / "out", "--no-opt", "-j", "1")
+    assert done.returncode == 0, done.stderr
+    row = next(ln for ln in done.stdout.splitlines() if "twice" in ln)
+    assert "unverified: problem sizes unknown" in row
+    assert "1/2 kernels verified, 1 written unverified, 0 file(s) failed" in done.stdout
+    assert re.search(r"twice.cu -> \S+: unverified$", done.stderr, re.M), done.stderr
+
+
+def test_require_verified_contradicts_no_verify():
+    done = run_cli(MV_CU, "--require-verified", "--no-verify")
+    assert_clean_error(done)
+    assert "contradict" in done.stderr
 
 
 # ---------------------------------------------------------------- --explain, --dump-ir

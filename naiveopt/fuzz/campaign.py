@@ -65,6 +65,9 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
         return Outcome("crash", traceback.format_exc())
     applied = tuple(sorted({p for k in result.kernels for p in k.passes}))
     remarks = tuple(str(r) for r in result.remarks)
+    broken = unverified_contract(result)
+    if broken:
+        return Outcome("miscompile", broken, applied, remarks)
     failed = [k for k in result.kernels if k.verification.status == "failed"]
     if failed:
         return Outcome("miscompile", "; ".join(f"{k.name}: {k.verification.detail}"
@@ -74,6 +77,22 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
         return Outcome("skipped", "; ".join(f"{k.name}: {k.verification.detail}"
                                             for k in skipped), applied, remarks)
     return Outcome("passed", "", applied, remarks)
+
+
+def unverified_contract(result) -> str:
+    """What is wrong with how ``result`` reports its unverified kernels ('' when nothing): a
+    kernel written without a check must say why in the output's header, one line, and a
+    checked one must not claim otherwise."""
+    lines = []
+    for line in result.code.splitlines():      # the leading comment block
+        if not line.startswith("//"):
+            break
+        if line.startswith("//   unverified: "):
+            lines.append(line)
+    want = [f"//   unverified: {k.unverified}" for k in result.kernels if k.unverified]
+    if lines != want:
+        return f"the header's unverified lines {lines} do not match the kernels' {want}"
+    return ""
 
 
 def _signature(outcome: Outcome) -> tuple[str, str]:

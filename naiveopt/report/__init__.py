@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from .. import __version__
-from ..emit import TEMPLATE_DIR
+from ..emit import template_loader
 from ..summary import kernel_rows, sectors_text, speedup_text
 from .plot import sectors_svg, speedup_svg
 
@@ -46,7 +46,7 @@ class FileView:
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+    return jinja2.Environment(loader=template_loader(),
                               autoescape=True, undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True)
 

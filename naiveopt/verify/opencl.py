@@ -2,8 +2,9 @@
 
 Kernels run in a separate worker process: a kernel that writes out of bounds corrupts the
 memory of the process it runs in (PoCL runs on the host), and one that loops forever must be
-stopped. The worker is started once and reused; a crash or a time-out fails that check and the
-worker is restarted. Every array is also surrounded by canary zones that must come back
+stopped. The worker is spawned (naiveopt.workers: without re-importing the caller's main
+module, so that a script without a ``__main__`` guard works) once and reused; a crash or a
+time-out fails that check and the worker is restarted. Every array is also surrounded by canary zones that must come back
 unchanged, which catches out-of-bounds writes that do not crash.
 
 Kernels that read arrays through images (``--memory texture``) take a layout: for each kernel
@@ -16,12 +17,12 @@ preferred, since it is what the project installs and what CI has.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 from functools import cache
 
 import numpy as np
 
+from .. import workers
 from ..errors import NaiveoptError
 
 #: Seconds one kernel run may take before it is killed.
@@ -178,7 +179,7 @@ class _Worker:
         self.conn = None
 
     def start(self) -> None:
-        ctx = mp.get_context("spawn")
+        ctx = workers.context()     # spawned without re-running the caller's script
         parent, child = ctx.Pipe()
         self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
         self.proc.start()

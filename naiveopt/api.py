@@ -15,7 +15,8 @@ from .errors import NaiveoptError
 from .frontend import dialect_of, fixed_macros, macro_defines, parse_module
 from .ir import GModule, Resources
 from .ir.textures import param_layout, texture_params
-from .launch import LaunchGeometry, apply_extents, geometry, texture_json
+from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json, geometry,
+                     texture_json)
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
                               optimization_passes)
@@ -36,12 +37,15 @@ class KernelResult:
     resources: Resources | None
     verification: Verification
     textures: list[dict] = field(default_factory=list)   # launch.texture_json per parameter
+    data: dict = field(default_factory=dict)             # launch.data_json: file-scope data
 
     def launch_json(self) -> dict:
-        """The kernel's entry in the launch sidecar: geometry, and textures when it has any."""
+        """The kernel's entry in the launch sidecar: geometry, and textures and file-scope
+        data when it has any."""
         out = self.geometry.to_json()
         if self.textures:
             out["textures"] = self.textures
+        out.update(self.data)
         return out
 
     def to_json(self) -> dict:
@@ -61,6 +65,8 @@ class OptimizeResult:
     arch: str
     kernels: list[KernelResult]
     remarks: list[Remark] = field(default_factory=list)
+    # CUDA output: the file-scope data the host fills with cudaMemcpyToSymbol
+    constant_symbols: list[dict] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -72,8 +78,11 @@ class OptimizeResult:
         return any(k.verification.status == "failed" for k in self.kernels)
 
     def launch_json(self) -> dict:
-        return {"input": self.input, "target": self.target, "arch": self.arch,
-                "kernels": {k.name: k.launch_json() for k in self.kernels}}
+        out = {"input": self.input, "target": self.target, "arch": self.arch,
+               "kernels": {k.name: k.launch_json() for k in self.kernels}}
+        if self.constant_symbols:
+            out["constant_symbols"] = self.constant_symbols
+        return out
 
     def to_json(self) -> dict:
         return {"input": self.input, "target": self.target, "arch": self.arch,
@@ -160,9 +169,10 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
                             p.resources, verifications.get(p.name, Verification(
                                 "skipped", "verification disabled (--no-verify)")),
-                            _textures(p, c))
+                            _textures(p, c), data_json(c.module, p, c.target))
                for p in c.module.procedures]
-    return OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks)
+    return OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks,
+                          constant_symbols(c.module) if c.target == "cuda" else [])
 
 
 def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:

@@ -24,6 +24,7 @@ class MemoryExpressions(Pass):
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         env = symbol_env(proc, ctx)
         local_arrays = _local_arrays(proc, ctx.module.macros)
+        self.file_data = {g.name for g in ctx.module.globals if g.dims}
         loop_of = {id(lp.node): lp for lp in proc.loops}
         proc.memory_expressions = []
         for lp in proc.loops:
@@ -32,13 +33,18 @@ class MemoryExpressions(Pass):
         for m in proc.memory_expressions:
             ctx.remark("analysis", self.name, proc,
                        f"{m.describe()}: {m.space} {m.kind}; {m.decomposition}")
+        for name in sorted({m.array for m in proc.memory_expressions
+                            if m.array in self.file_data}):
+            ctx.remark("analysis", self.name, proc,
+                       f"{name}: file-scope read-only data (constant memory): its reads "
+                       "stay as written (no pass stages, vectorizes or textures them)")
 
     def _visit(self, node: c_ast.Node, parent: c_ast.Node | None, loops: list[GLoop],
                proc: GProcedure, env: SymbolEnv, local_arrays: dict[str, tuple[str, list[int]]],
                loop_of: dict[int, GLoop]) -> None:
         if isinstance(node, c_ast.ArrayRef):
             base, indices = _flatten(node)
-            space = _space(base, proc, local_arrays)
+            space = _space(base, proc, local_arrays, self.file_data)
             if space is not None:
                 m = self._memory_expression(node, parent, base, indices, space, loops, env,
                                             local_arrays)
@@ -84,6 +90,7 @@ def symbol_env(proc: GProcedure, ctx: PassContext) -> SymbolEnv:
     counts = assigned_names(proc.body)
     uniforms = {p.name for p in proc.params if not p.is_pointer and not counts.get(p.name)}
     uniforms |= set(ctx.module.macros)
+    uniforms |= {g.name for g in ctx.module.globals if not g.dims}   # read-only scalars
     loops = {lp.iterator for lp in proc.loops if lp.canonical and lp.iterator}
     aliases = {}
     for node, _ in walk(proc.body):
@@ -120,7 +127,11 @@ def _local_arrays(proc: GProcedure, macros: dict[str, str]
     return out
 
 
-def _space(base: str | None, proc: GProcedure, local_arrays) -> str | None:
+def _space(base: str | None, proc: GProcedure, local_arrays, file_data: set[str]
+           ) -> str | None:
+    """Where ``base`` lives. File-scope data (GModule.globals: read-only, the front end
+    rejects writes) is ``constant`` like a ``__constant`` parameter: the passes that move
+    or rewrite accesses take only ``global`` ones, so its reads stay as written."""
     if base is None:
         return None
     param = proc.param(base)
@@ -128,4 +139,6 @@ def _space(base: str | None, proc: GProcedure, local_arrays) -> str | None:
         return "constant" if param.address_space == "constant" else "global"
     if base in local_arrays:
         return local_arrays[base][0]
+    if base in file_data:
+        return "constant"
     return None

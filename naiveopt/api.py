@@ -22,7 +22,7 @@ from .passes.pipeline import (back_passes, front_passes, optimization_pass_names
                               optimization_passes)
 from .verify.check import Program, Verification, verify_kernel
 from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
-                          spec_from_pragmas)
+                          spec_from_pragmas, with_file_data)
 
 TARGETS = ("cuda", "opencl")
 
@@ -209,6 +209,7 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
         if kspec is None:
             results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
             continue
+        kspec = with_file_data(kspec, c.module, c.spec, defines)
         results[name] = verify_kernel(c.spec, kspec, naive, output, defines,
                                       macro_defines(source, defines))
     return results

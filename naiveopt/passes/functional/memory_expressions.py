@@ -23,8 +23,12 @@ class MemoryExpressions(Pass):
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         env = symbol_env(proc, ctx)
-        local_arrays = _local_arrays(proc, ctx.module.macros)
+        # file-scope data (GModule.globals: read-only, the front end rejects writes) is
+        # ``constant`` like a ``__constant`` parameter: the passes that move or rewrite
+        # accesses take only ``global`` ones, so its reads stay as written
         self.file_data = {g.name for g in ctx.module.globals if g.dims}
+        local_arrays = {g.name: ("constant", g.extents) for g in ctx.module.globals if g.dims}
+        local_arrays.update(_local_arrays(proc, ctx.module.macros))
         loop_of = {id(lp.node): lp for lp in proc.loops}
         proc.memory_expressions = []
         for lp in proc.loops:
@@ -44,7 +48,7 @@ class MemoryExpressions(Pass):
                loop_of: dict[int, GLoop]) -> None:
         if isinstance(node, c_ast.ArrayRef):
             base, indices = _flatten(node)
-            space = _space(base, proc, local_arrays, self.file_data)
+            space = _space(base, proc, local_arrays)
             if space is not None:
                 m = self._memory_expression(node, parent, base, indices, space, loops, env,
                                             local_arrays)
@@ -127,11 +131,7 @@ def _local_arrays(proc: GProcedure, macros: dict[str, str]
     return out
 
 
-def _space(base: str | None, proc: GProcedure, local_arrays, file_data: set[str]
-           ) -> str | None:
-    """Where ``base`` lives. File-scope data (GModule.globals: read-only, the front end
-    rejects writes) is ``constant`` like a ``__constant`` parameter: the passes that move
-    or rewrite accesses take only ``global`` ones, so its reads stay as written."""
+def _space(base: str | None, proc: GProcedure, local_arrays) -> str | None:
     if base is None:
         return None
     param = proc.param(base)
@@ -139,6 +139,4 @@ def _space(base: str | None, proc: GProcedure, local_arrays, file_data: set[str]
         return "constant" if param.address_space == "constant" else "global"
     if base in local_arrays:
         return local_arrays[base][0]
-    if base in file_data:
-        return "constant"
     return None

@@ -274,20 +274,21 @@ def constant_symbols(module: GModule) -> list[dict]:
 
 
 def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
-    """Lines for the output file's header naming the file-scope data a kernel reads."""
+    """Lines for the output file's header naming the file-scope data a kernel reads (short
+    ones: clang-format would reflow a long comment)."""
     notes = []
     for g in kernel_globals(module, proc):
         space = "__constant__" if g.space == "constant" else "__device__"
         if g.initialized:
             where = "initialized in this file" if target == "cuda" else \
-                "program-scope __constant, initialized in this file"
+                "program-scope __constant, initialized here"
             notes.append(f"constant data: {describe(g)} ({where})")
         elif target == "cuda":
-            notes.append(f"constant data: {space} {describe(g)}: the host fills it: "
-                         f"cudaMemcpyToSymbol({g.name}, host_{g.name}, "
+            notes.append(f"constant data: {space} {describe(g)}, filled by the host:")
+            notes.append(f"  cudaMemcpyToSymbol({g.name}, host_{g.name}, "
                          f"{_times(elements(g), f'sizeof({g.base_type})')})")
         else:
             what = f"a buffer of {elements(g)} {g.base_type}" if g.dims else "its value"
-            notes.append(f"argument {_position(proc, g.name)}: {parameter_text(g)}: "
-                         f"{what} (the input's {space} {describe(g)})")
+            notes.append(f"argument {_position(proc, g.name)}: {parameter_text(g)}: {what}")
+            notes.append(f"  (the data of the input's {space} {describe(g)})")
     return notes

@@ -253,7 +253,7 @@ def _check_globals_read_only(module: GModule) -> None:
                                "supported (pass the data as a kernel argument)", module.path)
             if isinstance(node, c_ast.ID) and node.name in names and names[node.name].dims \
                     and not (isinstance(parent, c_ast.ArrayRef) and parent.name is node):
-                raise error_at(parent.coord if parent is not None else None,
+                raise error_at(node.coord or getattr(parent, "coord", None),
                                f"the file-scope array '{node.name}' is used other than by "
                                "subscripts (passed as a pointer?): index it where it is read",
                                module.path)

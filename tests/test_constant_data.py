@@ -249,3 +249,35 @@ def test_cli_sidecar_names_the_symbols(tmp_path):
     assert done.returncode == 0, done.stderr
     sidecar = json.loads((tmp_path / "out.cu.json").read_text())
     assert sidecar["constant_symbols"][0]["host_fill"].startswith("cudaMemcpyToSymbol(M,")
+
+
+DEVICE_READ_ONLY = """#pragma naiveopt sizes(N=517) array(A, N) array(B, N)
+__device__ float lut[8];
+__global__ void lookup(const float *A, float *B, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) B[i] = A[i] * lut[i % 8];
+}
+"""
+
+
+def test_read_only_device_array_is_a_global_const_argument_in_opencl():
+    result = optimize(DEVICE_READ_ONLY, "lut.cu", "opencl")
+    assert "int N, __global const float *lut)" in result.code
+    cuda = naiveopt.optimize(DEVICE_READ_ONLY, filename="lut.cu", verify=False)
+    assert "__device__ float lut[8];" in cuda.code
+    assert cuda.launch_json()["constant_symbols"][0]["space"] == "__device__"
+
+
+def test_division_of_uniform_operands_is_a_uniform_index_term():
+    """``i - MASK_WIDTH / 2`` decomposes (the quotient is thread-invariant) and folds with C's
+    truncating division once its operands are numbers."""
+    import sympy
+
+    from naiveopt.ir.symbolic import CDiv
+
+    assert CDiv(sympy.Integer(-5), sympy.Integer(2)) == -2
+    assert CDiv(sympy.Integer(5), sympy.Integer(2)) == 2
+    result = naiveopt.optimize(CONV_1D, filename="conv1d.cu", verify=False)
+    text = [r.message for r in result.remarks if r.pass_name == "memory-expressions"]
+    assert any(m.startswith("N[idx + j - CDiv(MASK_WIDTH, 2)]") and "unresolved" not in m
+               for m in text), text

@@ -244,12 +244,19 @@ def _position(proc: GProcedure, name: str) -> int:
     return next(i for i, d in enumerate(params) if getattr(d, "name", None) == name)
 
 
+def _read_data(module: GModule, proc: GProcedure) -> list[GlobalVar]:
+    """The globals ``proc`` reads now, and those it takes as arguments (fixed at parse
+    time, GProcedure.global_args), in source order."""
+    names = {g.name for g in kernel_globals(module, proc)} | set(proc.global_args)
+    return [g for g in module.globals if g.name in names]
+
+
 def data_json(module: GModule, proc: GProcedure, target: str) -> dict:
     """The file-scope data kernel ``proc`` reads, for the launch sidecar (ir/globals.py):
     ``constant_data`` (every global it reads and where it comes from) and, in OpenCL, the
     ``extra_args`` the host passes after the kernel's own: position, declaration, element
     count, and the symbol of the input it stands for. Empty when it reads none."""
-    used = kernel_globals(module, proc)
+    used = _read_data(module, proc)
     if not used:
         return {}
     out: dict = {"constant_data": [_data_entry(g, target) for g in used]}
@@ -261,14 +268,14 @@ def data_json(module: GModule, proc: GProcedure, target: str) -> dict:
              "from": f"file-scope {'__constant__' if g.space == 'constant' else '__device__'}"
                      f" {describe(g)} of the CUDA input (cudaMemcpyToSymbol data): pass a "
                      + ("buffer of its elements" if g.dims else "value")}
-            for g in used if g.host_filled]
+            for g in used if g.name in proc.global_args]
     return out
 
 
 def constant_symbols(module: GModule) -> list[dict]:
     """The CUDA output's symbols the host must fill with cudaMemcpyToSymbol (launch
     sidecar, per file): the uninitialized file-scope data some kernel reads."""
-    read = {g.name for p in module.procedures for g in kernel_globals(module, p)}
+    read = {g.name for p in module.procedures for g in _read_data(module, p)}
     return [_data_entry(g, "cuda") for g in module.globals
             if g.host_filled and g.name in read]
 
@@ -277,7 +284,7 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
     """Lines for the output file's header naming the file-scope data a kernel reads (short
     ones: clang-format would reflow a long comment)."""
     notes = []
-    for g in kernel_globals(module, proc):
+    for g in _read_data(module, proc):
         space = "__constant__" if g.space == "constant" else "__device__"
         if g.initialized:
             where = "initialized in this file" if target == "cuda" else \

@@ -15,13 +15,14 @@ from .errors import NaiveoptError
 from .frontend import dialect_of, fixed_macros, macro_defines, parse_module
 from .ir import GModule, Resources
 from .ir.textures import param_layout, texture_params
-from .launch import LaunchGeometry, apply_extents, geometry, texture_json
+from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json, geometry,
+                     texture_json)
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
                               optimization_passes)
 from .verify.check import Program, Verification, verify_kernel
 from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
-                          spec_from_pragmas)
+                          spec_from_pragmas, with_file_data)
 
 TARGETS = ("cuda", "opencl")
 
@@ -36,12 +37,15 @@ class KernelResult:
     resources: Resources | None
     verification: Verification
     textures: list[dict] = field(default_factory=list)   # launch.texture_json per parameter
+    data: dict = field(default_factory=dict)             # launch.data_json: file-scope data
 
     def launch_json(self) -> dict:
-        """The kernel's entry in the launch sidecar: geometry, and textures when it has any."""
+        """The kernel's entry in the launch sidecar: geometry, and textures and file-scope
+        data when it has any."""
         out = self.geometry.to_json()
         if self.textures:
             out["textures"] = self.textures
+        out.update(self.data)
         return out
 
     @property
@@ -76,6 +80,8 @@ class OptimizeResult:
     arch: str
     kernels: list[KernelResult]
     remarks: list[Remark] = field(default_factory=list)
+    # CUDA output: the file-scope data the host fills with cudaMemcpyToSymbol
+    constant_symbols: list[dict] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -97,8 +103,11 @@ class OptimizeResult:
                 for name, reason in self.unverified.items()]
 
     def launch_json(self) -> dict:
-        return {"input": self.input, "target": self.target, "arch": self.arch,
-                "kernels": {k.name: k.launch_json() for k in self.kernels}}
+        out = {"input": self.input, "target": self.target, "arch": self.arch,
+               "kernels": {k.name: k.launch_json() for k in self.kernels}}
+        if self.constant_symbols:
+            out["constant_symbols"] = self.constant_symbols
+        return out
 
     def to_json(self) -> dict:
         return {"input": self.input, "target": self.target, "arch": self.arch,
@@ -191,9 +200,11 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
-                            p.resources, verifications.get(p.name, missing), _textures(p, c))
+                            p.resources, verifications.get(p.name, missing), _textures(p, c),
+                            data_json(c.module, p, c.target))
                for p in c.module.procedures]
-    result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks)
+    result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks,
+                            constant_symbols(c.module) if c.target == "cuda" else [])
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
@@ -253,6 +264,7 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
         if kspec is None:
             results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
             continue
+        kspec = with_file_data(kspec, c.module, c.spec, defines)
         results[name] = verify_kernel(c.spec, kspec, naive, output, defines,
                                       macro_defines(source, defines))
     return results

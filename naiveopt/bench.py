@@ -25,6 +25,7 @@ from .ir.textures import param_layout
 from .verify import opencl
 from .verify.check import launch_sizes, make_arg
 from .verify.expr import evaluate
+from .verify.spec import with_file_data
 
 MIN_RUNS = 20
 
@@ -79,7 +80,11 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
     macros = macro_defines(source, defines)
     results = []
     for proc in opt.module.procedures:
-        kspec = spec.kernels[proc.name]
+        kspec = with_file_data(spec.kernels[proc.name], opt.module, spec, defines)
+        if device == "cuda" and proc.global_args:
+            raise NaiveoptError(f"{proc.name} reads host-filled __constant__ data "
+                                f"({', '.join(proc.global_args)}): the CUDA benchmark runner "
+                                "does not fill symbols yet; benchmark on OpenCL", filename)
         args = [make_arg(a, sizes, np.random.default_rng(3)) for a in kspec.args]
         build = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
         build += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]

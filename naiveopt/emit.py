@@ -22,7 +22,8 @@ from .ir import GModule, GProcedure
 from .ir.cgen import to_c
 from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import texture_params
-from .launch import LaunchGeometry, texture_note
+from .ir.globals import declaration
+from .launch import LaunchGeometry, data_notes, texture_note
 
 #: The repository's templates/ (used where the package carries no templates of its own).
 CHECKOUT_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -53,10 +54,13 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
                 "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
-                "textures": [texture_note(t, target) for t in texture_params(p)]}
+                "textures": [texture_note(t, target) for t in texture_params(p)],
+                "data": data_notes(module, p, target)}
                for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,
                            kernels=kernels, vector_helpers=_vector_helpers(module, target),
+                           globals=[declaration(g, target) for g in module.globals
+                                    if target == "cuda" or not g.host_filled],
                            helpers=[to_c(h).rstrip() for h in module.helpers],
                            macros=module.macros, sidecar=sidecar,
                            checks=_multiple_checks(module, geometries))
@@ -120,6 +124,7 @@ def render_cuda_kernel(module: GModule, proc: GProcedure) -> str:
     """A minimal CUDA file with one (postprocessed) kernel, for resource queries."""
     parts = [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
     parts += cuda_helpers(used_vectors([proc.func]))
+    parts += [declaration(g, "cuda") for g in module.globals]
     parts += [to_c(h) for h in module.helpers]
     parts.append(to_c(proc.func))
     return "\n".join(parts) + "\n"

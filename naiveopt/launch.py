@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .ir import GModule, GProcedure, PredefId
+from .ir import GlobalVar, GModule, GProcedure, PredefId
+from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
 from .ir.textures import TextureParam
@@ -217,3 +218,84 @@ def texture_note(t: TextureParam, target: str) -> str:
         return f"{t.param}: texture object over {t.array} (linear, {value})"
     order = "CL_R" if t.width == 1 else "CL_RGBA"
     return f"{t.param}: image1d_buffer over {t.array} ({order}, {TEXTURE_ELEMENTS[t.elem][1]})"
+
+
+# ------------------------------------------------------------------ file-scope data
+def _data_entry(g: GlobalVar, target: str) -> dict:
+    out = {"name": g.name, "element": g.base_type, "dims": list(g.dims),
+           "elements": elements(g), "input": describe(g),
+           "space": "__constant__" if g.space == "constant" else "__device__",
+           "initialized": g.initialized}
+    if target == "cuda":
+        out["host_fill"] = None if g.initialized else (
+            f"cudaMemcpyToSymbol({g.name}, host_{g.name}, "
+            f"{_times(elements(g), f'sizeof({g.base_type})')}) before the launch")
+    else:
+        out["opencl"] = "kernel argument" if g.host_filled else "program-scope __constant"
+    return out
+
+
+def _times(count: str, size: str) -> str:
+    return size if count == "1" else f"{count} * {size}"
+
+
+def _position(proc: GProcedure, name: str) -> int:
+    params = proc.func.decl.type.args.params if proc.func.decl.type.args is not None else []
+    return next(i for i, d in enumerate(params) if getattr(d, "name", None) == name)
+
+
+def _read_data(module: GModule, proc: GProcedure) -> list[GlobalVar]:
+    """The globals ``proc`` reads now, and those it takes as arguments (fixed at parse
+    time, GProcedure.global_args), in source order."""
+    names = {g.name for g in kernel_globals(module, proc)} | set(proc.global_args)
+    return [g for g in module.globals if g.name in names]
+
+
+def data_json(module: GModule, proc: GProcedure, target: str) -> dict:
+    """The file-scope data kernel ``proc`` reads, for the launch sidecar (ir/globals.py):
+    ``constant_data`` (every global it reads and where it comes from) and, in OpenCL, the
+    ``extra_args`` the host passes after the kernel's own: position, declaration, element
+    count, and the symbol of the input it stands for. Empty when it reads none."""
+    used = _read_data(module, proc)
+    if not used:
+        return {}
+    out: dict = {"constant_data": [_data_entry(g, target) for g in used]}
+    if target == "opencl":
+        out["extra_args"] = [
+            {"name": g.name, "argument": _position(proc, g.name),
+             "declaration": parameter_text(g), "element": g.base_type,
+             "elements": elements(g),
+             "from": f"file-scope {'__constant__' if g.space == 'constant' else '__device__'}"
+                     f" {describe(g)} of the CUDA input (cudaMemcpyToSymbol data): pass a "
+                     + ("buffer of its elements" if g.dims else "value")}
+            for g in used if g.name in proc.global_args]
+    return out
+
+
+def constant_symbols(module: GModule) -> list[dict]:
+    """The CUDA output's symbols the host must fill with cudaMemcpyToSymbol (launch
+    sidecar, per file): the uninitialized file-scope data some kernel reads."""
+    read = {g.name for p in module.procedures for g in _read_data(module, p)}
+    return [_data_entry(g, "cuda") for g in module.globals
+            if g.host_filled and g.name in read]
+
+
+def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
+    """Lines for the output file's header naming the file-scope data a kernel reads (short
+    ones: clang-format would reflow a long comment)."""
+    notes = []
+    for g in _read_data(module, proc):
+        space = "__constant__" if g.space == "constant" else "__device__"
+        if g.initialized:
+            where = "initialized in this file" if target == "cuda" else \
+                "program-scope __constant, initialized here"
+            notes.append(f"constant data: {describe(g)} ({where})")
+        elif target == "cuda":
+            notes.append(f"constant data: {space} {describe(g)}, filled by the host:")
+            notes.append(f"  cudaMemcpyToSymbol({g.name}, host_{g.name}, "
+                         f"{_times(elements(g), f'sizeof({g.base_type})')})")
+        else:
+            what = f"a buffer of {elements(g)} {g.base_type}" if g.dims else "its value"
+            notes.append(f"argument {_position(proc, g.name)}: {parameter_text(g)}: {what}")
+            notes.append(f"  (the data of the input's {space} {describe(g)})")
+    return notes

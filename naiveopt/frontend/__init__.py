@@ -14,7 +14,11 @@ import clang.cindex as ci
 from pycparser import c_ast
 
 from ..errors import NaiveoptError, UnsupportedConstruct
-from ..ir import GModule, GPragma, GProcedure, Param
+from ..errors import error_at
+from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
+from ..ir.cgen import to_c
+from ..ir.globals import helper_globals, kernel_globals
+from ..ir.rewrite import walk
 from . import clang_setup as cs
 from ..verify.expr import evaluate
 from .translate import VECTOR_TYPES, Translator, base_type_name
@@ -163,9 +167,96 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
+    module.globals = [_global(c, translator, dialect) for c in tu.cursor.get_children()
+                      if c.kind == K.VAR_DECL and c.location.file is not None
+                      and c.location.file.name == path]
+    _check_globals_read_only(module)
+    helpers = helper_globals(module)
+    for proc in module.procedures:
+        proc.global_args = [g.name for g in kernel_globals(module, proc, helpers)
+                            if g.host_filled]
     module.macros = {name: defines.get(name, file_macros.get(name, ""))
                      for name in sorted(translator.used_macros)}
     return module
+
+
+def _global(cursor: ci.Cursor, translator: Translator, dialect: str) -> GlobalVar:
+    """A file-scope variable: CUDA ``__constant__`` / ``__device__`` data, OpenCL
+    program-scope ``__constant`` data (ir.GlobalVar); anything else is rejected."""
+    attrs = {c.kind for c in cursor.get_children()}
+    name = cursor.spelling
+    if dialect == "cuda":
+        if K.CUDASHARED_ATTR in attrs:
+            raise translator.error(cursor, f"file-scope __shared__ variable '{name}' is not "
+                                           "supported: declare shared memory in the kernel")
+        if K.CUDACONSTANT_ATTR in attrs:
+            space = "constant"
+        elif K.CUDADEVICE_ATTR in attrs:
+            space = "device"
+        else:
+            raise translator.error(cursor, f"host variable '{name}' is not supported: "
+                                           "kernels read file-scope data declared "
+                                           "__constant__ or __device__")
+    elif cursor.type.get_address_space() == 3 or "__constant" in cursor.type.spelling:
+        space = "constant"
+    else:
+        raise translator.error(cursor, f"program-scope variable '{name}' is not supported: "
+                                       "only __constant data")
+    if cursor.storage_class == ci.StorageClass.EXTERN:
+        raise translator.error(cursor, f"extern variable '{name}' is not supported: define "
+                                       "it in the kernel file")
+    elem = cursor.type
+    while elem.kind == ci.TypeKind.CONSTANTARRAY:
+        elem = elem.element_type
+    if cursor.type.get_canonical().kind == ci.TypeKind.POINTER or \
+            elem.get_canonical().kind == ci.TypeKind.POINTER:
+        raise translator.error(cursor, f"file-scope pointer variable '{name}' is not "
+                                       "supported")
+    decl = translator.var_decl(cursor, file_scope=True)
+    decl.storage = []
+    dims, extents, t, ct = [], [], decl.type, cursor.type
+    while isinstance(t, c_ast.ArrayDecl):
+        dims.append(to_c(t.dim))
+        extents.append(ct.element_count)
+        t, ct = t.type, ct.element_type
+    return GlobalVar(name, base_type_name(elem), dims, extents, space,
+                     elem.is_const_qualified(), decl, cursor.location.line)
+
+
+def _check_globals_read_only(module: GModule) -> None:
+    """Kernels only read file-scope data: a write (mutable global state, which naiveopt does
+    not model), a local or parameter that shadows it, or an array passed on as a pointer
+    (OpenCL would need its address space in the callee's type) is a located error."""
+    names = {g.name: g for g in module.globals}
+    if not names:
+        return
+    functions = [h for h in module.helpers] + [p.func for p in module.procedures]
+    for func in functions:
+        args = func.decl.type.args.params if func.decl.type.args is not None else []
+        for node, parent in [(a, None) for a in args] + list(walk(func.body)):
+            if isinstance(node, c_ast.Decl) and node.name in names:
+                raise error_at(node.coord or func.decl.coord or func.body.coord,
+                               f"'{node.name}' in '{func.decl.name}' shadows the file-scope "
+                               f"variable '{node.name}': rename it", module.path)
+            target = None
+            if isinstance(node, c_ast.Assignment):
+                target = node.lvalue
+            elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+                target = node.expr
+            while isinstance(target, (c_ast.ArrayRef, c_ast.StructRef)):
+                target = target.name
+            if isinstance(target, c_ast.ID) and target.name in names:
+                g = names[target.name]
+                what = "__constant__" if g.space == "constant" else "__device__"
+                raise error_at(node.coord, f"'{func.decl.name}' writes the file-scope "
+                               f"{what} variable '{g.name}': mutable global state is not "
+                               "supported (pass the data as a kernel argument)", module.path)
+            if isinstance(node, c_ast.ID) and node.name in names and names[node.name].dims \
+                    and not (isinstance(parent, c_ast.ArrayRef) and parent.name is node):
+                raise error_at(node.coord or getattr(parent, "coord", None),
+                               f"the file-scope array '{node.name}' is used other than by "
+                               "subscripts (passed as a pointer?): index it where it is read",
+                               module.path)
 
 
 def _paper_defines(dialect: str, names: list[str]) -> dict[str, str]:
@@ -188,10 +279,11 @@ def _integer_macros(file_macros: dict[str, str], defines: dict[str, str]) -> dic
 
 
 def _function_literals(tu: ci.TranslationUnit, path: str) -> list[ci.Cursor]:
+    """The integer literals of the file's functions and file-scope variables, in order."""
     out = []
     for fn in tu.cursor.get_children():
-        if fn.kind == K.FUNCTION_DECL and fn.location.file is not None and \
-                fn.location.file.name == path and fn.is_definition():
+        if fn.kind in (K.FUNCTION_DECL, K.VAR_DECL) and fn.location.file is not None and \
+                fn.location.file.name == path and (fn.kind == K.VAR_DECL or fn.is_definition()):
             out.extend(c for c in fn.walk_preorder() if c.kind == K.INTEGER_LITERAL)
     return out
 

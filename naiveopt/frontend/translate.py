@@ -152,23 +152,28 @@ class Translator:
         stmts = self.statement(cursor)
         return stmts[0] if len(stmts) == 1 else c_ast.Compound(stmts)
 
-    def var_decl(self, cursor: ci.Cursor) -> c_ast.Decl:
+    def var_decl(self, cursor: ci.Cursor, file_scope: bool = False) -> c_ast.Decl:
+        """A local variable, or (``file_scope``) the name, type and initializer of a
+        file-scope one, without its address space (the front end keeps that apart)."""
         storage = []
         for child in cursor.get_children():
             if child.kind == K.CUDASHARED_ATTR:
                 storage.append("__shared__")
-            elif child.kind == K.CUDACONSTANT_ATTR:
-                raise self.error(cursor, "__constant__ variables are not supported")
+            elif child.kind == K.CUDACONSTANT_ATTR and not file_scope:
+                raise self.error(cursor, "__constant__ variables are only supported at file "
+                                         "scope")
         ctype = cursor.type
         elem = ctype
         while elem.kind == ci.TypeKind.CONSTANTARRAY:
             elem = elem.element_type
         if elem.get_address_space() == 2 or "__local" in elem.spelling:
             storage.append("__shared__")
-        if cursor.storage_class == ci.StorageClass.STATIC and "__shared__" not in storage:
+        if cursor.storage_class == ci.StorageClass.STATIC and "__shared__" not in storage \
+                and not file_scope:
             raise self.error(cursor, "static variables are not supported in kernels")
         init_cursor = cs.var_initializer(cursor)
-        init = self.expr(init_cursor) if init_cursor is not None else None
+        init = (self.initializer(init_cursor) if file_scope else self.expr(init_cursor)) \
+            if init_cursor is not None else None
         if ctype.get_canonical().kind == ci.TypeKind.POINTER:
             raise self.error(cursor, "local pointer variables are not supported: index the "
                                      "kernel's array parameters directly")
@@ -182,6 +187,17 @@ class Translator:
         quals = list(getattr(type_node, "quals", []) or [])
         return c_ast.Decl(cursor.spelling, quals, [], storage, [], type_node, init, None,
                           coord=self.coord(cursor))
+
+    def initializer(self, cursor: ci.Cursor) -> c_ast.Node:
+        """A file-scope initializer: an expression or a (nested) brace list as written."""
+        if cursor.kind == K.INIT_LIST_EXPR:
+            return c_ast.InitList([self.initializer(c) for c in cursor.get_children()],
+                                  coord=self.coord(cursor))
+        if cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+            children = list(cursor.get_children())
+            if len(children) == 1 and children[0].kind == K.INIT_LIST_EXPR:
+                return self.initializer(children[0])
+        return self.expr(cursor)
 
     def for_stmt(self, cursor: ci.Cursor) -> c_ast.For:
         children = list(cursor.get_children())

@@ -5,13 +5,15 @@ memory), drawn at random: 1-D or 2-D thread spaces, bounds guards (or none, with
 covers the thread space exactly), nested loops with constant, triangular, strided and reversed
 bounds, guards inside loops, several arrays, reductions into locals and into global elements,
 affine indices in thread ids and loop iterators (offsets, strides, reversal, sums), helper
-functions, and odd problem sizes. It carries ``#pragma naiveopt`` lines with its sizes, array
-shapes, thread space and block, so every kernel can be verified (but a few cases whose pragma
-loses its sizes: those must be written unverified, saying so; see ``unverifiable``).
+functions, file-scope ``__constant__`` coefficient tables, and odd problem sizes. It carries
+``#pragma naiveopt`` lines with its sizes, array shapes, thread space and block, so every kernel
+can be verified (but a few cases whose pragma loses its sizes: those must be written
+unverified, saying so; see ``unverifiable``).
 
 The kernel is correct by construction, which is what makes a failed verification a miscompile:
 
-- every index stays inside its array: an array dimension is ``mult * SIZE + pad`` and is
+- every index stays inside its array (the coefficient table too: constant indices, variables
+  whose range fits its length, or a variable modulo its length): an array dimension is ``mult * SIZE + pad`` and is
   indexed only by expressions whose range fits (a variable ranging over ``[0, SIZE)``, plus an
   offset up to ``pad``, reversed, doubled when ``mult`` is 2, or a constant);
 - there are no races: an array the kernel writes is accessed (read or written) only at
@@ -110,12 +112,17 @@ class Case:
 class KernelGenerator:
     """Draws one file of random naive kernels (see the module docstring)."""
 
-    def __init__(self, rng: random.Random, dialect: str) -> None:
+    def __init__(self, rng: random.Random, dialect: str,
+                 extra: random.Random | None = None) -> None:
         self.rng = rng
         self.dialect = dialect
         self.sizes: dict[str, int] = {}
         self.arrays: dict[str, Array] = {}
         self.helper = False
+        # forms added later draw from their own stream, so that the choices above (and the
+        # cases of earlier campaigns) stay as they were
+        self.extra = extra if extra is not None else random.Random(0)
+        self.table = self.constant_table()
 
     # ------------------------------------------------------------------ file
     def file(self) -> str:
@@ -134,7 +141,7 @@ class KernelGenerator:
         self.helper = rng.random() < 0.2
         count = 2 if guarded and rng.random() < 0.15 else 1
         kernels = [self.kernel(f"k{n}", tuple(thread_sizes), guarded) for n in range(count)]
-        lines = []
+        lines = list(self.table_lines())
         if self.helper:
             lines += self.helper_lines()
         lines.append(self.pragma(kernels, block, guarded))
@@ -160,8 +167,49 @@ class KernelGenerator:
 
     def helper_lines(self) -> list[str]:
         spec = "__device__ " if self.dialect == "cuda" else ""
+        weight = "CT[1]" if self.table and self.extra.random() < 0.5 else "0.5f"
         return [f"{spec}float combine(float a, float b)", "{",
-                "    return a * b + 0.5f * a;", "}", ""]
+                f"    return a * b + {weight} * a;", "}", ""]
+
+    # ------------------------------------------------------------ constant data
+    def constant_table(self) -> dict | None:
+        """In a share of the files, a file-scope coefficient table ``CT`` (issue 11): CUDA
+        ``__constant__`` data filled by the host (verification fills it at random) or
+        initialized; OpenCL program-scope ``__constant`` data (initialized: OpenCL has no
+        host-filled symbols). Its length is a literal or a macro ``CW``."""
+        extra = self.extra
+        if extra.random() >= 0.25:
+            return None
+        length = extra.choice([3, 5, 8, 16, 33])
+        host = self.dialect == "cuda" and extra.random() < 0.5
+        values = None if host else [extra.choice(["0.25f", "0.5f", "-1.0f", "2.0f", "0.125f",
+                                                  "1.5f", "-0.75f", "3.0f"])
+                                    for _ in range(length)]
+        return {"length": length, "macro": extra.random() < 0.5, "values": values}
+
+    def table_lines(self) -> list[str]:
+        if not self.table:
+            return []
+        t = self.table
+        dim = "CW" if t["macro"] else str(t["length"])
+        lines = [f"#define CW {t['length']}"] if t["macro"] else []
+        space = "__constant__" if self.dialect == "cuda" else "__constant"
+        init = f" = {{{', '.join(t['values'])}}}" if t["values"] else ""
+        return lines + [f"{space} float CT[{dim}]{init};", ""]
+
+    def table_read(self, scope: list[Var]) -> str:
+        """``CT[index]`` with an index in range: a constant, a variable whose range fits
+        the table (a loop iterator over K, say), or one taken modulo its length."""
+        extra = self.extra
+        length = self.table["length"]
+        dim = "CW" if self.table["macro"] else str(length)
+        fits = [v.name for v in scope if self.sizes.get(v.size, length + 1) <= length]
+        roll = extra.random()
+        if fits and roll < 0.5:
+            return f"CT[{extra.choice(fits)}]"
+        if roll < 0.8:
+            return f"CT[{extra.choice(scope).name} % {dim}]"
+        return f"CT[{extra.randint(0, length - 1)}]"
 
     # ------------------------------------------------------------------ kernel
     def size(self, name: str) -> str:
@@ -332,6 +380,8 @@ class KernelGenerator:
         if depth < 2 and self.helper and roll < 0.42:
             return f"combine({self.expr(scope, depth + 1)}, {self.expr(scope, depth + 1)})"
         if roll < 0.85:
+            if self.table and self.extra.random() < 0.3:
+                return f"{self.table_read(scope)} * {self.read(scope, depth)}"
             return self.read(scope, depth)
         return rng.choice(["0.25f", "2.0f", "alpha" if self.current.has_alpha else "1.5f",
                            f"(float){rng.choice(scope).name}"])
@@ -386,7 +436,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     (dialect, target, arch, disabled passes among ``pass_names``, merge factors, memory)."""
     rng = random.Random(f"{seed}:{index}")
     dialect = rng.choice(["cuda", "opencl"])
-    source = KernelGenerator(rng, dialect).file()
+    source = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra")).file()
     options: dict = {}
     disabled = [p for p in pass_names if rng.random() < 0.2]
     if disabled:

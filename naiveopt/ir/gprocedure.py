@@ -148,6 +148,10 @@ class GProcedure:
     # its naive block relies on its thread space being a multiple of this (launch.py)
     launch_multiple: tuple[int, int] | None = None
     tiling: object | None = None                  # passes.optimize.tiling.TilingPlan applied
+    # the host-filled file-scope data (GModule.globals) the kernel reads, itself or through
+    # helpers, in source order: OpenCL takes them as extra arguments after its own (fixed at
+    # parse time, so the naive and optimized kernels take the same arguments)
+    global_args: list[str] = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:
@@ -162,6 +166,39 @@ class GProcedure:
 
 
 @dataclass
+class GlobalVar:
+    """A file-scope variable a kernel reads: ``__constant__ float M[MASK_WIDTH];``, an
+    initialized table, a read-only ``__device__`` global, OpenCL's program-scope ``__constant``.
+
+    Kernels only read these (the front end rejects writes: mutable global state is not
+    modelled), so every pass may treat an access as a read of read-only data; memory
+    expressions give them space ``constant``. ``decl`` is the declaration without any address
+    space (emission adds the dialect's); ``dims`` the dimensions as written, outermost first
+    (macro names kept), ``extents`` their values at this compile. Without an initializer the
+    host fills the data (cudaMemcpyToSymbol): OpenCL has no such symbols, so there it becomes a
+    kernel argument appended to each kernel that uses it (ir/globals.py).
+    """
+
+    name: str
+    base_type: str
+    dims: list[str]                 # [] for a scalar
+    extents: list[int]
+    space: str                      # constant (__constant__ / __constant) | device (__device__)
+    const: bool
+    decl: c_ast.Decl                # name, type and initializer (c_ast.InitList or expression)
+    line: int
+
+    @property
+    def initialized(self) -> bool:
+        return self.decl.init is not None
+
+    @property
+    def host_filled(self) -> bool:
+        """Whether the host writes the data before a launch (no initializer)."""
+        return self.decl.init is None
+
+
+@dataclass
 class GModule:
     """A kernel file: its kernels, helper functions and preserved object-like macros."""
 
@@ -172,3 +209,4 @@ class GModule:
     macros: dict[str, str] = field(default_factory=dict)   # object-like #defines kept by name
     pragmas: list[str] = field(default_factory=list)       # file-level '#pragma naiveopt' lines
     paper_ids: list[str] = field(default_factory=list)     # predefined ids used undeclared
+    globals: list[GlobalVar] = field(default_factory=list)  # file-scope data, source order

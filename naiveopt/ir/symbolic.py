@@ -20,6 +20,25 @@ class Unresolved(sympy.Function):
     """An opaque value in an index (data-dependent read, division, call...)."""
 
 
+class CDiv(sympy.Function):
+    """C's integer division (truncating toward zero) of thread- and loop-invariant operands:
+    ``MASK_WIDTH / 2`` in ``i - MASK_WIDTH / 2``. Opaque to the algebra but uniform, so an
+    index holding it still decomposes (its term is constant); it folds once the operands are
+    numbers and prints back as C division."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            q = abs(int(a)) // abs(int(b))
+            return sympy.Integer(q if (int(a) < 0) == (int(b) < 0) else -q)
+        return None
+
+    def _ccode(self, printer) -> str:
+        return f"(({printer._print(self.args[0])}) / ({printer._print(self.args[1])}))"
+
+
 class SymbolEnv:
     """Maps identifiers to sympy symbols with a role each: predefined, loop, uniform, alias."""
 
@@ -77,9 +96,20 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
                 left - right if node.op == "-" else left * right)
         if node.op in ("<<",) and isinstance(node.right, c_ast.Constant):
             return to_sympy(node.left, env, depth + 1) * 2 ** int(node.right.value, 0)
+        if node.op == "/":
+            left = to_sympy(node.left, env, depth + 1)
+            right = to_sympy(node.right, env, depth + 1)
+            if _uniform(left, env) and _uniform(right, env) and right != 0:
+                return CDiv(left, right)
         return env.fresh_unresolved(
             {"/": "div", "%": "mod"}.get(node.op, "op"))
     return env.fresh_unresolved(type(node).__name__)
+
+
+def _uniform(expr: sympy.Expr, env: SymbolEnv) -> bool:
+    """Whether an integer expression is the same for every thread and loop iteration."""
+    return not expr.has(Unresolved) and all(_classify(s, env) == "uniform"
+                                            for s in expr.free_symbols)
 
 
 def _classify(symbol: sympy.Symbol, env: SymbolEnv) -> str:
@@ -150,8 +180,8 @@ def recover_2d(expr: sympy.Expr, env: SymbolEnv
 def _width_candidates(expr: sympy.Expr, expanded: sympy.Expr, env: SymbolEnv
                       ) -> list[sympy.Expr]:
     """Invariant factors of the index's terms as written, then invariant symbols."""
-    def invariant(e: sympy.Expr) -> bool:
-        return bool(e.free_symbols) and all(
+    def invariant(e: sympy.Expr) -> bool:     # a quotient (CDiv) is an offset, not a width
+        return bool(e.free_symbols) and not e.has(CDiv) and all(
             _classify(s, env) == "uniform" and s.name not in ("blockDimX", "blockDimY")
             for s in e.free_symbols)
 

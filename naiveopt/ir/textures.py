@@ -42,6 +42,8 @@ def texture_params(proc: GProcedure) -> list[TextureParam]:
     """The kernel's texture parameters, in parameter order (empty without textures)."""
     found: dict[str, TextureParam] = {}
     positions = {p.name: i for i, p in enumerate(proc.params)}
+    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py)
+    positions.update({name: len(proc.params) + i for i, name in enumerate(proc.global_args)})
     for f in fetches(proc.body):
         width = 1 if f.param == f.array else f.width
         found.setdefault(f.param, TextureParam(f.param, f.array, positions[f.array], f.elem,
@@ -85,6 +87,8 @@ def param_layout(proc: GProcedure) -> list[tuple[int, int]]:
     parameter, (position of the argument it takes, texel width), width 0 meaning the argument
     itself (a buffer or a scalar) and 1/2/4 a texture/image over that array's buffer."""
     positions = {p.name: i for i, p in enumerate(proc.params)}
+    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py)
+    positions.update({name: len(proc.params) + i for i, name in enumerate(proc.global_args)})
     textures = {t.param: t for t in texture_params(proc)}
     return [(textures[d.name].position, textures[d.name].width) if d.name in textures
             else (positions[d.name], 0) for d in proc.func.decl.type.args.params]

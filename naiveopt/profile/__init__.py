@@ -23,7 +23,7 @@ from ..targets import get_target, occupancy
 from ..verify import opencl
 from ..verify.check import launch_sizes, make_arg
 from ..verify.expr import evaluate
-from ..verify.spec import FileSpec
+from ..verify.spec import FileSpec, with_file_data
 from .instrument import RECORD_WORDS, RECORDER, instrument
 from .metrics import SiteMetrics, Totals, analyse
 
@@ -83,6 +83,7 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         kspec = c.spec.kernels.get(proc.name)
         if kspec is None:
             raise NaiveoptError(f"no metadata for kernel '{proc.name}'", filename)
+        kspec = with_file_data(kspec, c.module, c.spec, defines)
         geo = c.geometries[proc.name]
         module, sites = instrument(c.module, proc)
         text = RECORDER + "\n" + render(module, "opencl", arch, {proc.name: geo}, {},

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import NaiveoptError
 from ..ir import GModule, GProcedure
@@ -153,3 +153,28 @@ def size_sets(spec: FileSpec, defines: dict[str, str]) -> dict[str, dict[str, in
         base = spec.sizes.get("test") or next(iter(spec.sizes.values()), {})
         return {"cli": {**base, **overrides}}
     return {k: v for k, v in spec.sizes.items() if k in ("test", "odd", "pragma")}
+
+
+def with_file_data(kernel: KernelSpec, module: GModule, spec: FileSpec,
+                   defines: dict[str, str]) -> KernelSpec:
+    """``kernel`` with the host-filled file-scope data it reads appended to its arguments
+    (ir/globals.py: OpenCL takes them after the kernel's own), each filled with random data
+    like any input array. The shape is the declaration's: a dimension written with size names
+    only (``MASK_WIDTH`` where the sizes set it) follows each size set, any other takes its
+    value at this compile."""
+    proc = next((p for p in module.procedures if p.name == kernel.name), None)
+    if proc is None or not proc.global_args:
+        return kernel
+    size_names = set(defines).union(*spec.sizes.values()) if spec.sizes else set(defines)
+    by_name = {g.name: g for g in module.globals}
+    extra = []
+    for name in proc.global_args:
+        g = by_name[name]
+        kind = "float" if g.base_type in ("float", "double") else "int"
+        if not g.dims:
+            extra.append(ArgSpec(name, "scalar", kind, value="1.25" if kind == "float" else "3"))
+            continue
+        shape = [d if set(re.findall(r"[A-Za-z_]\w*", d)) <= size_names else str(n)
+                 for d, n in zip(g.dims, g.extents)]
+        extra.append(ArgSpec(name, "in", kind, shape))
+    return replace(kernel, args=kernel.args + extra)

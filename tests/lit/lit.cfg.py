@@ -27,8 +27,9 @@ config.substitutions.append(("%naiveopt", f"{python} -m naiveopt.cli"))
 config.substitutions.append((r"\bFileCheck\b", filecheck))
 
 # What naiveopt needs from the environment: nvcc on PATH (lit passes PATH and HOME), its
-# caches, and the OpenCL platform choice for verification.
+# caches, the OpenCL platform choice for verification, and PYTHONPATH (a checkout other than
+# the one installed in the environment tests its own naiveopt).
 for name in ("XDG_CACHE_HOME", "NAIVEOPT_OPENCL_PLATFORM", "POCL_CACHE_DIR", "CUDA_HOME",
-             "PYTHONPATH"):    # PYTHONPATH: a worktree run tests its own naiveopt
+             "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

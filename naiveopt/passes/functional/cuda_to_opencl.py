@@ -4,6 +4,7 @@ Rewrites the postprocessed CUDA tree into OpenCL C 1.2: __global__ -> __kernel, 
 parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> work-item
 functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
 CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN.
+File-scope data the host fills becomes extra kernel arguments (ir/globals.py).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pycparser import c_ast
 
 from ...errors import error_at
 from ...ir import GModule, GProcedure
+from ...ir.globals import pass_as_arguments
 from ...ir.rewrite import map_nodes, walk
 from ...ir.textures import bind_textures
 from ...ir.vector import VectorLoad, VectorStore
@@ -32,6 +34,7 @@ class CUDAToOpenCL(Pass):
             _rewrite_body(helper.body, module.path)
         for proc in module.procedures:
             self.run(proc, ctx)
+        pass_as_arguments(module)            # host-filled file-scope data -> arguments
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         proc.func.decl.funcspec = ["__kernel"]

@@ -23,7 +23,12 @@ class MemoryExpressions(Pass):
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         env = symbol_env(proc, ctx)
-        local_arrays = _local_arrays(proc, ctx.module.macros)
+        # file-scope data (GModule.globals: read-only, the front end rejects writes) is
+        # ``constant`` like a ``__constant`` parameter: the passes that move or rewrite
+        # accesses take only ``global`` ones, so its reads stay as written
+        self.file_data = {g.name for g in ctx.module.globals if g.dims}
+        local_arrays = {g.name: ("constant", g.extents) for g in ctx.module.globals if g.dims}
+        local_arrays.update(_local_arrays(proc, ctx.module.macros))
         loop_of = {id(lp.node): lp for lp in proc.loops}
         proc.memory_expressions = []
         for lp in proc.loops:
@@ -32,6 +37,11 @@ class MemoryExpressions(Pass):
         for m in proc.memory_expressions:
             ctx.remark("analysis", self.name, proc,
                        f"{m.describe()}: {m.space} {m.kind}; {m.decomposition}")
+        for name in sorted({m.array for m in proc.memory_expressions
+                            if m.array in self.file_data}):
+            ctx.remark("analysis", self.name, proc,
+                       f"{name}: file-scope read-only data (constant memory): its reads "
+                       "stay as written (no pass stages, vectorizes or textures them)")
 
     def _visit(self, node: c_ast.Node, parent: c_ast.Node | None, loops: list[GLoop],
                proc: GProcedure, env: SymbolEnv, local_arrays: dict[str, tuple[str, list[int]]],
@@ -84,6 +94,7 @@ def symbol_env(proc: GProcedure, ctx: PassContext) -> SymbolEnv:
     counts = assigned_names(proc.body)
     uniforms = {p.name for p in proc.params if not p.is_pointer and not counts.get(p.name)}
     uniforms |= set(ctx.module.macros)
+    uniforms |= {g.name for g in ctx.module.globals if not g.dims}   # read-only scalars
     loops = {lp.iterator for lp in proc.loops if lp.canonical and lp.iterator}
     aliases = {}
     for node, _ in walk(proc.body):

@@ -1,4 +1,11 @@
-"""Check an output kernel against its naive input (and the NumPy reference) on random data."""
+"""Check an output kernel against its naive input (and the NumPy reference) on random data.
+
+The data follows each argument's element type (ir/elements.py); a check passes only when it
+proves something: outputs mostly NaN/inf or unchanged on every input range tried, a device
+without the kernel's float width, a runtime that refuses the job, or index data the naive
+kernel itself cannot run on make it 'skipped' with the reason (docs/kernel-metadata.md,
+"What a check must prove"), never 'passed'.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -260,3 +260,53 @@ def test_an_untransformed_kernel_is_never_failed(monkeypatch):
     assert result.kernels[0].verification.status == "skipped"
     assert "no optimization pass changed this kernel" in result.kernels[0].verification.detail
     monkeypatch.setattr(check, "first_mismatch", real)
+
+
+HALF_CL = """\
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#pragma naiveopt sizes(N=300) array(A, N) array(B, N)
+__kernel void hk(__global const half *A, __global half *B, int N)
+{
+    int i = get_global_id(0);
+    if (i < N) B[i] = A[i] * (half)2;
+}
+"""
+
+
+def test_half_without_fp16_is_not_verified_with_the_reason(monkeypatch):
+    monkeypatch.setattr(opencl, "device_has", lambda ext: ext != "cl_khr_fp16")
+    v = _verify(HALF_CL, "hk.cl")
+    assert v.status == "skipped"
+    assert "the OpenCL device has no fp16" in v.detail
+
+
+DAXPY_TOML = """\
+[sizes]
+test = { n = 1024 }
+odd = { n = 1001 }
+
+[[kernel]]
+name = "daxpy"
+threads = ["n", "1"]
+block = [256, 1]
+args = [
+  { name = "y", role = "inout", type = "double", shape = ["n"] },
+  { name = "x", role = "in", type = "double", shape = ["n"] },
+  { name = "a", role = "scalar", type = "double", value = "2.5" },
+  { name = "n", role = "size", type = "int" },
+]
+reference = { y = "a * x + y" }
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_double_kernel_with_metadata_verifies_at_test_and_odd_sizes(tmp_path, target):
+    (tmp_path / "daxpy.toml").write_text(DAXPY_TOML)
+    source = "\n".join(DAXPY_CU.splitlines()[2:]) + "\n"
+    path = tmp_path / "daxpy.cu"
+    path.write_text(source)
+    result = naiveopt.optimize(source, filename=str(path), target=target)
+    v = result.kernels[0].verification
+    assert v.status == "passed", v.detail
+    assert [c.split()[0] for c in v.checks] == ["test", "odd"]
+    assert "NumPy reference" in v.detail

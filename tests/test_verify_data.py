@@ -180,6 +180,19 @@ def test_a_kernel_that_changes_nothing_is_not_verified():
     assert "changes no element" in v.detail
 
 
+def test_a_set_that_proves_nothing_counts_only_beside_one_that_does():
+    """M = 0 writes nothing: compared (a difference would fail) but no pass alone."""
+    source = ("#pragma naiveopt sizes(N=300, M=0) array(A, N)\n"
+              "#pragma naiveopt sizes(M=3)\n"
+              "__global__ void upto(float *A, int N, int M)\n{\n" + GID +
+              "    if (i < N && i % 7 < M) A[i] = 2.0f * A[i] + 1.0f;\n}\n")
+    v = _verify(source, "upto.cu")
+    assert v.status == "passed", v.detail
+    assert "proves nothing alone" in v.checks[0] and "proves nothing" not in v.checks[1]
+    alone = _verify(source.replace("#pragma naiveopt sizes(M=3)\n", ""), "upto.cu")
+    assert alone.status == "skipped" and "changes no element" in alone.detail
+
+
 GATHER_CU = """\
 #pragma naiveopt sizes(N=300, M=77) array(idx, N) array(A, M) array(out, N)
 __global__ void gather(const int *idx, const float *A, float *out, int N)

@@ -63,8 +63,17 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                                     if target == "cuda" or not g.host_filled],
                            helpers=[to_c(h).rstrip() for h in module.helpers],
                            macros=module.macros, sidecar=sidecar,
-                           checks=_multiple_checks(module, geometries))
+                           checks=_multiple_checks(module, geometries),
+                           fp64=_uses_double(kernels, module))
     return format_code(text.rstrip() + "\n")
+
+
+def _uses_double(kernels: list[dict], module: GModule) -> bool:
+    """Whether the code uses double: OpenCL C before 2.0 (1.1 devices) needs cl_khr_fp64
+    enabled for it (PoCL's OpenCL C 1.2 accepts double without the pragma; the guard keeps the
+    file building, with a clear error at the first double, on devices without fp64)."""
+    texts = [k["code"] for k in kernels] + [to_c(h) for h in module.helpers]
+    return any(re.search(r"\bdouble\b", t) for t in texts)
 
 
 def _multiple_checks(module: GModule, geometries: dict[str, LaunchGeometry]

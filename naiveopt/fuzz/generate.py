@@ -437,6 +437,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     rng = random.Random(f"{seed}:{index}")
     dialect = rng.choice(["cuda", "opencl"])
     source = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra")).file()
+    source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     options: dict = {}
     disabled = [p for p in pass_names if rng.random() < 0.2]
     if disabled:
@@ -462,3 +463,60 @@ def unverifiable(source: str, seed: int, index: int) -> str:
         return source
     return re.sub(r"^(#pragma naiveopt .*?)sizes\([^)]*\) ?", r"\1", source, count=1,
                   flags=re.M)
+
+
+# ---------------------------------------------------------------- element types and math
+#: Float literals the generator writes, and their unsigned stand-ins.
+_UNSIGNED_LITERALS = {"0.0f": "0u", "0.25f": "1u", "2.0f": "2u", "1.5f": "3u"}
+
+
+def element_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """The generated file with another element type in a share of cases (its own random
+    stream, so the kernels themselves are drawn as before): ``double`` everywhere, or
+    ``unsigned`` (whose wrap-around is defined, so the arithmetic stays correct by
+    construction); and, for floating types, a log or square root of an array expression,
+    which is NaN on negative inputs: verification must then check on a range where the naive
+    kernel is finite, or say it could not."""
+    roll = rng.random()
+    if roll < 0.15:
+        source = _to_double(source)
+        floating = "double"
+    elif roll < 0.23:
+        return _to_unsigned(source)
+    else:
+        floating = "float"
+    if rng.random() < 0.15:
+        source = _nan_prone_math(source, rng, dialect, floating)
+    return source
+
+
+def _to_double(source: str) -> str:
+    source = re.sub(r"\bfloat\b", "double", source)
+    source = re.sub(r"\b(\d+\.\d+)f\b", r"\1", source)
+    return source.replace("fmaxf(", "fmax(")
+
+
+def _to_unsigned(source: str) -> str:
+    source = source.replace("acc * 0.5f", "acc / 2u").replace("0.5f * a", "a / 2u")
+    source = source.replace("fmaxf(", "max(").replace("fmax(", "max(")
+    source = source.replace("> 0.0f", "> 8u").replace("scalar(alpha, 1.5)", "scalar(alpha, 3)")
+    for literal, unsigned in _UNSIGNED_LITERALS.items():
+        source = source.replace(literal, unsigned)
+    source = source.replace("(float)", "(unsigned)")
+    source = re.sub(r"\bfloat\b", "unsigned", source)
+    assert not re.search(r"\d\.\d", source), "a float literal left in an unsigned kernel"
+    return source
+
+
+def _nan_prone_math(source: str, rng: random.Random, dialect: str, floating: str) -> str:
+    """Wrap the value of one 'acc += value;' statement in a log or a square root."""
+    lines = source.split("\n")
+    sites = [n for n, line in enumerate(lines) if re.search(r"acc \+= .+;$", line)]
+    if not sites:
+        return source
+    n = rng.choice(sites)
+    name = rng.choice(["sqrt", "log"])
+    if dialect == "cuda" and floating == "float":
+        name += "f"
+    lines[n] = re.sub(r"acc \+= (.+);$", rf"acc += {name}(\1);", lines[n])
+    return "\n".join(lines)

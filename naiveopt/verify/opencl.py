@@ -29,6 +29,8 @@ from ..errors import NaiveoptError
 TIME_LIMIT = float(os.environ.get("NAIVEOPT_VERIFY_TIMEOUT", "60"))
 CANARY = 256          # elements of canary on each side of every array
 _CANARY_BITS = np.uint32(0x7FC0DEAD)   # a NaN payload no kernel computes by accident
+#: The canary as bytes, repeated over the zones whatever the element size (char arrays too).
+_CANARY_BYTES = np.array([_CANARY_BITS], dtype=np.uint32).view(np.uint8)
 
 
 class KernelCrash(Exception):
@@ -115,13 +117,25 @@ def _time(job: tuple) -> tuple[str, object]:
 
 
 def _execute(job: tuple) -> tuple[str, object]:
-    """Run one kernel (in the worker). Returns ('ok', arrays) or ('error', message)."""
+    """Run one job (in the worker). Returns ('ok', value), ('build', log), ('error', message)
+    for an out-of-bounds write, or ('exception', message) when the runtime refused the job
+    (a bad argument, a missing feature): that is not the kernel's fault, and must neither kill
+    the worker (then it would read as a crash, 'probably an out-of-bounds access') nor pass."""
+    try:
+        if job[0] == "time":
+            return _time(job)
+        if job[0] == "device":
+            return "ok", _context()[0].devices[0].name
+        if job[0] == "extensions":
+            return "ok", _context()[0].devices[0].extensions.split()
+        return _run(job)
+    except Exception as exc:  # noqa: BLE001 - reported to the caller, who decides
+        return "exception", f"{type(exc).__name__}: {str(exc).strip()[-2000:]}"
+
+
+def _run(job: tuple) -> tuple[str, object]:
     import pyopencl as cl
 
-    if job[0] == "time":
-        return _time(job)
-    if job[0] == "device":
-        return "ok", _context()[0].devices[0].name
     source, kernel, options, args, global_size, local_size, layout = job
     try:
         ctx, queue = _context()
@@ -133,7 +147,8 @@ def _execute(job: tuple) -> tuple[str, object]:
     for a in args:
         if isinstance(a, np.ndarray):
             host = np.empty(a.size + 2 * CANARY, dtype=a.dtype)
-            host.view(np.uint32)[:] = _CANARY_BITS
+            raw = host.view(np.uint8)
+            raw[:] = np.resize(_CANARY_BYTES, raw.size)
             host[CANARY:CANARY + a.size] = a
             padded.append(host)
             buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
@@ -149,8 +164,10 @@ def _execute(job: tuple) -> tuple[str, object]:
     for position, buf, host in zip(positions, [b for b, a in zip(buffers, args)
                                                if isinstance(a, np.ndarray)], padded):
         cl.enqueue_copy(queue, host, buf._parent)
-        canary = np.concatenate([host[:CANARY], host[-CANARY:]]).view(np.uint32)
-        if not np.all(canary == _CANARY_BITS):
+        raw, edge = host.view(np.uint8), CANARY * host.itemsize
+        fill = np.resize(_CANARY_BYTES, raw.size)
+        if not (np.array_equal(raw[:edge], fill[:edge]) and
+                np.array_equal(raw[-edge:], fill[-edge:])):
             return "error", f"out-of-bounds write to argument {position} detected (canary " \
                 "overwritten)"
         results.append(host[CANARY:-CANARY].copy())
@@ -201,6 +218,8 @@ class _Worker:
                 raise KernelCrash(f"the kernel ran longer than {TIME_LIMIT:.0f} s")
             return self.conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            if self.proc is not None:
+                self.proc.join(1)
             code = self.proc.exitcode if self.proc else None
             self.stop()
             raise KernelCrash(f"the kernel crashed the OpenCL runtime (exit {code}): "
@@ -208,6 +227,33 @@ class _Worker:
 
 
 _WORKER = _Worker()
+
+
+class RuntimeRefused(Exception):
+    """The OpenCL runtime refused a job without the kernel running wrong (a bad argument,
+    an unsupported feature): verification could not run, which is neither a pass nor a
+    failure of the kernel."""
+
+
+def _result(status: str, value, what: str):
+    if status == "build":
+        raise NaiveoptError(f"OpenCL build failed {what}:\n" + str(value))
+    if status == "error":
+        raise KernelCrash(str(value))
+    if status == "exception":
+        raise RuntimeRefused(str(value))
+    return value
+
+
+@cache
+def device_extensions() -> frozenset[str]:
+    """The OpenCL extensions of the device kernels run on (asked of the worker once)."""
+    return frozenset(_result(*_WORKER.run(("extensions",)), "asking the device"))
+
+
+def device_has(extension: str) -> bool:
+    """Whether the verification device supports ``extension`` (cl_khr_fp64, cl_khr_fp16)."""
+    return extension in device_extensions()
 
 
 def device_name() -> str:
@@ -220,13 +266,8 @@ def time_kernel(source: str, kernel: str, options: list[str], args: list,
                 global_size: tuple[int, int], local_size: tuple[int, int], warmup: int = 3,
                 runs: int = 20, layout: list[tuple[int, int]] | None = None) -> list[float]:
     """Seconds of each of ``runs`` timed launches (after ``warmup``), in the worker."""
-    status, value = _WORKER.run(("time", source, kernel, list(options), args, global_size,
-                                 local_size, warmup, runs, layout))
-    if status == "build":
-        raise NaiveoptError("OpenCL build failed while timing:\n" + str(value))
-    if status == "error":
-        raise KernelCrash(str(value))
-    return value
+    return _result(*_WORKER.run(("time", source, kernel, list(options), args, global_size,
+                                 local_size, warmup, runs, layout)), "while timing")
 
 
 #: Build options of checking runs (not of timing runs). PoCL 3.0 (LLVM 14) miscompiles some
@@ -241,10 +282,5 @@ def run(source: str, kernel: str, options: list[str], args: list[np.ndarray | np
         layout: list[tuple[int, int]] | None = None) -> list[np.ndarray]:
     """Run ``kernel`` once in the worker; return the array arguments after the run.
     ``layout`` binds arguments to parameters when some are images (module docstring)."""
-    status, value = _WORKER.run((source, kernel, CHECK_OPTIONS + list(options), args,
-                                 global_size, local_size, layout))
-    if status == "build":
-        raise NaiveoptError("OpenCL build failed during verification:\n" + str(value))
-    if status == "error":
-        raise KernelCrash(str(value))
-    return value
+    return _result(*_WORKER.run((source, kernel, CHECK_OPTIONS + list(options), args,
+                                 global_size, local_size, layout)), "during verification")

@@ -6,6 +6,7 @@ written); ``-D NAME=VALUE`` overrides sizes either way.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -13,7 +14,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import NaiveoptError
 from ..ir import GModule, GProcedure
+from ..ir.elements import element
 from .expr import evaluate
+from .indices import IndexFill, index_facts
 
 _CLAUSE = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
@@ -22,7 +25,7 @@ _CLAUSE = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 class ArgSpec:
     name: str
     role: str                     # in | out | inout | size | scalar
-    type: str                     # float | int
+    type: str                     # C element type: float, double, int, unsigned int, ...
     shape: list[str] = field(default_factory=list)
     value: str | None = None
     init: str = "uniform"
@@ -37,6 +40,10 @@ class KernelSpec:
     defines: list[str] = field(default_factory=list)
     reference: dict[str, str] = field(default_factory=dict)
     flops: str | None = None
+    # integer arrays whose values index other arrays (verify/indices.py): how to fill them,
+    # and those whose needed range could not be determined (name -> why)
+    indices: dict[str, "IndexFill"] = field(default_factory=dict)
+    unresolved_indices: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,11 +113,7 @@ def apply_launch_facts(module: GModule, spec: FileSpec | None) -> None:
 def spec_from_pragmas(module: GModule) -> FileSpec | None:
     """Build a spec from '#pragma naiveopt ...' lines and the IR, or None if no sizes given."""
     clauses = pragma_clauses(module)
-    sizes = {}
-    for group in clauses.get("sizes", []):
-        for item in group:
-            key, _, value = item.partition("=")
-            sizes[key.strip()] = int(evaluate(value, {}))
+    sets = pragma_size_sets(clauses.get("sizes", []))
     shapes = {g[0]: g[1:] for g in clauses.get("array", [])}
     scalars = {g[0]: g[1] for g in clauses.get("scalar", []) if len(g) == 2}
     threads = tuple(clauses["threads"][0]) if "threads" in clauses else None
@@ -119,24 +122,45 @@ def spec_from_pragmas(module: GModule) -> FileSpec | None:
         threads = (threads[0], "1")
     if block is not None and len(block) == 1:
         block = (block[0], 1)
-    kernels = {p.name: _kernel_from_ir(p, shapes, scalars, sizes, threads, block)
+    kernels = {p.name: _kernel_from_ir(p, shapes, scalars, threads, block)
                for p in module.procedures}
-    return FileSpec("pragma", {"pragma": sizes} if sizes else {}, kernels)
+    return FileSpec("pragma", sets, kernels)
 
 
-def _kernel_from_ir(proc: GProcedure, shapes, scalars, sizes, threads, block) -> KernelSpec:
+def pragma_size_sets(groups: list[list[str]]) -> dict[str, dict[str, int]]:
+    """The size sets of the file's 'sizes(...)' clauses, in order: 'pragma', 'pragma2', ...
+
+    A clause that names a size already given starts a new set (sizes it does not name are
+    taken from the first set); one that names only new sizes adds them to every set, so that
+    sizes spread over several lines still form one set."""
+    sets: list[dict[str, int]] = []
+    for group in groups:
+        values = {}
+        for item in group:
+            key, _, value = item.partition("=")
+            values[key.strip()] = int(evaluate(value, {}))
+        if sets and not set(values) & set(sets[-1]):
+            for each in sets:             # every set names the same sizes
+                each.update(values)
+        elif values:
+            sets.append({**(sets[0] if sets else {}), **values})
+    return {("pragma" if i == 0 else f"pragma{i + 1}"): s for i, s in enumerate(sets)}
+
+
+def _kernel_from_ir(proc: GProcedure, shapes, scalars, threads, block) -> KernelSpec:
     written = {m.array for m in proc.memory_expressions if m.is_write}
     args = []
     for p in proc.params:
-        kind = "float" if p.base_type in ("float", "double") else "int"
+        elem = element(p.base_type)
+        floating = elem is None or elem.is_float
         if p.is_pointer:
-            args.append(ArgSpec(p.name, "inout" if p.name in written else "in", kind,
+            args.append(ArgSpec(p.name, "inout" if p.name in written else "in", p.base_type,
                                 shapes.get(p.name, [])))
         elif p.name in scalars:
-            args.append(ArgSpec(p.name, "scalar", kind, value=scalars[p.name]))
+            args.append(ArgSpec(p.name, "scalar", p.base_type, value=scalars[p.name]))
         else:
-            args.append(ArgSpec(p.name, "size" if kind == "int" else "scalar", kind,
-                                value=None if kind == "int" else "1.25"))
+            args.append(ArgSpec(p.name, "scalar" if floating else "size", p.base_type,
+                                value="1.25" if floating else None))
     if threads is None and proc.pragma.global_dim[0]:
         threads = (proc.pragma.global_dim[0], proc.pragma.global_dim[1] or "1")
     return KernelSpec(proc.name, threads, block, args)
@@ -152,7 +176,8 @@ def size_sets(spec: FileSpec, defines: dict[str, str]) -> dict[str, dict[str, in
     if overrides:
         base = spec.sizes.get("test") or next(iter(spec.sizes.values()), {})
         return {"cli": {**base, **overrides}}
-    return {k: v for k, v in spec.sizes.items() if k in ("test", "odd", "pragma")}
+    return {k: v for k, v in spec.sizes.items() if k in ("test", "odd") or
+            re.fullmatch(r"pragma\d*", k)}
 
 
 def with_file_data(kernel: KernelSpec, module: GModule, spec: FileSpec,
@@ -170,11 +195,28 @@ def with_file_data(kernel: KernelSpec, module: GModule, spec: FileSpec,
     extra = []
     for name in proc.global_args:
         g = by_name[name]
-        kind = "float" if g.base_type in ("float", "double") else "int"
+        kind = g.base_type if element(g.base_type) else (
+            "float" if g.base_type in ("float", "double") else "int")
         if not g.dims:
-            extra.append(ArgSpec(name, "scalar", kind, value="1.25" if kind == "float" else "3"))
+            value = "1.25" if kind in ("float", "double", "half") else "3"
+            extra.append(ArgSpec(name, "scalar", kind, value=value))
             continue
         shape = [d if set(re.findall(r"[A-Za-z_]\w*", d)) <= size_names else str(n)
                  for d, n in zip(g.dims, g.extents)]
         extra.append(ArgSpec(name, "in", kind, shape))
     return replace(kernel, args=kernel.args + extra)
+
+
+def with_kernel_facts(kernel: KernelSpec, proc: GProcedure | None) -> KernelSpec:
+    """``kernel`` as verification runs it against the naive ``proc``: each argument of the
+    type the kernel declares (metadata's ``type`` only where the parameter is not found:
+    a buffer of the wrong element size is misread), and the integer arrays whose values index
+    other arrays (verify/indices.py)."""
+    if proc is None:
+        return kernel
+    params = {p.name: p for p in proc.params}
+    args = [dataclasses.replace(a, type=params[a.name].base_type)
+            if a.name in params and element(params[a.name].base_type) else a
+            for a in kernel.args]
+    fills, unresolved = index_facts(proc, {a.name: a.shape for a in args if a.shape})
+    return dataclasses.replace(kernel, args=args, indices=fills, unresolved_indices=unresolved)

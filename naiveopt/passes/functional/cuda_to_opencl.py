@@ -32,6 +32,7 @@ class CUDAToOpenCL(Pass):
             helper.decl.funcspec = []
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
             _rewrite_body(helper.body, module.path)
+            _opencl_type_names(helper)
         for proc in module.procedures:
             self.run(proc, ctx)
         pass_as_arguments(module)            # host-filled file-scope data -> arguments
@@ -46,7 +47,26 @@ class CUDAToOpenCL(Pass):
         _qualify_pointer_params(proc.func.decl.type.args, space)
         bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
         _rewrite_body(proc.body, proc.file)
+        _opencl_type_names(proc.func)
         proc.dialect = "opencl"
+
+
+#: CUDA type spellings OpenCL C does not have: 'long long' is reserved there (PoCL aborts on
+#: it); OpenCL's 64-bit integer is 'long', as CUDA's 'long long' is.
+_OPENCL_TYPE_NAMES = {"long long": "long", "long long int": "long", "signed long long": "long",
+                      "unsigned long long": "ulong", "unsigned long long int": "ulong"}
+
+
+def _opencl_type_names(node: c_ast.Node) -> None:
+    """Respell the type names of ``node``'s declarations and casts for OpenCL."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, c_ast.IdentifierType):
+            name = " ".join(" ".join(current.names).split())
+            if name in _OPENCL_TYPE_NAMES:
+                current.names = [_OPENCL_TYPE_NAMES[name]]
+        stack.extend(child for _, child in current.children())
 
 
 def _qualify_pointer_params(params: c_ast.ParamList | None, space) -> None:

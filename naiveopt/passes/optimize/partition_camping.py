@@ -60,6 +60,7 @@ from pycparser import c_ast
 
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, statements
+from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
 from ...launch import geometry, uses_y
@@ -73,8 +74,6 @@ from .staging import fresh
 
 #: Problem size the camping model evaluates strides at (the library's default size).
 MODEL_SIZE = 4096
-ELEMENT_BYTES = {"float": 4, "int": 4, "unsigned": 4, "uint": 4, "double": 8, "char": 1,
-                 "uchar": 1, "short": 2, "half": 2, "long": 8}
 PURE_CALLS = (set(CUDA_TO_OPENCL_MATH) | set(CUDA_TO_OPENCL_MATH.values()) |
               set(OPENCL_TO_CUDA_MATH) | {"min", "max", "fabs", "sqrt", "exp", "log", "pow",
                                           "sin", "cos", "floor", "ceil", "abs"})
@@ -303,7 +302,7 @@ def _describe(a: Access) -> str:
 
 def _elem_bytes(proc: GProcedure, array: str) -> int:
     p = proc.param(array)
-    return ELEMENT_BYTES.get(p.base_type.split()[-1], 4) if p is not None else 4
+    return element_bytes(p.base_type) if p is not None else 4
 
 
 def _diagonal_id(bid: int, grid: tuple[int, int]) -> tuple[int, int]:

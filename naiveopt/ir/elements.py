@@ -1,0 +1,65 @@
+"""Scalar element types of kernel parameters: C spelling -> NumPy dtype, kind and size.
+
+The one table of what a parameter's ``base_type`` (frontend.base_type_name: unqualified, with
+OpenCL's ``uint``/``uchar``/... spelled out) means in memory. Verification allocates buffers
+and scalars of exactly these dtypes (a kernel argument of the wrong width is silently
+misread, or refused by the OpenCL runtime), picks random data and tolerances by the kind, and
+the partition-camping model reads element sizes from it.
+
+Sizes are those of the device ABI shared by CUDA (LP64 host) and OpenCL C: ``long`` is 64 bits
+in both, ``size_t`` is taken as 64 bits (OpenCL forbids it as a kernel argument; in CUDA it
+is the host's 64-bit size_t).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Element:
+    """A scalar element type: its NumPy dtype name, kind (float | signed | unsigned) and size."""
+
+    dtype: str
+    kind: str
+    bytes: int
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+
+_FLOAT = {"half": Element("float16", "float", 2), "float": Element("float32", "float", 4),
+          "double": Element("float64", "float", 8)}
+_INTS = {8: ("int8", "uint8"), 16: ("int16", "uint16"), 32: ("int32", "uint32"),
+         64: ("int64", "uint64")}
+#: Integer spellings (after dropping 'signed', 'unsigned' and a redundant 'int') -> bits.
+_INT_BITS = {"char": 8, "short": 16, "int": 32, "long": 64, "long long": 64, "bool": 8,
+             "int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "size_t": 64,
+             "ptrdiff_t": 64, "uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64,
+             "uchar": 8, "ushort": 16, "uint": 32, "ulong": 64}
+_UNSIGNED_NAMES = {"size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uchar", "ushort",
+                   "uint", "ulong", "bool"}
+
+
+def element(name: str) -> Element | None:
+    """The element type a C scalar type name denotes, or None (vector, struct, unknown)."""
+    words = name.split()
+    if len(words) == 1 and words[0] in _FLOAT:
+        return _FLOAT[words[0]]
+    unsigned = "unsigned" in words
+    rest = [w for w in words if w not in ("signed", "unsigned")]
+    if len(rest) > 1 and rest[-1] == "int":
+        rest = rest[:-1]                       # 'short int', 'long long int', 'unsigned int'
+    base = " ".join(rest) or "int"             # 'unsigned', 'signed'
+    bits = _INT_BITS.get(base)
+    if bits is None:
+        return None
+    unsigned = unsigned or base in _UNSIGNED_NAMES
+    return Element(_INTS[bits][1 if unsigned else 0], "unsigned" if unsigned else "signed",
+                   bits // 8)
+
+
+def element_bytes(name: str, default: int = 4) -> int:
+    """Bytes of one element of type ``name`` (``default`` for types not in the table)."""
+    e = element(name)
+    return e.bytes if e else default

@@ -1,0 +1,325 @@
+"""Verification data (issue 11, items 5-7): buffers of each kernel's own element types,
+tolerances by type, checks that prove something (finite outputs, changed outputs), index
+arrays in range, and several '#pragma naiveopt sizes' sets.
+
+A check that cannot prove anything is 'skipped' with a reason, never 'passed'; a kernel no
+optimization pass changed is never 'failed'.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import naiveopt
+from naiveopt.ir.elements import element, element_bytes
+from naiveopt.verify import opencl
+
+GID = "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+
+DAXPY_CU = """\
+#pragma naiveopt sizes(n=1024) array(x, n) array(y, n)
+#pragma naiveopt sizes(n=1001)
+__global__ void daxpy(double *y, const double *x, double a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+DMV_CU = """\
+#pragma naiveopt sizes(H=64, W=64) array(A, H, W) array(B, W) array(C, H)
+#pragma naiveopt sizes(H=67, W=45)
+__global__ void dmv(const double *A, const double *B, double *C, int H, int W)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < H) {
+        double s = 0.0;
+        for (int k = 0; k < W; k++)
+            s += A[i * W + k] * B[k];
+        C[i] = s;
+    }
+}
+"""
+
+DMV_CL = """\
+#pragma naiveopt sizes(H=64, W=64) array(A, H, W) array(B, W) array(C, H)
+#pragma naiveopt sizes(H=67, W=45)
+__kernel void dmv(__global const double *A, __global const double *B, __global double *C,
+                  int H, int W)
+{
+    int i = get_global_id(0);
+    if (i < H) {
+        double s = 0.0;
+        for (int k = 0; k < W; k++)
+            s += A[i * W + k] * B[k];
+        C[i] = s;
+    }
+}
+"""
+
+
+def _verify(source: str, filename: str, target: str | None = None):
+    result = naiveopt.optimize(source, filename=filename, target=target)
+    (kernel,) = result.kernels
+    return kernel.verification
+
+
+@pytest.mark.parametrize("source,filename", [(DAXPY_CU, "daxpy.cu"), (DMV_CU, "dmv.cu"),
+                                             (DMV_CL, "dmv.cl")])
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_double_kernels_verify_at_every_pragma_size_set(source, filename, target):
+    """Double buffers and scalars (float32 ones were refused by the runtime and blamed on an
+    out-of-bounds access); the second sizes line is a second set, not a replacement."""
+    v = _verify(source, filename, target)
+    assert v.status == "passed", v.detail
+    assert len(v.checks) == 2 and v.checks[0].startswith("pragma ") and \
+        v.checks[1].startswith("pragma2 "), v.checks
+
+
+def test_double_output_enables_fp64_in_opencl():
+    result = naiveopt.optimize(DMV_CU, filename="dmv.cu", target="opencl")
+    assert "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" in result.code
+    plain = naiveopt.optimize(DMV_CU.replace("double", "float"), filename="mv.cu",
+                              target="opencl", verify=False)
+    assert "cl_khr_fp64" not in plain.code
+
+
+def test_double_tolerance_is_tight():
+    from naiveopt.verify.check import first_mismatch
+
+    want = np.array([1.0, 2.0, 3.0])
+    assert first_mismatch(want, want * (1 + 1e-12)) is None
+    assert first_mismatch(want, want + np.array([0, 1e-7, 0])) == 1
+    ints = np.array([1, 2, 3], dtype=np.int32)
+    assert first_mismatch(ints, ints.copy()) is None
+    assert first_mismatch(ints, ints + np.array([0, 0, 1], dtype=np.int32)) == 2
+
+
+def test_a_device_without_fp64_gives_a_reason_not_a_crash(monkeypatch):
+    monkeypatch.setattr(opencl, "device_has", lambda ext: ext != "cl_khr_fp64")
+    v = _verify(DAXPY_CU, "daxpy.cu")
+    assert v.status == "skipped"
+    assert "the OpenCL device has no fp64" in v.detail
+
+
+def test_an_unexpected_runtime_error_is_not_blamed_on_the_kernel(monkeypatch):
+    """An exception inside the worker (here: an argument the runtime refuses) is 'could not
+    run', never a pass and never 'probably an out-of-bounds access'."""
+    from naiveopt.verify import check
+
+    real = check.make_arg
+
+    def wrong_width(arg, sizes, rng, value_range=None):
+        value = real(arg, sizes, rng, value_range)
+        return np.int8(value) if arg.role == "size" else value
+
+    monkeypatch.setattr(check, "make_arg", wrong_width)
+    v = _verify(DAXPY_CU, "daxpy.cu")
+    assert v.status == "skipped", v.detail
+    assert "could not run" in v.detail and "out-of-bounds" not in v.detail
+
+
+@pytest.mark.parametrize("ctype", ["int", "unsigned int", "unsigned", "char", "unsigned char",
+                                   "short", "unsigned short", "long", "unsigned long",
+                                   "long long"])
+def test_integer_kernels_verify(ctype):
+    source = ("#pragma naiveopt sizes(N=300, W=8) array(A, N, W) array(B, N) scalar(s, 3)\n"
+              f"__global__ void isum(const {ctype} *A, {ctype} *B, {ctype} s, int N, int W)\n"
+              "{\n" + GID + "    if (i < N) {\n"
+              f"        {ctype} acc = s;\n"
+              "        for (int k = 0; k < W; k++)\n"
+              "            acc += A[i * W + k] * (k + 1);\n"
+              "        B[i] = acc;\n    }\n}\n")
+    for target in ("cuda", "opencl"):
+        v = _verify(source, "isum.cu", target)
+        assert v.status == "passed", (ctype, target, v.detail)
+
+
+def test_element_table():
+    assert element("double").dtype == "float64"
+    assert element("unsigned int").dtype == element("uint").dtype == "uint32"
+    assert element("long long int").dtype == "int64"
+    assert element("unsigned char").kind == "unsigned"
+    assert element("size_t").dtype == "uint64"
+    assert element("float4") is None
+    assert element_bytes("half") == 2 and element_bytes("float4") == 4
+
+
+LOG_CU = """\
+#pragma naiveopt sizes(N=500) array(S, N) array(K, N) array(P, N)
+__global__ void price(const float *S, const float *K, float *P, int N)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) P[i] = logf(S[i] / K[i]) + sqrtf(S[i]) * 0.5f;
+}
+"""
+
+
+def test_logs_of_random_signs_are_checked_on_positive_inputs():
+    """On [-1, 1] most outputs are NaN (which compares equal to NaN): the check moves to
+    positive inputs and says so."""
+    v = _verify(LOG_CU, "price.cu")
+    assert v.status == "passed", v.detail
+    assert "float inputs in [0.5, 1.5]" in v.detail and "NaN/inf" in v.detail
+
+
+@pytest.mark.parametrize("expression", ["0.0f / 0.0f", "sqrtf(-1.0f - S[i] * S[i])"])
+def test_an_output_nan_on_every_range_is_not_verified(expression):
+    source = LOG_CU.replace("logf(S[i] / K[i]) + sqrtf(S[i]) * 0.5f", expression)
+    v = _verify(source, "nan.cu")
+    assert v.status == "skipped", v.detail
+    assert "mostly NaN/inf" in v.detail and "prove nothing" in v.detail
+
+
+def test_a_kernel_that_changes_nothing_is_not_verified():
+    source = ("#pragma naiveopt sizes(N=300) array(A, N)\n"
+              "__global__ void same(float *A, int N)\n{\n" + GID +
+              "    if (i < N) A[i] = A[i];\n}\n")
+    v = _verify(source, "same.cu")
+    assert v.status == "skipped", v.detail
+    assert "changes no element" in v.detail
+
+
+def test_a_set_that_proves_nothing_counts_only_beside_one_that_does():
+    """M = 0 writes nothing: compared (a difference would fail) but no pass alone."""
+    source = ("#pragma naiveopt sizes(N=300, M=0) array(A, N)\n"
+              "#pragma naiveopt sizes(M=3)\n"
+              "__global__ void upto(float *A, int N, int M)\n{\n" + GID +
+              "    if (i < N && i % 7 < M) A[i] = 2.0f * A[i] + 1.0f;\n}\n")
+    v = _verify(source, "upto.cu")
+    assert v.status == "passed", v.detail
+    assert "proves nothing alone" in v.checks[0] and "proves nothing" not in v.checks[1]
+    alone = _verify(source.replace("#pragma naiveopt sizes(M=3)\n", ""), "upto.cu")
+    assert alone.status == "skipped" and "changes no element" in alone.detail
+
+
+GATHER_CU = """\
+#pragma naiveopt sizes(N=300, M=77) array(idx, N) array(A, M) array(out, N)
+__global__ void gather(const int *idx, const float *A, float *out, int N)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) {
+        int k = idx[i];
+        out[i] = A[k] * 2.0f + A[idx[(i + 1) % N]];
+    }
+}
+"""
+
+CSR_CU = """\
+#pragma naiveopt sizes(n=100, nnz=517, m=90)
+#pragma naiveopt array(rowptr, n + 1) array(col, nnz) array(val, nnz) array(x, m) array(y, n)
+__global__ void spmv(const int *rowptr, const int *col, const float *val, const float *x,
+                     float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = 0.0f;
+        for (int j = rowptr[i]; j < rowptr[i + 1]; j++)
+            s += val[j] * x[col[j]];
+        y[i] = s;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("source,filename,arrays", [(GATHER_CU, "gather.cu", "idx"),
+                                                    (CSR_CU, "spmv.cu", "rowptr, col")])
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_index_arrays_are_filled_in_range(source, filename, arrays, target):
+    v = _verify(source, filename, target)
+    assert v.status == "passed", v.detail
+    assert f"index arrays {arrays} filled in range" in v.detail
+
+
+def test_index_facts():
+    from naiveopt.frontend import parse_module
+    from naiveopt.verify.indices import index_facts
+
+    (proc,) = parse_module("spmv.cu", CSR_CU, {}).procedures
+    fills, unresolved = index_facts(proc, {"val": ["nnz"], "col": ["nnz"], "x": ["m"]})
+    assert fills["rowptr"].sorted and sorted(fills["rowptr"].bounds) == [
+        ("col", True), ("val", True)]
+    assert fills["col"].bounds == [("x", False)] and not fills["col"].sorted
+    assert not unresolved
+
+
+def test_a_computed_index_that_crashes_the_naive_kernel_is_data_dependent():
+    source = ("#pragma naiveopt sizes(N=300, W=64) array(idx, N) array(A, N, W) "
+              "array(out, N)\n"
+              "__global__ void g(const int *idx, float *A, float *out, int N, int W)\n{\n" + GID +
+              "    if (i < N) A[idx[i] * W * 4000000 + 5] = 1.0f;\n}\n")
+    v = _verify(source, "g.cu")
+    assert v.status == "skipped", v.detail
+    assert "data-dependent indices through idx" in v.detail
+
+
+def test_two_sizes_lines_are_two_sets_and_split_lines_one():
+    from naiveopt.verify.spec import pragma_size_sets
+
+    assert pragma_size_sets([["n=4"], ["n=5"]]) == {"pragma": {"n": 4}, "pragma2": {"n": 5}}
+    assert pragma_size_sets([["n=4"], ["m=6"]]) == {"pragma": {"n": 4, "m": 6}}
+    assert pragma_size_sets([["n=4", "m=6"], ["n=5"]]) == {
+        "pragma": {"n": 4, "m": 6}, "pragma2": {"n": 5, "m": 6}}
+
+
+def test_an_untransformed_kernel_is_never_failed(monkeypatch):
+    """A kernel no optimization pass changed cannot be miscompiled by one: a difference is
+    reported as not verified, with the reason."""
+    from naiveopt.verify import check
+
+    real = check.first_mismatch
+    monkeypatch.setattr(check, "first_mismatch", lambda want, have: 0)
+    result = naiveopt.optimize(DAXPY_CU, filename="daxpy.cu", opt=False)
+    assert result.kernels[0].verification.status == "skipped"
+    assert "no optimization pass changed this kernel" in result.kernels[0].verification.detail
+    monkeypatch.setattr(check, "first_mismatch", real)
+
+
+HALF_CL = """\
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#pragma naiveopt sizes(N=300) array(A, N) array(B, N)
+__kernel void hk(__global const half *A, __global half *B, int N)
+{
+    int i = get_global_id(0);
+    if (i < N) B[i] = A[i] * (half)2;
+}
+"""
+
+
+def test_half_without_fp16_is_not_verified_with_the_reason(monkeypatch):
+    monkeypatch.setattr(opencl, "device_has", lambda ext: ext != "cl_khr_fp16")
+    v = _verify(HALF_CL, "hk.cl")
+    assert v.status == "skipped"
+    assert "the OpenCL device has no fp16" in v.detail
+
+
+DAXPY_TOML = """\
+[sizes]
+test = { n = 1024 }
+odd = { n = 1001 }
+
+[[kernel]]
+name = "daxpy"
+threads = ["n", "1"]
+block = [256, 1]
+args = [
+  { name = "y", role = "inout", type = "double", shape = ["n"] },
+  { name = "x", role = "in", type = "double", shape = ["n"] },
+  { name = "a", role = "scalar", type = "double", value = "2.5" },
+  { name = "n", role = "size", type = "int" },
+]
+reference = { y = "a * x + y" }
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_double_kernel_with_metadata_verifies_at_test_and_odd_sizes(tmp_path, target):
+    (tmp_path / "daxpy.toml").write_text(DAXPY_TOML)
+    source = "\n".join(DAXPY_CU.splitlines()[2:]) + "\n"
+    path = tmp_path / "daxpy.cu"
+    path.write_text(source)
+    result = naiveopt.optimize(source, filename=str(path), target=target)
+    v = result.kernels[0].verification
+    assert v.status == "passed", v.detail
+    assert [c.split()[0] for c in v.checks] == ["test", "odd"]
+    assert "NumPy reference" in v.detail

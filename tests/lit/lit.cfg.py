@@ -28,6 +28,7 @@ config.substitutions.append((r"\bFileCheck\b", filecheck))
 
 # What naiveopt needs from the environment: nvcc on PATH (lit passes PATH and HOME), its
 # caches, and the OpenCL platform choice for verification.
-for name in ("XDG_CACHE_HOME", "NAIVEOPT_OPENCL_PLATFORM", "POCL_CACHE_DIR", "CUDA_HOME"):
+for name in ("XDG_CACHE_HOME", "NAIVEOPT_OPENCL_PLATFORM", "POCL_CACHE_DIR", "CUDA_HOME",
+             "PYTHONPATH"):   # PYTHONPATH: a git worktree tests its own naiveopt
     if name in os.environ:
         config.environment[name] = os.environ[name]

@@ -97,6 +97,13 @@ def evaluate(tree: Tree, sizes: dict[str, int]) -> int:
     raise ValueError(f"unknown operator {op!r} in the launch geometry")
 
 
+def variables(tree: Tree) -> set[str]:
+    """The size names ``tree`` reads."""
+    if "var" in tree:
+        return {tree["var"]}
+    return set().union(*(variables(a) for a in tree.get("args", [])))
+
+
 def to_c(tree: Tree) -> str:
     """C text of ``tree``: integer arithmetic a host can paste into ``dim3(...)`` or a
     ``size_t global[]`` (ceil_div as ``(a + b - 1) / b``, min/max as conditionals)."""

@@ -270,3 +270,15 @@ def test_profiler_counts_blocks_across_z():
 
     (p,) = profile_file(BATCH_CU, "batch.cu", opt=False)
     assert p.blocks == 4 * 5               # ceil(1000 / 256) x 1 x 5
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "sm_80"])
+def test_partition_camping_model_reads_3d_geometry(arch):
+    """The partition-camping model (gfx90a, sm_80) reads the grid: a 3-D geometry crashed it
+    (fuzz seed 1111); its grid at the model size comes from the geometry's trees."""
+    from naiveopt.passes.optimize.partition_camping import MODEL_SIZE, _at_model_size
+
+    result = _optimize(BATCH_CU, "batch.cu", arch=arch)
+    assert result.kernels[0].verification.status == "passed"
+    geo = LaunchGeometry((64, 1), (1, 1), ("N - 1", "1"))
+    assert _at_model_size(geo.grid_trees[0]) == -(-(MODEL_SIZE - 1) // 64)

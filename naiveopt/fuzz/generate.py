@@ -424,7 +424,8 @@ def geometry_file(rng: random.Random, dialect: str) -> str:
     if (z and not guard_z) or rng.random() < 0.3:
         parts.append(f"threads({', '.join(threads)})")
     if block_z > 1:
-        parts.append(f"block({rng.choice([16, 32])}, 1, {block_z})")
+        # one thread per block along an axis indexed by blockIdx alone
+        parts.append(f"block({1 if x_block_only else rng.choice([16, 32])}, 1, {block_z})")
     elif not x_block_only and rng.random() < 0.4:
         parts.append(f"block({rng.choice([32, 64, 128])})")
     at = "(k * M + j) * N"

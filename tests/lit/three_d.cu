@@ -1,6 +1,6 @@
 // A batched kernel indexed by blockIdx.z: the launch has a z dimension of one block per batch
 // (the extent from the guard), and a header a host can paste (integer ceil-division).
-// RUN: %naiveopt %s --no-opt | FileCheck %s --check-prefix=CUDA
+// RUN: %naiveopt %s --no-opt | FileCheck %s
 // RUN: %naiveopt %s --no-opt --target opencl | FileCheck %s --check-prefix=CL
 
 #pragma naiveopt sizes(m=1000, nb=3) array(a, nb*m) array(b, nb*m)
@@ -12,9 +12,9 @@ __global__ void scale(const float *a, float *b, int m, int nb)
         b[z * m + i] = 2.0f * a[z * m + i];
 }
 
-// CUDA: //   launch: scale<<<dim3((m - 1 + 255) / 256, 1, nb), dim3(256, 1, 1)>>>
-// CUDA-NEXT: //   thread space: (m - 1, 1, nb)
-// CUDA: int z = blockIdx.z;
+// CHECK: //   launch: scale<<<dim3((m - 1 + 255) / 256, 1, nb), dim3(256, 1, 1)>>>
+// CHECK-NEXT: //   thread space: (m - 1, 1, nb)
+// CHECK: int z = blockIdx.z;
 // CL: //   local size:  (256, 1, 1)
 // CL-NEXT: //   global size: ((m - 1 + 255) / 256 * 256, 1, nb)
 // CL-NEXT: //   thread space: (m - 1, 1, nb)

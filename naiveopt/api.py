@@ -15,8 +15,8 @@ from .errors import NaiveoptError
 from .frontend import dialect_of, fixed_macros, macro_defines, parse_module
 from .ir import GModule, Resources
 from .ir.textures import param_layout, texture_params
-from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json, geometry,
-                     texture_json)
+from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
+                     default_block, geometry, texture_json)
 from .passes.manager import PassContext, Remark, run_passes
 from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
                               optimization_passes)
@@ -250,7 +250,8 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
     """Verify every kernel: the OpenCL form of the output against the naive input."""
     if c.spec is None:
         return {}
-    naive = naive_program(source, filename, c.dialect, defines, c.spec)
+    naive = naive_program(source, filename, c.dialect, defines, c.spec, {
+        p.name: default_block(p) for p in c.module.procedures if p.pragma.block_id_axes})
     module = c.opencl_module()
     if c.target == "opencl":
         out_source = code
@@ -281,14 +282,19 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
 
 
 def naive_program(source: str, filename: str, dialect: str, defines: dict[str, str],
-                   spec: FileSpec) -> Program:
+                  spec: FileSpec, blocks: dict[str, tuple[int, int]] | None = None) -> Program:
     """The naive kernel as an OpenCL program: the input itself for OpenCL (with the paper's
-    predefined ids defined when it uses them), its functional-only translation for CUDA."""
+    predefined ids defined when it uses them), its functional-only translation for CUDA.
+
+    ``blocks`` gives the naive block of kernels whose blocks only the analysed module knows
+    (an axis indexed by blockIdx alone runs one thread per block there: launch.default_block);
+    metadata's block wins as everywhere."""
     module = parse_module(filename, source, defines)
     geometries = {}
     for proc in module.procedures:
         kspec = spec.kernels.get(proc.name)
-        geometries[proc.name] = geometry(proc, block=kspec.block if kspec else None,
+        block = kspec.block if kspec and kspec.block else (blocks or {}).get(proc.name)
+        geometries[proc.name] = geometry(proc, block=block,
                                          thread_space=kspec.threads if kspec else None)
     if dialect == "opencl":
         from .frontend.clang_setup import PAPER_IDS_OPENCL

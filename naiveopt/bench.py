@@ -98,7 +98,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                 text = "\n".join(f"#define {o[2:].replace('=', ' ', 1)}" for o in build) + \
                     "\n" + render(compiled.module, "cuda", arch, compiled.geometries, {},
                                   filename, None)
-                grid = (global_size[0] // local_size[0], global_size[1] // local_size[1])
+                grid = tuple(g // b for g, b in zip(global_size, local_size))
                 t = cuda_runner.CudaKernel(text, proc.name).time(args, grid, local_size,
                                                                  warmup, runs,
                                                                  layout=layout)

@@ -81,7 +81,7 @@ class CudaKernel:
         self.module = _check(cu.cuModuleLoadData(cubin))
         self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
 
-    def time(self, args: list, grid: tuple[int, int], block: tuple[int, int], warmup: int,
+    def time(self, args: list, grid: tuple[int, ...], block: tuple[int, ...], warmup: int,
              runs: int, layout: list[tuple[int, int]] | None = None) -> list[float]:
         """Seconds per launch (CUDA events), after ``warmup`` launches. ``layout`` binds
         arguments to parameters as in verify/opencl.py: (argument, texel width), width 0 for
@@ -112,8 +112,8 @@ class CudaKernel:
         try:
             for i in range(warmup + runs):
                 _check(cu.cuEventRecord(start, 0))
-                _check(cu.cuLaunchKernel(self.function, grid[0], grid[1], 1, block[0],
-                                         block[1], 1, 0, 0, (tuple(values), tuple(types)), 0))
+                _check(cu.cuLaunchKernel(self.function, grid[0], grid[1], grid[2], block[0],
+                                         block[1], block[2], 0, 0, (tuple(values), tuple(types)), 0))
                 _check(cu.cuEventRecord(end, 0))
                 _check(cu.cuEventSynchronize(end))
                 if i >= warmup:

@@ -1,13 +1,21 @@
 """Launch geometry: the block size and grid a kernel needs, as functions of the problem size.
 
-The thread space (gx, gy) is what the naive kernel needs (from metadata, pragma, #define
+The thread space (gx, gy, gz) is what the naive kernel needs (from metadata, pragma, #define
 globalDimX/Y or its bounds guard). A kernel whose threads each compute (cx, cy) outputs (thread
-merge) is launched with ceil(gx / (bx*cx)) x ceil(gy / (by*cy)) blocks of (bx, by) threads.
-Kernels that read arrays through textures (``--memory texture``) also say how the host makes
-each texture object / image from its array.
+merge) is launched with ceil(gx / (bx*cx)) x ceil(gy / (by*cy)) x ceil(gz / bz) blocks of
+(bx, by, bz) threads. The z dimension is never transformed: passes keep the naive block z (1
+unless metadata or a pragma says otherwise) and a kernel indexed by blockIdx.z is launched with
+one block per z index, so every naive thread is run.
+
+Geometry is kept as small expression trees (:func:`parse`) over the problem sizes, so that the
+header can print C a host program can paste (``(nx - 1 + 63) / 64``, :func:`to_c`), the sidecar
+can carry a form JSON consumers evaluate, and verification launches from the same trees
+(:func:`evaluate`, C integer semantics). Kernels that read arrays through textures
+(``--memory texture``) also say how the host makes each texture object / image from its array.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -17,43 +25,253 @@ from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
 from .ir.textures import TextureParam
 
+# ------------------------------------------------------------------- geometry expressions
+#: An expression tree: {"const": int} | {"var": name} | {"op": OP, "args": [tree, ...]} with OP
+#: one of + - * / % (C integer semantics: / truncates toward zero), "neg", "ceil_div" (a / b
+#: rounded up, for a >= 0 and b > 0), "min", "max". docs/kernel-metadata.md documents it.
+Tree = dict
+
+_PY_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/",
+           ast.Mod: "%"}
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+
+
+def parse(text: str | int) -> Tree | None:
+    """The tree of a thread-space expression (C or metadata arithmetic on names and integer
+    literals, ``ceil(a, b)``, ``min``/``max``), or None when it is not in that subset (a cast,
+    a call, a float): such a geometry is printed as text only and cannot be evaluated."""
+    if isinstance(text, int):
+        return {"const": text}
+    try:
+        node = ast.parse(str(text).strip(), mode="eval").body
+        return _from_py(node)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _from_py(node: ast.AST) -> Tree:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return {"const": node.value}
+    if isinstance(node, ast.Name):
+        return {"var": node.id}
+    if isinstance(node, ast.BinOp) and type(node.op) in _PY_OPS:
+        return {"op": _PY_OPS[type(node.op)], "args": [_from_py(node.left),
+                                                      _from_py(node.right)]}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _from_py(node.operand)
+        return {"op": "neg", "args": [inner]} if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        name = {"ceil": "ceil_div"}.get(node.func.id, node.func.id)
+        if name in ("ceil_div", "min", "max") and len(node.args) == 2:
+            return {"op": name, "args": [_from_py(a) for a in node.args]}
+    raise ValueError("not a geometry expression")
+
+
+def evaluate(tree: Tree, sizes: dict[str, int]) -> int:
+    """The value of ``tree`` at ``sizes``, with C's integer semantics (the reference evaluator
+    of the sidecar's ``*_tree`` fields; verification, profiling and benchmarks launch with
+    it). Raises ValueError for an unknown name or a bad tree."""
+    if "const" in tree:
+        return int(tree["const"])
+    if "var" in tree:
+        if tree["var"] not in sizes:
+            raise ValueError(f"unknown name {tree['var']!r} in the launch geometry")
+        return int(sizes[tree["var"]])
+    args = [evaluate(a, sizes) for a in tree["args"]]
+    op = tree["op"]
+    if op == "neg":
+        return -args[0]
+    if op in ("/", "%", "ceil_div") and args[1] == 0:
+        raise ValueError("division by zero in the launch geometry")
+    if op == "/":
+        q = abs(args[0]) // abs(args[1])
+        return q if (args[0] >= 0) == (args[1] >= 0) else -q
+    if op == "%":
+        return args[0] - args[1] * evaluate({"op": "/", "args": [
+            {"const": args[0]}, {"const": args[1]}]}, {})
+    if op == "ceil_div":
+        return -(-args[0] // args[1])
+    if op in ("+", "-", "*"):
+        return {"+": args[0] + args[1], "-": args[0] - args[1], "*": args[0] * args[1]}[op]
+    if op in ("min", "max"):
+        return min(args) if op == "min" else max(args)
+    raise ValueError(f"unknown operator {op!r} in the launch geometry")
+
+
+def variables(tree: Tree) -> set[str]:
+    """The size names ``tree`` reads."""
+    if "var" in tree:
+        return {tree["var"]}
+    return set().union(*(variables(a) for a in tree.get("args", [])))
+
+
+def to_c(tree: Tree) -> str:
+    """C text of ``tree``: integer arithmetic a host can paste into ``dim3(...)`` or a
+    ``size_t global[]`` (ceil_div as ``(a + b - 1) / b``, min/max as conditionals)."""
+    return _c(tree)[0]
+
+
+def _c(tree: Tree) -> tuple[str, int]:
+    """(text, precedence): 3 atom, 2 multiplicative, 1 additive, 0 conditional."""
+    if "const" in tree:
+        v = int(tree["const"])
+        return (str(v), 3) if v >= 0 else (f"({v})", 3)
+    if "var" in tree:
+        return tree["var"], 3
+    op, args = tree["op"], tree["args"]
+    if op == "neg":
+        text, prec = _c(args[0])
+        return f"-{text if prec == 3 else '(' + text + ')'}", 3
+    if op == "ceil_div":
+        a, b = args
+        if "const" in b:
+            return _c(_binary("/", _binary("+", a, {"const": int(b["const"]) - 1}), b))
+        return _c(_binary("/", _binary("-", _binary("+", a, b), {"const": 1}), b))
+    if op in ("min", "max"):
+        a, b = (_wrap(*_c(x), 3) for x in args)
+        return f"{a} {'<' if op == 'min' else '>'} {b} ? {a} : {b}", 0
+    prec = _PREC[op]
+    left = _wrap(*_c(args[0]), prec)
+    right = _wrap(*_c(args[1]), prec + 1)
+    return f"{left} {op} {right}", prec
+
+
+def _wrap(text: str, prec: int, need: int) -> str:
+    return text if prec >= need else f"({text})"
+
+
+def _binary(op: str, a: Tree, b: Tree) -> Tree:
+    return {"op": op, "args": [a, b]}
+
+
+def ceil_div(space: Tree | None, text: str, cover: int) -> tuple[Tree | None, str]:
+    """The number of blocks of ``cover`` threads that cover ``space`` (tree and C text)."""
+    if cover == 1:
+        return space, text if space is None else to_c(space)
+    if space is None:
+        return None, f"(({text}) + {cover - 1}) / {cover}"
+    if "const" in space:
+        value = -(-int(space["const"]) // cover)
+        return {"const": value}, str(value)
+    tree = {"op": "ceil_div", "args": [space, {"const": cover}]}
+    return tree, to_c(tree)
+
 
 @dataclass
 class LaunchGeometry:
-    block: tuple[int, int]
-    coarsen: tuple[int, int]
-    thread_space: tuple[str, str]
+    """A launch: blocks of ``block`` threads, each computing ``coarsen`` outputs, over the
+    naive kernel's ``thread_space``; all (x, y, z), 2-tuples are padded with z = 1."""
+
+    block: tuple[int, ...]
+    coarsen: tuple[int, ...]
+    thread_space: tuple[str, ...]
     # what the thread space must be a multiple of, where that is more than the naive
     # kernel needed (an unguarded kernel launched on a coverage its naive block does not
     # divide, allowed by a thread space fixed at compile time): GProcedure.launch_multiple
     multiple: tuple[int, int] | None = None
 
-    @property
-    def grid(self) -> tuple[str, str]:
-        return tuple(_ceil_div(g, b * c) for g, b, c in
-                     zip(self.thread_space, self.block, self.coarsen))  # type: ignore[return-value]
+    def __post_init__(self) -> None:
+        self.block = tuple(int(b) for b in self.block) + (1,) * (3 - len(self.block))
+        self.coarsen = tuple(int(c) for c in self.coarsen) + (1,) * (3 - len(self.coarsen))
+        self.thread_space = tuple(str(t) for t in self.thread_space) + \
+            ("1",) * (3 - len(self.thread_space))
 
     @property
-    def global_size(self) -> tuple[str, str]:
-        """The OpenCL NDRange global size: grid * block."""
-        return tuple(f"{g} * {b}" if g != "1" else str(b)
-                     for g, b in zip(self.grid, self.block))  # type: ignore[return-value]
+    def three_d(self) -> bool:
+        """Whether the launch needs a z dimension (the header then prints three)."""
+        return self.block[2] != 1 or self.thread_space[2] != "1"
+
+    @property
+    def thread_space_trees(self) -> tuple[Tree | None, ...]:
+        return tuple(parse(t) for t in self.thread_space)
+
+    def _grid(self) -> list[tuple[Tree | None, str]]:
+        return [ceil_div(tree, text, b * c) for tree, text, b, c in zip(
+            self.thread_space_trees, self.thread_space, self.block, self.coarsen)]
+
+    @property
+    def grid(self) -> tuple[str, ...]:
+        """The number of blocks per dimension, as C integer expressions."""
+        return tuple(text for _, text in self._grid())
+
+    @property
+    def grid_trees(self) -> tuple[Tree | None, ...]:
+        return tuple(tree for tree, _ in self._grid())
+
+    def _global(self) -> list[tuple[Tree | None, str]]:
+        out = []
+        for (tree, text), b in zip(self._grid(), self.block):
+            if tree is not None:
+                total = tree if b == 1 else {"op": "*", "args": [tree, {"const": b}]}
+                if "const" in tree:
+                    total = {"const": int(tree["const"]) * b}
+                out.append((total, to_c(total)))
+            else:
+                out.append((None, text if b == 1 else f"({text}) * {b}"))
+        return out
+
+    @property
+    def global_size(self) -> tuple[str, ...]:
+        """The OpenCL NDRange global size: grid * block, as C integer expressions."""
+        return tuple(text for _, text in self._global())
+
+    @property
+    def global_size_trees(self) -> tuple[Tree | None, ...]:
+        return tuple(tree for tree, _ in self._global())
+
+    def sizes(self, values: dict[str, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """The OpenCL (global, local) sizes of the launch at concrete problem sizes,
+        evaluated from the same trees the sidecar carries."""
+        out = []
+        for axis, tree in zip("xyz", self.global_size_trees):
+            if tree is None:
+                raise ValueError(f"the launch geometry's {axis} size "
+                                 f"{self.thread_space['xyz'.index(axis)]!r} is not integer "
+                                 "arithmetic on the sizes")
+            out.append(evaluate(tree, values))
+        return tuple(out), tuple(self.block)  # type: ignore[return-value]
 
     def to_json(self) -> dict:
         out = {"block": list(self.block), "grid": list(self.grid),
                "global_size": list(self.global_size), "thread_space": list(self.thread_space),
-               "outputs_per_thread": list(self.coarsen)}
+               "outputs_per_thread": list(self.coarsen),
+               "grid_tree": list(self.grid_trees),
+               "global_size_tree": list(self.global_size_trees),
+               "thread_space_tree": list(self.thread_space_trees)}
         if self.multiple:
             out["thread_space_multiple_of"] = list(self.multiple)
         return out
 
 
-def _ceil_div(a: str, b: int) -> str:
-    if b == 1:
-        return a
-    if a.isdigit():
-        return str(-(-int(a) // b))
-    return f"ceil({a} / {b})"
+def z_used(proc: GProcedure) -> bool:
+    """Whether the kernel reads a z thread/block id or size (blockIdx.z, threadIdx.z,
+    get_global_id(2)...: kept as CUDA built-ins in the IR, block-uniform where block z = 1)."""
+    return any(is_z_builtin(n) for n, _ in walk(proc.body))
+
+
+def is_z_builtin(node) -> bool:
+    from pycparser import c_ast
+
+    return isinstance(node, c_ast.StructRef) and node.type == "." and \
+        isinstance(node.name, c_ast.ID) and isinstance(node.field, c_ast.ID) and \
+        node.field.name == "z" and node.name.name in ("blockIdx", "threadIdx", "blockDim",
+                                                       "gridDim")
+
+
+def block_z(proc: GProcedure) -> int:
+    """The naive (and every output's) block z: metadata/pragma ``block(X, Y, Z)``, else 1."""
+    z = proc.pragma.block_dim_z
+    return int(z) if z and str(z).isdigit() else 1
+
+
+def untransformable(proc: GProcedure) -> str:
+    """Why the optimization passes must leave a kernel alone, or '': a block with more than
+    one thread along z (their plans reshape x and y only and assume every thread of a block
+    has a distinct (x, y))."""
+    if block_z(proc) > 1:
+        return (f"the naive block has {block_z(proc)} threads along z (threadIdx.z): the "
+                "optimization passes transform 2-D blocks only")
+    return ""
 
 
 def uses_y(proc: GProcedure) -> bool:
@@ -67,16 +285,28 @@ def default_block(proc: GProcedure) -> tuple[int, int]:
     bx, by = proc.pragma.block_dim
     if bx and str(bx).isdigit():
         return int(bx), int(by) if by and str(by).isdigit() else 1
+    only = proc.pragma.block_id_axes
+    if only:
+        # an axis carried by blockIdx alone (rewritten to a global id by the predefined
+        # pass): the naive kernel ran one thread per block along it
+        x = 1 if "x" in only else (256 if "y" in only or not uses_y(proc) else 16)
+        return x, 1 if "y" in only or not uses_y(proc) else 16
     return (16, 16) if uses_y(proc) else (256, 1)
 
 
 def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
              thread_space: tuple[str, str] | None = None) -> LaunchGeometry:
     """The launch geometry of a (possibly transformed) kernel."""
-    gx, gy = thread_space or proc.pragma.global_dim
-    return LaunchGeometry(block or proc.launch_block or default_block(proc), proc.coarsen,
-                          (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1")),
-                          proc.launch_multiple)
+    space = tuple(thread_space or proc.pragma.global_dim)
+    gx, gy = space[:2]
+    gz = space[2] if len(space) > 2 else proc.pragma.global_dim_z
+    if not gz:
+        gz = "globalDimZ" if z_used(proc) else "1"
+    bx, by = (block or proc.launch_block or default_block(proc))[:2]
+    bz = int(block[2]) if block and len(block) > 2 else block_z(proc)
+    return LaunchGeometry((bx, by, bz), proc.coarsen,
+                          (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1"),
+                           gz), proc.launch_multiple)
 
 
 def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded: bool

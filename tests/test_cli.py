@@ -77,11 +77,14 @@ def test_single_file_to_opencl_with_sidecar(tmp_path):
     assert sidecar["input"] == MV_CU
     mv = sidecar["kernels"]["mv"]
     # the optimizer may pick another block or outputs per thread; the geometry must agree
-    (bx, by), (cx, cy) = mv["block"], mv["outputs_per_thread"]
+    (bx, by, bz), (cx, cy, cz) = mv["block"], mv["outputs_per_thread"]
     assert all(isinstance(v, int) and v > 0 for v in (bx, by, cx, cy))
-    assert mv["thread_space"] == ["H", "1"]
-    assert mv["grid"][0] == f"ceil(H / {bx * cx})"
-    assert mv["global_size"][0] == f"ceil(H / {bx * cx}) * {bx}"
+    assert (bz, cz) == (1, 1)
+    assert mv["thread_space"] == ["H", "1", "1"]
+    assert mv["grid"][0] == f"(H + {bx * cx - 1}) / {bx * cx}"
+    assert mv["global_size"][0] == f"(H + {bx * cx - 1}) / {bx * cx} * {bx}"
+    assert mv["grid_tree"][0] == {"op": "ceil_div", "args": [{"var": "H"},
+                                                             {"const": bx * cx}]}
     assert f"//   local size:  ({bx}, {by})" in code
     assert f"//   global size: ({mv['global_size'][0]}, {mv['global_size'][1]})" in code
     assert sorted(os.listdir(tmp_path)) == ["mv.cl", "mv.cl.json"]   # no temporary left
@@ -162,7 +165,7 @@ def test_json_without_output_includes_code():
     assert entry["output"] is None
     assert entry["target"] == "cuda" and entry["verified"] is True
     assert "__global__ void mv(" in entry["code"]
-    assert entry["kernels"][0]["launch"]["block"] == [256, 1]
+    assert entry["kernels"][0]["launch"]["block"] == [256, 1, 1]
 
 
 # ------------------------------------------------------------------------- bad input
@@ -409,7 +412,7 @@ def test_pragma_verifies_user_kernel(tmp_path):
     (k,) = json.loads(done.stdout)["files"][0]["kernels"]
     assert k["verified"] is True
     assert k["verification"]["checks"] == ["pragma (N=64): B match naive kernel"]
-    assert k["launch"]["block"] == [64, 1] and k["launch"]["thread_space"] == ["N", "1"]
+    assert k["launch"]["block"] == [64, 1, 1] and k["launch"]["thread_space"] == ["N", "1", "1"]
 
 
 def test_dash_d_sizes_verify_user_kernel(tmp_path):

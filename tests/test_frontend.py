@@ -69,8 +69,8 @@ def test_several_kernels_and_a_helper_are_emitted_and_verified(target):
     assert result.verified, [k.verification.detail for k in result.kernels]
     for k in result.kernels:
         assert k.verification.checks == ["pragma (N=64): B match naive kernel"]
-        assert k.geometry.block == (64, 1)
-        assert k.geometry.thread_space == ("N", "1")
+        assert k.geometry.block == (64, 1, 1)
+        assert k.geometry.thread_space == ("N", "1", "1")
     code = code_only(result.code)
     helper = "__device__ float twice(float v)" if target == "cuda" else "float twice(float v)"
     assert helper in code

@@ -81,7 +81,7 @@ def test_mm_stages_padded_tiles_and_merges_threads_and_blocks():
     grid = k.geometry.grid
     cx = k.geometry.block[0] * k.geometry.coarsen[0]
     cy = k.geometry.block[1] * k.geometry.coarsen[1]
-    assert grid == (f"ceil(W / {cx})", f"ceil(H / {cy})")
+    assert grid == (f"(W + {cx - 1}) / {cx}", f"(H + {cy - 1}) / {cy}", "1")
 
 
 @pytest.mark.parametrize("name", ["tmv.cu", "vv.cu", "tmv.cl", "vv.cl"])
@@ -101,7 +101,7 @@ def test_transpose_stages_through_a_padded_tile_both_ways_coalesced():
     k = kernel(result)
     assert k.passes == ["coalesce-writes"]
     side = k.geometry.block[0]
-    assert k.geometry.block == (side, side)
+    assert k.geometry.block == (side, side, 1)
     assert re.search(rf"__shared__ float s_output\[{side}\]\[{side} \+ \d+\]|"
                      rf"__shared__ float s_output\[{side}\]\[{side + 1}\]", result.code)
     assert "s_output[tidy][tidx] = input[y * W + x]" in result.code       # coalesced read

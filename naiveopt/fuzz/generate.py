@@ -5,10 +5,11 @@ memory), drawn at random: 1-D or 2-D thread spaces, bounds guards (or none, with
 covers the thread space exactly), nested loops with constant, triangular, strided and reversed
 bounds, guards inside loops, several arrays, reductions into locals and into global elements,
 affine indices in thread ids and loop iterators (offsets, strides, reversal, sums), helper
-functions, file-scope ``__constant__`` coefficient tables, and odd problem sizes. It carries
-``#pragma naiveopt`` lines with its sizes, array shapes, thread space and block, so every kernel
-can be verified (but a few cases whose pragma loses its sizes: those must be written
-unverified, saying so; see ``unverifiable``).
+functions, file-scope ``__constant__`` coefficient tables, and odd problem sizes; a share of
+cases are launch-geometry kernels instead (:func:`geometry_file`: z batches, blockIdx-only
+axes, thread spaces like ``N - 2``). It carries ``#pragma naiveopt`` lines with its sizes, array
+shapes, thread space and block, so every kernel can be verified (but a few cases whose pragma
+loses its sizes: those must be written unverified, saying so; see ``unverifiable``).
 
 The kernel is correct by construction, which is what makes a failed verification a miscompile:
 
@@ -430,6 +431,69 @@ class KernelGenerator:
         return out
 
 
+#: How often a case is a launch-geometry kernel (:func:`geometry_file`) instead.
+GEOMETRY_SHARE = 0.2
+
+
+def geometry_file(rng: random.Random, dialect: str) -> str:
+    """A kernel whose launch geometry is the point (issue 11): a z batch dimension read from
+    blockIdx.z, blockIdx.z * blockDim.z + threadIdx.z, get_group_id(2) or get_global_id(2)
+    (with a naive block z of 2 or 4 for the threadIdx.z forms now and then), axes indexed by
+    blockIdx alone (one thread per block there), and x thread spaces such as ``N - 2`` whose
+    ceil-division needs parentheses. Correct by construction: arrays are (Z, M, N), each
+    thread writes only its own element, reads in a loop stay in its row."""
+    z = rng.random() < 0.8
+    two_d = rng.random() < 0.6
+    off = rng.choice([0, 1, 2])
+    sizes = {"N": rng.choice((3, 5, 17, 33, 64, 65, 129, 200)), "M": rng.choice((1, 2, 7, 13)),
+             "Z": rng.choice((1, 2, 3, 5))}
+    x_block_only = rng.random() < 0.15
+    y_block_only = two_d and rng.random() < 0.4
+    z_form = rng.choice(["bid", "bid", "global", "global"])
+    block_z = rng.choice([2, 4]) if z and z_form == "global" and rng.random() < 0.3 else 1
+
+    def axis_id(n: int, block_only: bool, form: str = "global") -> str:
+        a = "xyz"[n]
+        if dialect == "cuda":
+            if block_only or form == "bid":
+                return f"blockIdx.{a}"
+            return rng.choice([f"blockIdx.{a} * blockDim.{a} + threadIdx.{a}",
+                               f"threadIdx.{a} + blockDim.{a} * blockIdx.{a}"])
+        if block_only or form == "bid":
+            return f"get_group_id({n})"
+        return rng.choice([f"get_global_id({n})",
+                           f"get_group_id({n}) * get_local_size({n}) + get_local_id({n})"])
+
+    ids = [("i", axis_id(0, x_block_only))]
+    ids.append(("j", axis_id(1, y_block_only)) if two_d else ("j", "0"))
+    ids.append(("k", axis_id(2, False, z_form)) if z else ("k", "0"))
+    extent = f"N - {off}" if off else "N"
+    guard_z = z and (block_z > 1 or rng.random() < 0.7)
+    conds = [f"i < {extent}"] + (["j < M"] if two_d else []) + (["k < Z"] if guard_z else [])
+    threads = [extent, "M" if two_d else "1"] + (["Z"] if z else [])
+    parts = [f"sizes({', '.join(f'{k}={v}' for k, v in sizes.items())})",
+             "array(A, Z, M, N)", "array(B, Z, M, N)"]
+    if (z and not guard_z) or rng.random() < 0.3:
+        parts.append(f"threads({', '.join(threads)})")
+    if block_z > 1:
+        # one thread per block along an axis indexed by blockIdx alone
+        parts.append(f"block({1 if x_block_only else rng.choice([16, 32])}, 1, {block_z})")
+    elif not x_block_only and rng.random() < 0.4:
+        parts.append(f"block({rng.choice([32, 64, 128])})")
+    at = "(k * M + j) * N"
+    body = [f"B[{at} + i] = 2.0f * A[{at} + i] + (float)k;"]
+    if rng.random() < 0.5:
+        body = ["float acc = 0.0f;", "for (int l = 0; l < N; l++) {",
+                f"    acc += A[{at} + l] * 0.5f;", "}", f"B[{at} + i] = acc + (float)(k + j);"]
+    space = "__global " if dialect == "opencl" else ""
+    head = "__global__ void" if dialect == "cuda" else "__kernel void"
+    lines = [f"#pragma naiveopt {' '.join(parts)}",
+             f"{head} g0({space}const float *A, {space}float *B, int N, int M, int Z)", "{"]
+    lines += [f"    int {v} = {e};" for v, e in ids]
+    lines += [f"    if ({' && '.join(conds)}) {{"] + ["        " + b for b in body] + ["    }"]
+    return "\n".join(lines + ["}", ""])
+
+
 def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
                   ) -> Case:
     """Case ``index`` of the campaign seeded ``seed``: a random file and random options
@@ -437,6 +501,10 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     rng = random.Random(f"{seed}:{index}")
     dialect = rng.choice(["cuda", "opencl"])
     source = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra")).file()
+    # launch-geometry kernels from a stream of their own: the cases above keep their draws
+    geo = random.Random(f"{seed}:{index}:geometry")
+    if geo.random() < GEOMETRY_SHARE:
+        source = geometry_file(geo, dialect)
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     options: dict = {}
     disabled = [p for p in pass_names if rng.random() < 0.2]

@@ -41,6 +41,13 @@ class GPragma:
     # axis how that is known or why it is not
     extents: tuple[int | None, int | None] = (None, None)
     extents_why: tuple[str, str] = ("", "")
+    # the z dimension, never transformed (launch.py): the naive block z and thread space z
+    # (None where unknown; block z defaults to 1)
+    block_dim_z: str | None = None
+    global_dim_z: str | None = None
+    # axes ("x", "y") the kernel indexes by blockIdx alone, rewritten to global ids by the
+    # predefined pass: the naive launch ran one thread per block along them
+    block_id_axes: str = ""
 
 
 @dataclass

@@ -78,7 +78,14 @@ class OptimizationPass(Pass):
                 ctx.remark("missed", self.name, proc, f"no target description for "
                            f"'{ctx.arch}'")
             return
-        super().run_module(module, ctx)
+        from ..launch import untransformable
+
+        for proc in module.procedures:
+            why = untransformable(proc)
+            if why:     # e.g. threadIdx.z with a block z > 1: left as it is, said so
+                ctx.remark("missed", self.name, proc, why)
+            else:
+                self.run(proc, ctx)
 
 
 class Disabled(Pass):

@@ -37,8 +37,8 @@ class KernelProfile:
     variant: str                # naive | optimized
     passes: list[str]
     sizes: dict[str, int]
-    block: tuple[int, int]
-    blocks: int
+    block: tuple[int, ...]         # (x, y), or (x, y, z) where z > 1
+    blocks: int              # all of them, across x, y and z (sampled evenly: _run's stride)
     sampled_blocks: int
     sites: list[SiteMetrics]
     totals: Totals
@@ -89,7 +89,7 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         text = RECORDER + "\n" + render(module, "opencl", arch, {proc.name: geo}, {},
                                         filename, None)
         global_size, local_size = launch_sizes(geo, sizes)
-        blocks = (global_size[0] // local_size[0]) * (global_size[1] // local_size[1])
+        blocks = int(np.prod([g // b for g, b in zip(global_size, local_size)]))
         stride = max(1, -(-blocks // max_blocks))
         sampled = len(range(0, blocks, stride))
         rng = np.random.default_rng(7)
@@ -106,13 +106,14 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         site_metrics, totals = analyse(trace[:count * RECORD_WORDS], sites, target,
                                        blocks / sampled, array_sectors)
         if proc.resources is not None:
-            totals.occupancy, limiter = occupancy(target, local_size[0] * local_size[1],
+            totals.occupancy, limiter = occupancy(target, int(np.prod(local_size)),
                                                   proc.resources.registers,
                                                   proc.resources.shared_bytes)
             totals.extra["occupancy_limited_by"] = limiter
             totals.extra["registers"] = proc.resources.registers
         out.append(KernelProfile(proc.name, "optimized" if opt else "naive",
-                                 c.ctx.applied.get(proc.name, []), sizes, local_size, blocks,
+                                 c.ctx.applied.get(proc.name, []), sizes,
+                                 local_size if local_size[2] != 1 else local_size[:2], blocks,
                                  sampled, site_metrics, totals))
     return out
 

@@ -123,8 +123,10 @@ def instrument(module: GModule, proc: GProcedure) -> tuple[GModule, list[Site]]:
     prologue = statements(
         f"unsigned int nv_inst[{max(1, len(sites))}]; "
         f"for (int nv_i = 0; nv_i < {max(1, len(sites))}; nv_i++) nv_inst[nv_i] = 0; "
-        "unsigned int nv_block = get_group_id(0) + get_group_id(1) * get_num_groups(0); "
-        "unsigned int nv_thread = get_local_id(0) + get_local_id(1) * get_local_size(0); "
+        "unsigned int nv_block = get_group_id(0) + (get_group_id(1) + get_group_id(2) * "
+        "get_num_groups(1)) * get_num_groups(0); "
+        "unsigned int nv_thread = get_local_id(0) + (get_local_id(1) + get_local_id(2) * "
+        "get_local_size(1)) * get_local_size(0); "
         "unsigned int nv_on = (nv_block % nv_stride) == 0;")
     kernel.body.block_items = prologue + list(kernel.body.block_items or [])
     extra = statements("unsigned int *nv_trace; unsigned int *nv_count; unsigned int nv_cap; "

@@ -15,7 +15,7 @@ def text(p: KernelProfile) -> str:
     """A per-site table and the totals of one kernel profile."""
     head = (f"{p.kernel} ({p.variant}{': ' + ', '.join(p.passes) if p.passes else ''}) at "
             + ", ".join(f"{k}={v}" for k, v in p.sizes.items())
-            + f"; block {p.block[0]}x{p.block[1]}, {p.blocks} blocks, "
+            + f"; block {'x'.join(map(str, p.block))}, {p.blocks} blocks, "
             f"{p.sampled_blocks} sampled")
     rows = [("site", "access", "space", "kind", "requests", "sectors/req", "sectors",
              "bank conflicts")]

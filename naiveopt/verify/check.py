@@ -110,7 +110,8 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
         return Verification("skipped", "the kernel writes no global array: nothing to compare")
     if kernel.threads is None:
         return Verification("skipped", "thread space unknown: add '#pragma naiveopt "
-                            "threads(X, Y)' or a bounds guard")
+                            "threads(X, Y)' (threads(X, Y, Z) where the kernel reads z ids) "
+                            "or a bounds guard")
     checks, unproven = [], []
     for set_name, sizes in sets.items():
         try:
@@ -354,12 +355,11 @@ def make_args(kernel: KernelSpec, sizes: dict[str, int], rng: np.random.Generato
 
 
 def launch_sizes(geo: LaunchGeometry, sizes: dict[str, int]
-                 ) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The OpenCL (global, local) sizes of a launch at concrete problem sizes."""
-    space = [int(evaluate(t, sizes)) for t in geo.thread_space]
-    bx, by = geo.block
-    cx, cy = geo.coarsen
-    return (-(-space[0] // (bx * cx)) * bx, -(-space[1] // (by * cy)) * by), (bx, by)
+                 ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The OpenCL (global, local) sizes of a launch at concrete problem sizes: the full 3-D
+    NDRange, evaluated from the geometry's trees (launch.evaluate, as the sidecar gives
+    them to a host), so a launch that dropped a dimension would be checked as such."""
+    return geo.sizes(sizes)
 
 
 def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):

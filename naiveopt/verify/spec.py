@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import NaiveoptError
 from ..ir import GModule, GProcedure
 from ..ir.elements import element
+from ..launch import z_used
 from .expr import evaluate
 from .indices import IndexFill, index_facts
 
@@ -34,8 +35,8 @@ class ArgSpec:
 @dataclass
 class KernelSpec:
     name: str
-    threads: tuple[str, str] | None
-    block: tuple[int, int] | None
+    threads: tuple[str, ...] | None          # (x, y) or (x, y, z)
+    block: tuple[int, ...] | None            # (x, y) or (x, y, z)
     args: list[ArgSpec]
     defines: list[str] = field(default_factory=list)
     reference: dict[str, str] = field(default_factory=dict)
@@ -104,10 +105,14 @@ def apply_launch_facts(module: GModule, spec: FileSpec | None) -> None:
             tuple(clauses["threads"][0]) if "threads" in clauses else None)
         if block and proc.pragma.block_dim == (None, None):
             proc.pragma.block_dim = (str(block[0]), str(block[1]) if len(block) > 1 else "1")
+        if block and len(block) > 2 and proc.pragma.block_dim_z is None:
+            proc.pragma.block_dim_z = str(block[2])
         if threads and proc.pragma.global_dim == (None, None):
             proc.pragma.global_dim = (str(threads[0]),
                                       str(threads[1]) if len(threads) > 1 else "1")
             proc.pragma.global_dim_source = "metadata" if kspec else "pragma"
+        if threads and len(threads) > 2 and proc.pragma.global_dim_z is None:
+            proc.pragma.global_dim_z = str(threads[2])
 
 
 def spec_from_pragmas(module: GModule) -> FileSpec | None:
@@ -163,6 +168,11 @@ def _kernel_from_ir(proc: GProcedure, shapes, scalars, threads, block) -> Kernel
                                 value="1.25" if floating else None))
     if threads is None and proc.pragma.global_dim[0]:
         threads = (proc.pragma.global_dim[0], proc.pragma.global_dim[1] or "1")
+    if threads is not None and len(threads) < 3:
+        # the z extent: from the pragma's 3-D form, the bounds guard, or 1 for a kernel
+        # that reads no z id; a z id with no known extent leaves the thread space unknown
+        z = proc.pragma.global_dim_z or ("1" if not z_used(proc) else None)
+        threads = (threads + ("1",))[:2] + (z,) if z else None
     return KernelSpec(proc.name, threads, block, args)
 
 

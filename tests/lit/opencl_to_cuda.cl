@@ -17,7 +17,7 @@ __kernel void reverse(__global const float *in, __global float *out)
         out[g] = tile[63 - l];
 }
 
-// CHECK: //   launch: reverse<<<dim3(ceil(N / 64), 1), dim3(64, 1)>>>
+// CHECK: //   launch: reverse<<<dim3((N + 63) / 64, 1), dim3(64, 1)>>>
 // CHECK: #ifndef N
 // CHECK-NEXT: #define N 64
 // CHECK-NEXT: #endif

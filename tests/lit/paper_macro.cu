@@ -12,7 +12,7 @@ __global__ void mtrans(float *A, float *B) {
 }
 
 // CHECK: //   local size:  (16, 16)
-// CHECK-NEXT: //   global size: (ceil(N / 16) * 16, ceil(N / 16) * 16)
+// CHECK-NEXT: //   global size: ((N + 15) / 16 * 16, (N + 15) / 16 * 16)
 // CHECK-NOT: #define A(
 // CHECK: #define N 64
 // CHECK: __kernel void mtrans(__global float *A, __global float *B) {

@@ -13,7 +13,7 @@ __global__ void blur_x(const float *in, float *out, int W, int H)
 }
 
 // CHECK: //   local size:  (16, 16)
-// CHECK-NEXT: //   global size: (ceil(W / 16) * 16, ceil(H / 16) * 16)
+// CHECK-NEXT: //   global size: ((W + 15) / 16 * 16, (H + 15) / 16 * 16)
 // CHECK-NEXT: //   thread space: (W, H)
 // CHECK: __kernel void blur_x(__global const float *in, __global float *out, int W, int H) {
 // CHECK-NEXT: const int idx = get_global_id(0);

@@ -4,6 +4,17 @@ Rewrites CUDA built-ins into the IR's unified ids: ``threadIdx.x`` -> tidx, ``bl
 bidy, ``blockDim.x`` -> blockDimX, and ``blockIdx.x*blockDim.x+threadIdx.x`` in any operand order
 -> idx. It also reads the thread space the kernel needs from its bounds guard
 (``if (i < n)`` / ``if (i >= n) return;`` with i = idx) when no #define or pragma gave it.
+
+Two more facts make every naive thread part of the launch (issue 11):
+
+* an axis the kernel indexes by ``blockIdx`` alone (``int row = blockIdx.y;`` with no
+  threadIdx.y, blockDim.y or gridDim.y) was launched with one thread per block along it; with
+  a block of 1 there ``blockIdx.y == blockIdx.y * blockDim.y + threadIdx.y``, so it is
+  rewritten to the global id idy (GPragma.block_id_axes records it: the naive launch keeps
+  block 1 there, launch.default_block) and the passes may then reshape it like any other;
+* z ids (blockIdx.z, threadIdx.z, get_global_id(2)...) stay CUDA built-ins that the passes do
+  not transform (launch.py); the z extent is read from a guard on blockIdx.z (or on
+  blockIdx.z * blockDim.z + threadIdx.z, or a local defined once as either).
 """
 from __future__ import annotations
 
@@ -11,6 +22,7 @@ from pycparser import c_ast
 
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
+from ...launch import block_z, is_z_builtin, z_used
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import Pass, PassContext
 
@@ -59,6 +71,7 @@ class Predefined(Pass):
             return PredefId(gid, node.coord) if gid else node
 
         map_nodes(proc.body, fn)
+        self._block_id_axes(proc, ctx)
         used = sorted({n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)})
         taken = identifiers(proc.func)
         for name in used:
@@ -71,6 +84,56 @@ class Predefined(Pass):
         ctx.remark("analysis", self.name, proc,
                    "thread ids: " + (", ".join(used) if used else "none"))
         self._thread_space_from_guard(proc, ctx)
+        self._z_from_guard(proc, ctx)
+
+    def _block_id_axes(self, proc: GProcedure, ctx: PassContext) -> None:
+        """Rewrite an axis indexed by blockIdx alone into its global id (module docstring)."""
+        used = _ids_used(proc)
+        axes = ""
+        for axis, block_dim in zip("xy", proc.pragma.block_dim):
+            bid, dim, tid, gid = _GLOBAL_IDS[axis]
+            grid = "gridDim" + axis.upper()
+            if bid in used and not used & {dim, tid, gid, grid} and block_dim in (None, "1"):
+                axes += axis
+        if not axes:
+            return
+
+        def fn(node: c_ast.Node) -> c_ast.Node:
+            if isinstance(node, PredefId) and node.name in ("bidx", "bidy") and \
+                    node.name[-1] in axes:
+                return PredefId("id" + node.name[-1], node.coord)
+            return node
+
+        map_nodes(proc.body, fn)
+        proc.pragma.block_id_axes = axes
+        ctx.remark("analysis", self.name, proc, "indexed by blockIdx alone along "
+                   f"{' and '.join(axes)} (one thread per block there in the naive launch): "
+                   "read as the global id, " + ", ".join(f"blockIdx.{a} -> id{a}"
+                                                         for a in axes))
+
+    def _z_from_guard(self, proc: GProcedure, ctx: PassContext) -> None:
+        if proc.pragma.global_dim_z is not None or not z_used(proc):
+            return
+        one = block_z(proc) == 1
+        aliases = {}
+        counts = assigned_names(proc.body)
+        for node, _ in walk(proc.body):
+            if isinstance(node, c_ast.Decl) and node.init is not None and \
+                    counts.get(node.name) == 1 and _is_z_id(node.init, one):
+                aliases[node.name] = "idz"
+        for stmt in proc.body.block_items or []:
+            if isinstance(stmt, c_ast.If):
+                found = guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue),
+                                     z_id=lambda n: _is_z_id(n, one))
+                if "idz" in found:
+                    proc.pragma.global_dim_z = to_c(found["idz"])
+        if proc.pragma.global_dim_z is not None:
+            ctx.remark("analysis", self.name, proc, "z extent from bounds guard: "
+                       f"{proc.pragma.global_dim_z}")
+        else:
+            ctx.remark("analysis", self.name, proc, "the kernel reads z ids but no guard, "
+                       "metadata or pragma gives the z extent: launched over globalDimZ; "
+                       "say '#pragma naiveopt threads(X, Y, Z)'")
 
     def _thread_space_from_guard(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.pragma.global_dim != (None, None):
@@ -93,6 +156,27 @@ def _ids_used(proc: GProcedure) -> set[str]:
     return {n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)}
 
 
+def _is_z_id(node: c_ast.Node, block_z_one: bool) -> bool:
+    """Whether ``node`` is the global z id: blockIdx.z * blockDim.z + threadIdx.z in any
+    operand order, or blockIdx.z alone where the block has one thread along z."""
+    while isinstance(node, c_ast.Cast):
+        node = node.expr
+
+    def named(n: c_ast.Node, base: str) -> bool:
+        return is_z_builtin(n) and n.name.name == base
+
+    if block_z_one and named(node, "blockIdx"):
+        return True
+    if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
+        return False
+    for mul, tid in ((node.left, node.right), (node.right, node.left)):
+        if named(tid, "threadIdx") and isinstance(mul, c_ast.BinaryOp) and mul.op == "*" and \
+                {(named(a, "blockIdx"), named(b, "blockDim")) for a, b in
+                 ((mul.left, mul.right), (mul.right, mul.left))} & {(True, True)}:
+            return True
+    return False
+
+
 def id_aliases(proc: GProcedure) -> dict[str, str]:
     """Locals defined once as a global id: ``int i = idx;`` -> {'i': 'idx'}."""
     counts = assigned_names(proc.body)
@@ -111,16 +195,16 @@ def is_return(stmt: c_ast.Node) -> bool:
     return isinstance(stmt, c_ast.Return)
 
 
-def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False
-                 ) -> dict[str, c_ast.Node]:
+def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False,
+                 z_id=None) -> dict[str, c_ast.Node]:
     """Exclusive upper bounds a guard puts on idx / idy: ``i < n && j < m`` -> {idx: n, idy: m}.
 
     ``negated`` reads the condition of an early return (``if (i >= n) return;``)."""
     out: dict[str, c_ast.Node] = {}
     joiner = "||" if negated else "&&"
     if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-        out.update(guard_bounds(cond.left, aliases, negated))
-        out.update(guard_bounds(cond.right, aliases, negated))
+        out.update(guard_bounds(cond.left, aliases, negated, z_id))
+        out.update(guard_bounds(cond.right, aliases, negated, z_id))
         return out
     if not isinstance(cond, c_ast.BinaryOp):
         return out
@@ -131,7 +215,9 @@ def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = Fals
             continue
         gid = var.name if isinstance(var, PredefId) else (
             aliases.get(var.name) if isinstance(var, c_ast.ID) else None)
-        if gid in ("idx", "idy"):
+        if gid is None and z_id is not None and z_id(var):
+            gid = "idz"     # only where the caller asks for z (predefined._z_from_guard)
+        if gid in ("idx", "idy", "idz"):
             out[gid] = bound if table[cond.op] == "<" else c_ast.BinaryOp(
                 "+", bound, c_ast.Constant("int", "1"))
     return out

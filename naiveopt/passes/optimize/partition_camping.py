@@ -63,7 +63,7 @@ from ...ir.build import expression, statements
 from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
-from ...launch import geometry, uses_y
+from ...launch import evaluate, geometry, uses_y, variables
 from ...targets import Target, get_target
 from ..functional.builtins import (CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_IDS,
                                    OPENCL_TO_CUDA_MATH, call_name)
@@ -210,7 +210,7 @@ class PartitionCamping(OptimizationPass):
 # ------------------------------------------------------------------------------ the model
 def block_strided(proc: GProcedure, ctx: PassContext) -> list[Access]:
     """Global accesses whose address moves between neighbouring blocks in x or y."""
-    bx, by = geometry(proc).block
+    bx, by = geometry(proc).block[:2]
     out = []
     for m in proc.memory_expressions:
         if m.space != "global":
@@ -229,18 +229,19 @@ def first_wave(proc: GProcedure, target: Target) -> Wave:
     """The first blocks in launch order (x fastest) at the model size: one per
     multiprocessor, the fewest that run together."""
     g = geometry(proc)
-    grid = tuple(max(1, _at_model_size(text)) for text in g.grid)
+    grid = tuple(max(1, _at_model_size(tree)) for tree in g.grid_trees[:2])
     count = min(target.multiprocessors, grid[0] * grid[1])
     return Wave([(b % grid[0], b // grid[0]) for b in range(count)], grid, target)
 
 
-def _at_model_size(text: str) -> int:
-    try:
-        value = sympy.sympify(text.replace("ceil", "ceiling"))
-    except (sympy.SympifyError, TypeError, SyntaxError):
+def _at_model_size(tree) -> int:
+    """A grid extent (launch.py's tree) with every size at MODEL_SIZE."""
+    if tree is None:
         return MODEL_SIZE
-    value = value.subs({s: MODEL_SIZE for s in value.free_symbols})
-    return int(sympy.ceiling(value)) if value.is_number else MODEL_SIZE
+    try:
+        return evaluate(tree, {name: MODEL_SIZE for name in variables(tree)})
+    except ValueError:
+        return MODEL_SIZE
 
 
 def _value(expr: sympy.Expr) -> int:

@@ -323,3 +323,12 @@ def test_double_kernel_with_metadata_verifies_at_test_and_odd_sizes(tmp_path, ta
     assert v.status == "passed", v.detail
     assert [c.split()[0] for c in v.checks] == ["test", "odd"]
     assert "NumPy reference" in v.detail
+
+
+def test_a_cuda_variable_named_half_is_not_taken_for_fp16(monkeypatch):
+    monkeypatch.setattr(opencl, "device_has", lambda ext: ext != "cl_khr_fp16")
+    source = ("#pragma naiveopt sizes(N=300) array(A, N)\n"
+              "__global__ void h(float *A, int N)\n{\n" + GID +
+              "    int half = N / 2;\n    if (i < N) A[i] = A[i] * 2.0f + (i < half);\n}\n")
+    v = _verify(source, "h.cu")
+    assert "fp16" not in v.detail

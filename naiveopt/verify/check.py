@@ -204,7 +204,8 @@ def _check_device(kernel: KernelSpec, naive: Program, output: Program) -> None:
         if not opencl.device_has("cl_khr_fp64"):
             raise Unverifiable("the OpenCL device has no fp64 (cl_khr_fp64): the kernel uses "
                                "double")
-    if "float16" in dtypes or re.search(r"\bhalf\b", sources):
+    # 'half' is an identifier in CUDA: only a declaration or a cast counts
+    if "float16" in dtypes or re.search(r"\bhalf\d*\s+[A-Za-z_]|\(\s*half\d*\s*\)", sources):
         if not opencl.device_has("cl_khr_fp16"):
             raise Unverifiable("the OpenCL device has no fp16 (cl_khr_fp16): the kernel uses "
                                "half")

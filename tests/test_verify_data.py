@@ -332,3 +332,14 @@ def test_a_cuda_variable_named_half_is_not_taken_for_fp16(monkeypatch):
               "    int half = N / 2;\n    if (i < N) A[i] = A[i] * 2.0f + (i < half);\n}\n")
     v = _verify(source, "h.cu")
     assert "fp16" not in v.detail
+
+
+def test_an_internal_error_in_verification_is_not_a_pass(monkeypatch):
+    from naiveopt.verify import check
+
+    def broken(*args, **kw):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(check, "_naive_run", broken)
+    v = _verify(DAXPY_CU, "daxpy.cu")
+    assert v.status == "skipped" and "internal error RuntimeError: boom" in v.detail

@@ -323,3 +323,23 @@ def test_double_kernel_with_metadata_verifies_at_test_and_odd_sizes(tmp_path, ta
     assert v.status == "passed", v.detail
     assert [c.split()[0] for c in v.checks] == ["test", "odd"]
     assert "NumPy reference" in v.detail
+
+
+def test_a_cuda_variable_named_half_is_not_taken_for_fp16(monkeypatch):
+    monkeypatch.setattr(opencl, "device_has", lambda ext: ext != "cl_khr_fp16")
+    source = ("#pragma naiveopt sizes(N=300) array(A, N)\n"
+              "__global__ void h(float *A, int N)\n{\n" + GID +
+              "    int half = N / 2;\n    if (i < N) A[i] = A[i] * 2.0f + (i < half);\n}\n")
+    v = _verify(source, "h.cu")
+    assert "fp16" not in v.detail
+
+
+def test_an_internal_error_in_verification_is_not_a_pass(monkeypatch):
+    from naiveopt.verify import check
+
+    def broken(*args, **kw):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(check, "_naive_run", broken)
+    v = _verify(DAXPY_CU, "daxpy.cu")
+    assert v.status == "skipped" and "internal error RuntimeError: boom" in v.detail

@@ -8,12 +8,12 @@ kernel itself cannot run on make it 'skipped' with the reason (docs/kernel-metad
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-import re
-
+from ..errors import NaiveoptError
 from ..ir.elements import Element, element
 from ..launch import LaunchGeometry
 from . import opencl
@@ -90,6 +90,8 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
     preprocessor macros for this file (passed to the OpenCL compiler)."""
     try:
         return _verify(spec, kernel, naive, output, defines, macros, seed)
+    except NaiveoptError:
+        raise                  # an OpenCL build failure: an error, as before (nothing written)
     except Exception as exc:  # noqa: BLE001 - never a pass, never blamed on the kernel
         return Verification("skipped", "verification could not run: internal error "
                             f"{type(exc).__name__}: {exc}")
@@ -205,7 +207,8 @@ def _check_device(kernel: KernelSpec, naive: Program, output: Program) -> None:
         if not opencl.device_has("cl_khr_fp64"):
             raise Unverifiable("the OpenCL device has no fp64 (cl_khr_fp64): the kernel uses "
                                "double")
-    if "float16" in dtypes or re.search(r"\bhalf\b", sources):
+    # 'half' is an identifier in CUDA: only a declaration or a cast counts
+    if "float16" in dtypes or re.search(r"\bhalf\d*\s+[A-Za-z_]|\(\s*half\d*\s*\)", sources):
         if not opencl.device_has("cl_khr_fp16"):
             raise Unverifiable("the OpenCL device has no fp16 (cl_khr_fp16): the kernel uses "
                                "half")

@@ -326,12 +326,21 @@ def test_double_kernel_with_metadata_verifies_at_test_and_odd_sizes(tmp_path, ta
 
 
 def test_a_cuda_variable_named_half_is_not_taken_for_fp16(monkeypatch):
+    """'half' is an identifier in CUDA (its OpenCL translation is item 8's): only a
+    declaration or a cast of the type asks for fp16."""
+    from naiveopt.verify import check
+    from naiveopt.verify.spec import ArgSpec, KernelSpec
+
     monkeypatch.setattr(opencl, "device_has", lambda ext: ext != "cl_khr_fp16")
-    source = ("#pragma naiveopt sizes(N=300) array(A, N)\n"
-              "__global__ void h(float *A, int N)\n{\n" + GID +
-              "    int half = N / 2;\n    if (i < N) A[i] = A[i] * 2.0f + (i < half);\n}\n")
-    v = _verify(source, "h.cu")
-    assert "fp16" not in v.detail
+    kernel = KernelSpec("h", ("N", "1"), None, [ArgSpec("A", "inout", "float", ["N"])])
+
+    def program(body):
+        return check.Program(body, [], {})
+
+    check._check_device(kernel, program("int half = N / 2; x = y * half;"), program(""))
+    for uses in ("half x = 1;", "y = (half)x;", "half2 v;"):
+        with pytest.raises(check.Unverifiable, match="no fp16"):
+            check._check_device(kernel, program(uses), program(""))
 
 
 def test_an_internal_error_in_verification_is_not_a_pass(monkeypatch):

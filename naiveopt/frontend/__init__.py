@@ -15,6 +15,7 @@ from pycparser import c_ast
 
 from ..errors import NaiveoptError, UnsupportedConstruct
 from ..ir import GModule, GPragma, GProcedure, Param
+from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
 from ..verify.expr import evaluate
 from .translate import VECTOR_TYPES, Translator, base_type_name
@@ -60,7 +61,7 @@ def fixed_macros(source: str, defines: dict[str, str]) -> tuple[dict[str, int], 
 
     def integer(text: str, names: dict[str, int]) -> int | None:
         try:
-            value = evaluate(re.sub(r"(?<=\d)[uUlL]+\b", "", text), names)
+            value = evaluate(integer_literals_to_decimal(text), names)
         except (ValueError, ZeroDivisionError):
             return None
         return value if isinstance(value, int) else None
@@ -179,7 +180,7 @@ def _integer_macros(file_macros: dict[str, str], defines: dict[str, str]) -> dic
     for name in (set(file_macros) | set(defines)) - set(CONFIG_MACROS) - set(cs.PAPER_IDS):
         text = defines.get(name, file_macros.get(name, ""))
         try:
-            value = evaluate(re.sub(r"(?<=\d)[uUlL]+\b", "", text), {})
+            value = evaluate(integer_literals_to_decimal(text), {})
         except ValueError:
             continue
         if isinstance(value, int):

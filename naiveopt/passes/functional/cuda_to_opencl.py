@@ -4,6 +4,7 @@ Rewrites the postprocessed CUDA tree into OpenCL C 1.2: __global__ -> __kernel, 
 parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> work-item
 functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
 CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN.
+Literals keep their text where OpenCL C has it (ir.literals.opencl_literal says where not).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pycparser import c_ast
 
 from ...errors import error_at
 from ...ir import GModule, GProcedure
+from ...ir.literals import integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
 from ...ir.textures import bind_textures
 from ...ir.vector import VectorLoad, VectorStore
@@ -26,12 +28,15 @@ class CUDAToOpenCL(Pass):
     requires = ("postprocessor",)
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
+        notes: list[str] = []
         for helper in module.helpers:
             helper.decl.funcspec = []
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
-            _rewrite_body(helper.body, module.path)
+            notes += _rewrite_body(helper.body, module.path)
         for proc in module.procedures:
             self.run(proc, ctx)
+            for note in notes:
+                ctx.remark("analysis", self.name, proc, f"in a helper: {note}")
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         proc.func.decl.funcspec = ["__kernel"]
@@ -42,7 +47,8 @@ class CUDAToOpenCL(Pass):
 
         _qualify_pointer_params(proc.func.decl.type.args, space)
         bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
-        _rewrite_body(proc.body, proc.file)
+        for note in _rewrite_body(proc.body, proc.file):
+            ctx.remark("analysis", self.name, proc, note)
         proc.dialect = "opencl"
 
 
@@ -54,12 +60,19 @@ def _qualify_pointer_params(params: c_ast.ParamList | None, space) -> None:
             base.quals = [space(decl.name)] + [q for q in base.quals if not q.startswith("__")]
 
 
-def _rewrite_body(body: c_ast.Node, path: str) -> None:
+def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
+    """Rewrite a body in place; returns notes on literals whose OpenCL spelling differs in
+    type (``1e-5L`` -> ``1e-5``)."""
+    notes: list[str] = []
     for node, _ in walk(body):
         if isinstance(node, c_ast.Decl) and "__shared__" in node.storage:
             node.storage = ["__local" if s == "__shared__" else s for s in node.storage]
         elif isinstance(node, (VectorLoad, VectorStore)):
             node.dialect = "opencl"         # vloadN/vstoreN: no alignment requirement
+        elif isinstance(node, c_ast.Constant):
+            node.value, note = opencl_literal(node.value)
+            if note and note not in notes:
+                notes.append(note)
 
     def fn(node: c_ast.Node) -> c_ast.Node:
         if isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \
@@ -82,6 +95,7 @@ def _rewrite_body(body: c_ast.Node, path: str) -> None:
         return node
 
     map_nodes(body, fn)
+    return notes
 
 
 def _global_id(node: c_ast.BinaryOp) -> int | None:
@@ -89,7 +103,7 @@ def _global_id(node: c_ast.BinaryOp) -> int | None:
     def dim_of(n: c_ast.Node, name: str) -> int | None:
         if call_name(n) == name:
             (arg,) = call_args(n)
-            return int(arg.value)
+            return integer_value(arg.value)
         return None
 
     for mul, tid in ((node.left, node.right), (node.right, node.left)):

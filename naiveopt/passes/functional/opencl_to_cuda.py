@@ -11,6 +11,7 @@ from pycparser import c_ast
 
 from ...errors import NaiveoptError, error_at
 from ...ir import GModule, GProcedure
+from ...ir.literals import integer_value
 from ...ir.rewrite import map_nodes
 from ..manager import Pass, PassContext
 from .builtins import (DIMS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH, call, call_args,
@@ -70,8 +71,10 @@ class OpenCLToCUDA(Pass):
 
 
 def _dimension(node: c_ast.FuncCall, args: list[c_ast.Node], path: str) -> str:
-    if len(args) == 1 and isinstance(args[0], c_ast.Constant) and args[0].value in "012":
-        return DIMS[int(args[0].value)]
+    value = integer_value(args[0].value) if len(args) == 1 and isinstance(
+        args[0], c_ast.Constant) and args[0].type == "int" else None
+    if value in (0, 1, 2):
+        return DIMS[value]
     raise _located(node, path, "work-item functions need a constant dimension 0, 1 or 2")
 
 

@@ -71,11 +71,18 @@ def default_block(proc: GProcedure) -> tuple[int, int]:
 
 def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
              thread_space: tuple[str, str] | None = None) -> LaunchGeometry:
-    """The launch geometry of a (possibly transformed) kernel."""
-    gx, gy = thread_space or proc.pragma.global_dim
+    """The launch geometry of a (possibly transformed) kernel, in the user's names of its
+    parameters (a parameter a translation renamed is still the user's to the host)."""
+    gx, gy = thread_space or [_user_names(proc, e) for e in proc.pragma.global_dim]
     return LaunchGeometry(block or proc.launch_block or default_block(proc), proc.coarsen,
                           (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1")),
                           proc.launch_multiple)
+
+
+def _user_names(proc: GProcedure, expr: str | None) -> str | None:
+    if not expr or not proc.renamed:
+        return expr
+    return _NAME.sub(lambda m: proc.renamed.get(m.group(0), m.group(0)), expr)
 
 
 def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded: bool

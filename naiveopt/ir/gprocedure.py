@@ -148,6 +148,9 @@ class GProcedure:
     # its naive block relies on its thread space being a multiple of this (launch.py)
     launch_multiple: tuple[int, int] | None = None
     tiling: object | None = None                  # passes.optimize.tiling.TilingPlan applied
+    # identifiers the translations renamed because the dialect reserves the user's name:
+    # name in the tree and params -> the user's name (passes.functional.names)
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def body(self) -> c_ast.Compound:

@@ -125,20 +125,28 @@ def spec_from_pragmas(module: GModule) -> FileSpec | None:
 
 
 def _kernel_from_ir(proc: GProcedure, shapes, scalars, sizes, threads, block) -> KernelSpec:
-    written = {m.array for m in proc.memory_expressions if m.is_write}
+    """The kernel's arguments in the user's names (pragmas name them so; a parameter the
+    translation renamed, e.g. OpenCL's ``new`` -> ``new_``, is the user's ``new``)."""
+    def user(name: str) -> str:
+        return proc.renamed.get(name, name)
+
+    written = {user(m.array) for m in proc.memory_expressions if m.is_write}
     args = []
     for p in proc.params:
         kind = "float" if p.base_type in ("float", "double") else "int"
+        name = user(p.name)
         if p.is_pointer:
-            args.append(ArgSpec(p.name, "inout" if p.name in written else "in", kind,
-                                shapes.get(p.name, [])))
-        elif p.name in scalars:
-            args.append(ArgSpec(p.name, "scalar", kind, value=scalars[p.name]))
+            args.append(ArgSpec(name, "inout" if name in written else "in", kind,
+                                shapes.get(name, [])))
+        elif name in scalars:
+            args.append(ArgSpec(name, "scalar", kind, value=scalars[name]))
         else:
-            args.append(ArgSpec(p.name, "size" if kind == "int" else "scalar", kind,
+            args.append(ArgSpec(name, "size" if kind == "int" else "scalar", kind,
                                 value=None if kind == "int" else "1.25"))
     if threads is None and proc.pragma.global_dim[0]:
-        threads = (proc.pragma.global_dim[0], proc.pragma.global_dim[1] or "1")
+        gx, gy = (re.sub(r"[A-Za-z_]\w*", lambda m: user(m.group(0)), e) if e else e
+                  for e in proc.pragma.global_dim)
+        threads = (gx, gy or "1")
     return KernelSpec(proc.name, threads, block, args)
 
 

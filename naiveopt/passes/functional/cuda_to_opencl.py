@@ -19,6 +19,7 @@ from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
 from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, DIMS, call, call_args,
                        call_name)
+from .names import rename_reserved
 
 _FENCE = c_ast.BinaryOp("|", c_ast.ID("CLK_LOCAL_MEM_FENCE"), c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
 
@@ -29,6 +30,16 @@ class CUDAToOpenCL(Pass):
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
         notes: list[str] = []
+        for proc in module.procedures:          # address spaces are looked up by the IR's names
+            _qualify_pointer_params(proc.func.decl.type.args, _space_of(proc))
+            bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
+        before = {p.name: dict(p.renamed) for p in module.procedures}
+        rename_reserved(module, "opencl")       # before the rewrite writes barrier() & co.
+        for proc in module.procedures:
+            for written, user in proc.renamed.items():
+                if before[proc.name].get(written) != user:
+                    ctx.remark("analysis", self.name, proc, f"'{user}' is reserved in OpenCL "
+                               f"C: written '{written}'")
         for helper in module.helpers:
             helper.decl.funcspec = []
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
@@ -40,16 +51,16 @@ class CUDAToOpenCL(Pass):
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         proc.func.decl.funcspec = ["__kernel"]
-
-        def space(name: str) -> str:
-            param = proc.param(name)
-            return "__constant" if param and param.address_space == "constant" else "__global"
-
-        _qualify_pointer_params(proc.func.decl.type.args, space)
-        bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
         for note in _rewrite_body(proc.body, proc.file):
             ctx.remark("analysis", self.name, proc, note)
         proc.dialect = "opencl"
+
+
+def _space_of(proc: GProcedure):
+    def space(name: str) -> str:
+        param = proc.param(name)
+        return "__constant" if param and param.address_space == "constant" else "__global"
+    return space
 
 
 def _qualify_pointer_params(params: c_ast.ParamList | None, space) -> None:

@@ -16,12 +16,19 @@ from ...ir.rewrite import map_nodes
 from ..manager import Pass, PassContext
 from .builtins import (DIMS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH, call, call_args,
                        call_name, cuda_builtin)
+from .names import rename_reserved
 
 
 class OpenCLToCUDA(Pass):
     name = "opencl-to-cuda"
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
+        if module.dialect == "opencl":
+            rename_reserved(module, "cuda")     # before the rewrite writes threadIdx & co.
+            for proc in module.procedures:
+                for written, user in proc.renamed.items():
+                    ctx.remark("analysis", self.name, proc, f"'{user}' is reserved in CUDA: "
+                               f"written '{written}'")
         for helper in module.helpers:
             self._rewrite(helper.body, module.path)
         for proc in module.procedures:

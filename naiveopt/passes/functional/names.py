@@ -20,9 +20,11 @@ target reserves is a located error.
 """
 from __future__ import annotations
 
+import re
+
 from pycparser import c_ast
 
-from ...errors import error_at
+from ...errors import NaiveoptError
 from ...ir import GModule
 from ...ir.nodes import PREDEFINED_IDS, TexFetch
 from ...ir.rewrite import identifiers, walk
@@ -77,9 +79,10 @@ def rename_reserved(module: GModule, target: str) -> None:
     reserved = RESERVED[target]
     for proc in module.procedures:
         if proc.name in reserved:
-            raise error_at(proc.func.coord, f"kernel name '{proc.name}' is reserved in "
+            raise NaiveoptError(f"kernel name '{proc.name}' is reserved in "
                            f"{'OpenCL C' if target == 'opencl' else 'CUDA'} and a kernel "
-                           "cannot be renamed (the host launches it by name)", proc.file)
+                           "cannot be renamed (the host launches it by name)", proc.file, proc.line,
+                                proc.func.decl.coord.column if proc.func.decl.coord else None)
     used = _module_names(module)
     if target == "opencl":      # CUDA built-ins and *f math calls: gone after the rewrite
         used -= set(CUDA_TO_OPENCL_IDS) | set(CUDA_TO_OPENCL_MATH)
@@ -128,6 +131,13 @@ def _declared(module: GModule) -> set[str]:
     return names
 
 
+def _rename_text(expr: str | None, mapping: dict[str, str]) -> str | None:
+    """A C expression string (a thread-space extent) with the names renamed."""
+    if not expr:
+        return expr
+    return re.sub(r"[A-Za-z_]\w*", lambda m: mapping.get(m.group(0), m.group(0)), expr)
+
+
 def _apply(module: GModule, mapping: dict[str, str]) -> None:
     """Rename declarations and uses (not struct fields, and calls only of helpers)."""
     helpers = {h.decl.name for h in module.helpers}
@@ -153,10 +163,16 @@ def _apply(module: GModule, mapping: dict[str, str]) -> None:
                     t.declname = mapping[t.declname] if t.declname in mapping else t.declname
             elif isinstance(node, TexFetch) and node.array in mapping:
                 node.array = mapping[node.array]
-    for proc in module.procedures:
+    for proc in module.procedures:             # the analyses' records follow the tree
         for p in proc.params:
             if p.name in mapping:
                 p.name = mapping[p.name]
+        for m in proc.memory_expressions:
+            m.array = mapping.get(m.array, m.array)
+        for loop in proc.loops:
+            loop.iterator = mapping.get(loop.iterator, loop.iterator)
+        proc.pragma.global_dim = tuple(_rename_text(e, mapping)
+                                       for e in proc.pragma.global_dim)
         renamed = {}
         for written, user in proc.renamed.items():
             renamed[mapping.get(written, written)] = user

@@ -14,7 +14,7 @@ from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
 from .ir.vector import cuda_helpers, used_vectors
-from .ir.textures import texture_params
+from .ir.textures import host_texture_params
 from .launch import LaunchGeometry, texture_note
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -34,7 +34,7 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
                 "passes": passes.get(p.name, []),
-                "textures": [texture_note(t, target) for t in texture_params(p)]}
+                "textures": [texture_note(t, target) for t in host_texture_params(p)]}
                for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,
                            kernels=kernels, vector_helpers=_vector_helpers(module, target),

@@ -286,3 +286,24 @@ def test_reserved_kernel_name_is_a_located_error():
 
 def test_lit_literals_file_exists():
     assert os.path.exists(os.path.join(os.path.dirname(__file__), "lit", "literals.cu"))
+
+
+def test_texture_over_a_renamed_array_names_the_users_array():
+    source = """\
+#pragma naiveopt sizes(n=300) threads(n) block(64) array(local, n) array(out, n)
+__global__ void tex(const float *local, float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = local[i] * 2.0f;
+}
+"""
+    result = naiveopt.optimize(source, filename="tex.cu", target="opencl",
+                               options={"memory": "texture"})
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification
+    assert "read_only image1d_buffer_t local_" in result.code
+    assert "texture local_: image1d_buffer over local (" in result.code
+    (t,) = k.textures
+    assert t["param"] == "local_" and t["array"] == "local" and t["argument"] == 0
+    assert t["texels"] == "n"

@@ -14,7 +14,7 @@ from .emit import render
 from .errors import NaiveoptError
 from .frontend import dialect_of, fixed_macros, macro_defines, parse_module
 from .ir import GModule, Resources
-from .ir.textures import param_layout, texture_params
+from .ir.textures import host_texture_params, param_layout
 from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
                      default_block, geometry, texture_json)
 from .passes.manager import PassContext, Remark, run_passes
@@ -242,7 +242,7 @@ def _textures(proc, c: Compiled) -> list[dict]:
     """The sidecar entries of a kernel's texture parameters (element counts from metadata)."""
     kspec = c.spec.kernels.get(proc.name) if c.spec else None
     shapes = {a.name: " * ".join(a.shape) for a in kspec.args if a.shape} if kspec else {}
-    return [texture_json(t, c.target, shapes.get(t.array)) for t in texture_params(proc)]
+    return [texture_json(t, c.target, shapes.get(t.array)) for t in host_texture_params(proc)]
 
 
 def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[str, str]

@@ -21,7 +21,7 @@ from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
 from .ir.vector import cuda_helpers, used_vectors
-from .ir.textures import texture_params
+from .ir.textures import host_texture_params
 from .ir.globals import declaration
 from .launch import LaunchGeometry, data_notes, texture_note
 
@@ -54,7 +54,7 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
                 "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
-                "textures": [texture_note(t, target) for t in texture_params(p)],
+                "textures": [texture_note(t, target) for t in host_texture_params(p)],
                 "data": data_notes(module, p, target)}
                for p in module.procedures]
     text = template.render(version=__version__, source=source_name, arch=arch,

@@ -296,10 +296,11 @@ def default_block(proc: GProcedure) -> tuple[int, int]:
 
 def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
              thread_space: tuple[str, str] | None = None) -> LaunchGeometry:
-    """The launch geometry of a (possibly transformed) kernel."""
-    space = tuple(thread_space or proc.pragma.global_dim)
+    """The launch geometry of a (possibly transformed) kernel, in the user's names of its
+    parameters (a parameter a translation renamed is still the user's to the host)."""
+    space = tuple(thread_space or [_user_names(proc, e) for e in proc.pragma.global_dim])
     gx, gy = space[:2]
-    gz = space[2] if len(space) > 2 else proc.pragma.global_dim_z
+    gz = space[2] if len(space) > 2 else _user_names(proc, proc.pragma.global_dim_z)
     if not gz:
         gz = "globalDimZ" if z_used(proc) else "1"
     bx, by = (block or proc.launch_block or default_block(proc))[:2]
@@ -307,6 +308,12 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
     return LaunchGeometry((bx, by, bz), proc.coarsen,
                           (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1"),
                            gz), proc.launch_multiple)
+
+
+def _user_names(proc: GProcedure, expr: str | None) -> str | None:
+    if not expr or not proc.renamed:
+        return expr
+    return _NAME.sub(lambda m: proc.renamed.get(m.group(0), m.group(0)), expr)
 
 
 def allowed_blocks(proc: GProcedure, candidates: list[tuple[int, int]], guarded: bool

@@ -19,6 +19,7 @@ from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
 from ..ir.cgen import to_c
 from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
+from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
 from ..verify.expr import evaluate
 from .translate import VECTOR_TYPES, Translator, base_type_name
@@ -64,7 +65,7 @@ def fixed_macros(source: str, defines: dict[str, str]) -> tuple[dict[str, int], 
 
     def integer(text: str, names: dict[str, int]) -> int | None:
         try:
-            value = evaluate(re.sub(r"(?<=\d)[uUlL]+\b", "", text), names)
+            value = evaluate(integer_literals_to_decimal(text), names)
         except (ValueError, ZeroDivisionError):
             return None
         return value if isinstance(value, int) else None
@@ -270,7 +271,7 @@ def _integer_macros(file_macros: dict[str, str], defines: dict[str, str]) -> dic
     for name in (set(file_macros) | set(defines)) - set(CONFIG_MACROS) - set(cs.PAPER_IDS):
         text = defines.get(name, file_macros.get(name, ""))
         try:
-            value = evaluate(re.sub(r"(?<=\d)[uUlL]+\b", "", text), {})
+            value = evaluate(integer_literals_to_decimal(text), {})
         except ValueError:
             continue
         if isinstance(value, int):

@@ -13,6 +13,7 @@ import clang.cindex as ci
 from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
+from ..ir.literals import float_suffix, literal_token
 from . import clang_setup as cs
 
 K = ci.CursorKind
@@ -56,12 +57,18 @@ class Translator:
         return f"{self.path}:{cursor.location.line}:{cursor.location.column}"
 
     def token_at(self, cursor: ci.Cursor) -> str:
-        """The identifier or literal text at a cursor's (expansion) location in the main file."""
+        """The identifier or literal text at a cursor's (expansion) location in the main file.
+
+        Literals are read with C's own token grammar (``ir.literals``: a pp-number, so
+        ``1e-5f`` and ``0x1.8p-3`` are one token; a character literal with its prefix)."""
         loc = cursor.location
         if loc.file is None or loc.file.name != self.path:
             return ""
-        text = self.source_bytes[loc.offset:loc.offset + 64].decode(errors="replace")
-        m = re.match(r"[A-Za-z_]\w*|[0-9.][\w.]*(?:[eE][+-]?\d+[fF]?)?|'(?:\\.|[^'])'", text)
+        text = self.source_bytes[loc.offset:loc.offset + 256].decode(errors="replace")
+        token = literal_token(text)
+        if token:
+            return token
+        m = _IDENT.match(text)
         return m.group(0) if m else ""
 
     # ------------------------------------------------------------------- types
@@ -348,24 +355,44 @@ class Translator:
                               coord=self.coord(cursor))
 
     def literal(self, cursor: ci.Cursor) -> c_ast.Node:
-        """A literal; one that came from an object-like macro keeps the macro's name."""
+        """A literal, written exactly as in the source; one that came from an object-like
+        macro keeps the macro's name, one from another macro is written from its value with
+        the suffix its type needs (so ``0xFFFFFFFFu`` stays unsigned int)."""
         macro = self.macro_at.get(cursor.hash)
         if macro is not None:
             self.used_macros.add(macro)
             return c_ast.ID(macro, coord=self.coord(cursor))
         token = self.token_at(cursor)
-        if token and _IDENT.fullmatch(token):
-            value = cs.evaluate(cursor)
-            if value is None:
-                raise self.error(cursor, "cannot evaluate literal from macro")
-            if cursor.kind == K.FLOATING_LITERAL:
-                text = repr(float(value))
-                return c_ast.Constant("float", text + ("f" if cursor.type.spelling == "float"
-                                                       else ""))
-            return c_ast.Constant("int", str(value))
-        if not token:
-            value = cs.evaluate(cursor)
-            token = str(value)
-        ctype = "float" if cursor.kind == K.FLOATING_LITERAL else (
-            "char" if cursor.kind == K.CHARACTER_LITERAL else "int")
+        kind = cursor.kind
+        if token.startswith(("L'", "u'", "U'", "u8'")):
+            raise self.error(cursor, f"character literal {token} with an encoding prefix is "
+                                     "not supported (write the plain 'c' or its value)")
+        if kind == K.FLOATING_LITERAL and float_suffix(token) == "h":
+            raise self.error(cursor, f"half literal '{token}' is not supported (CUDA has no "
+                                     "half literals): write (half){token[:-1]}")
+        if not token or (kind == K.FLOATING_LITERAL and float_suffix(token) is None) or (
+                kind == K.INTEGER_LITERAL and not token[0].isdigit()):
+            return self._literal_from_value(cursor)
+        ctype = "float" if kind == K.FLOATING_LITERAL else (
+            "char" if kind == K.CHARACTER_LITERAL else "int")
         return c_ast.Constant(ctype, token)
+
+    def _literal_from_value(self, cursor: ci.Cursor) -> c_ast.Node:
+        """A literal whose text is not at its location (it comes out of a macro): its value
+        with the suffix of its type."""
+        value = cs.evaluate(cursor)
+        if value is None:
+            raise self.error(cursor, "cannot evaluate literal from macro")
+        spelling = cursor.type.get_canonical().spelling
+        if cursor.kind == K.FLOATING_LITERAL:
+            suffix = {"float": "f", "long double": "L", "half": "h"}.get(spelling, "")
+            if suffix == "h":
+                raise self.error(cursor, "half literals are not supported")
+            return c_ast.Constant("float", repr(float(value)) + suffix)
+        if cursor.kind == K.CHARACTER_LITERAL:
+            return c_ast.Constant("int", str(value))
+        suffix = {"unsigned int": "u", "long": "l", "unsigned long": "ul", "long long": "ll",
+                  "unsigned long long": "ull"}.get(spelling, "")
+        if suffix.startswith("u") and value < 0:      # getAsLongLong of a wide unsigned value
+            value += 1 << (32 if spelling == "unsigned int" else 64)
+        return c_ast.Constant("int", str(value) + suffix)

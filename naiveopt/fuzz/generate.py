@@ -20,6 +20,13 @@ The kernel is correct by construction, which is what makes a failed verification
 - there are no races: an array the kernel writes is accessed (read or written) only at
   elements the thread owns, i.e. with its thread ids as the index of the dimensions that
   span the thread space.
+
+Spellings (``forms``, a random stream of its own so the kernels' shapes stay those of the
+plain generator): literals are written in every C form of the same value (``0.25f`` as
+``2.5e-1f``, ``0x1p-2f``, ``25E-2F``, a double or long double; index constants and offsets as
+octal, hex, suffixed or character literals: the value, hence the in-range guarantee, is
+unchanged), and locals and sizes sometimes take names that the other dialect reserves
+(``half``, ``local`` in CUDA; ``new``, ``threadIdx`` in OpenCL).
 """
 from __future__ import annotations
 
@@ -110,8 +117,26 @@ class Case:
         return " ".join(parts)
 
 
+#: Spellings of the float constants the generator writes, all of exactly the same value.
+FLOAT_SPELLINGS = {
+    "0.25f": ["2.5e-1f", "25E-2F", "0x1p-2f", "0X1.0P-2F", ".25f", "0.25", "2.5e-1", "0.25L",
+              "0x.4p0f"],
+    "2.0f": ["2e+0f", "0x1p+1f", "2.F", "20e-1f", "2.0", "2e0L", "0X2P0F"],
+    "1.5f": ["15e-1f", "0x1.8p+0f", "1.5E0F", "1.5", "15E-1L"],
+}
+#: Identifiers one dialect allows and the other reserves (passes.functional.names).
+RESERVED_ELSEWHERE = {
+    "cuda": ["half", "local", "global", "constant", "kernel", "uint", "uchar", "float8",
+             "barrier", "read_only", "sampler_t", "image2d_t"],
+    "opencl": ["new", "class", "threadIdx", "blockDim", "dim3", "warpSize", "template", "this",
+               "typename", "delete", "namespace"],
+}
+
+
 class KernelGenerator:
     """Draws one file of random naive kernels (see the module docstring)."""
+
+    forms: random.Random | None = None     # literal and name spellings (None: plain ones)
 
     def __init__(self, rng: random.Random, dialect: str,
                  extra: random.Random | None = None) -> None:
@@ -148,7 +173,7 @@ class KernelGenerator:
         lines.append(self.pragma(kernels, block, guarded))
         for kernel in kernels:
             lines += self.kernel_lines(kernel)
-        return "\n".join(lines) + "\n"
+        return self.reserved_names("\n".join(lines) + "\n")
 
     def pragma(self, kernels: list[Kernel], block: tuple[int, int], guarded: bool) -> str:
         sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
@@ -231,6 +256,9 @@ class KernelGenerator:
                            else f"float acc = {self.read(tvars, 0)};"]
         for _ in range(rng.randint(1, 2)):
             body += self.loop(tvars, 1)
+        if self.forms and self.forms.random() < 0.3:
+            body.append(f"acc += (float){self.int_literal(8, signed=False)} * "
+                        f"{self.float_literal('0.25f')};")
         out = self.owned_array(tvars, [])
         body.append(f"{self.access(out, tvars, [])} = {rng.choice(['acc', 'acc', 'acc + ' + self.expr(tvars, 1)])};")
         kernel.body = body
@@ -361,11 +389,11 @@ class KernelGenerator:
         rng = self.rng
         fits = [v.name for v in scope if v.size == dim.size]
         if not fits:
-            return str(rng.randint(0, dim.pad))
+            return self.int_literal(rng.randint(0, dim.pad), signed=False)
         v = rng.choice(fits)
         forms = [v, v, v, f"{dim.size} - 1 - {v}"]
         if dim.pad:
-            forms.append(f"{v} + {rng.randint(1, dim.pad)}")
+            forms.append(f"{v} + {self.int_literal(rng.randint(1, dim.pad))}")
         if dim.mult == 2:
             forms += [f"2 * {v}", f"2 * {v} + {min(dim.pad + 1, rng.randint(0, 2))}"]
             if len(fits) > 1:
@@ -384,8 +412,45 @@ class KernelGenerator:
             if self.table and self.extra.random() < 0.3:
                 return f"{self.table_read(scope)} * {self.read(scope, depth)}"
             return self.read(scope, depth)
-        return rng.choice(["0.25f", "2.0f", "alpha" if self.current.has_alpha else "1.5f",
-                           f"(float){rng.choice(scope).name}"])
+        return self.float_literal(rng.choice(["0.25f", "2.0f", "alpha" if self.current.has_alpha
+                                              else "1.5f", f"(float){rng.choice(scope).name}"]))
+
+    # ------------------------------------------------------------- spellings
+    def float_literal(self, text: str) -> str:
+        """``text`` (a float literal or other operand) or a spelling of the same value."""
+        if self.forms is None or text not in FLOAT_SPELLINGS or self.forms.random() < 0.5:
+            return text
+        return self.forms.choice(FLOAT_SPELLINGS[text])
+
+    def int_literal(self, value: int, signed: bool = True) -> str:
+        """A C integer literal of ``value`` >= 0: decimal, octal, hex, suffixed (unsigned only
+        where ``signed`` is False: a constant index, not an offset added to a variable),
+        character literal; digit separators and binary literals in CUDA only."""
+        if self.forms is None or self.forms.random() < 0.4:
+            return str(value)
+        forms = [f"0{value:o}" if value else "00", f"0x{value:x}", f"0X{value:X}", f"{value}l",
+                 f"{value}L"]
+        if not signed:
+            forms += [f"{value}u", f"{value}U", f"{value}ul", f"0x{value:x}u", f"0{value:o}U",
+                      f"'\\{value:o}'"]
+            if self.dialect == "cuda":
+                forms += [f"{value}ull", f"{value}LLU", f"0b{value:b}", f"0'{value:o}"]
+        return self.forms.choice(forms)
+
+    def reserved_names(self, text: str) -> str:
+        """The file with, sometimes, the accumulator and a size named as the other dialect
+        reserves (whole-word renames of names the generator alone uses)."""
+        if self.forms is None:
+            return text
+        names = [n for n in RESERVED_ELSEWHERE[self.dialect]
+                 if not re.search(rf"\b{n}\b", text)]
+        self.forms.shuffle(names)
+        if names and self.forms.random() < 0.3:
+            text = re.sub(r"\bacc\b", names.pop(), text)
+        sizes = [s for s in ("K", "L", "M", "N") if re.search(rf"\b{s}\b", text)]
+        if names and sizes and self.forms.random() < 0.2:
+            text = re.sub(rf"\b{self.forms.choice(sizes)}\b", names.pop(), text)
+        return text
 
     # ------------------------------------------------------------------ text
     def kernel_lines(self, kernel: Kernel) -> list[str]:
@@ -500,7 +565,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     (dialect, target, arch, disabled passes among ``pass_names``, merge factors, memory)."""
     rng = random.Random(f"{seed}:{index}")
     dialect = rng.choice(["cuda", "opencl"])
-    source = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra")).file()
+    generator = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra"))
+    generator.forms = random.Random(f"{seed}:{index}:forms")
+    source = generator.file()
     # launch-geometry kernels from a stream of their own: the cases above keep their draws
     geo = random.Random(f"{seed}:{index}:geometry")
     if geo.random() < GEOMETRY_SHARE:

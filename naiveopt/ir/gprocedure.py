@@ -159,6 +159,9 @@ class GProcedure:
     # helpers, in source order: OpenCL takes them as extra arguments after its own (fixed at
     # parse time, so the naive and optimized kernels take the same arguments)
     global_args: list[str] = field(default_factory=list)
+    # identifiers the translations renamed because the dialect reserves the user's name:
+    # name in the tree and params -> the user's name (passes.functional.names)
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def body(self) -> c_ast.Compound:

@@ -10,6 +10,7 @@ import sympy
 from pycparser import c_ast
 
 from .gprocedure import IndexDecomposition
+from .literals import integer_value
 from .nodes import PredefId
 
 #: Thread ids that vary between threads of a block / between blocks.
@@ -66,13 +67,10 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
     if isinstance(node, PredefId):
         return sympy.Symbol(node.name, integer=True)
     if isinstance(node, c_ast.Constant):
-        if node.type in ("int", "unsigned int", "long", "unsigned long", "long long"):
-            text = node.value.rstrip("uUlL")
-            try:
-                return sympy.Integer(int(text, 0))
-            except ValueError:
-                return env.fresh_unresolved("const")
-        return env.fresh_unresolved("float")
+        value = integer_value(node.value) if node.type != "float" else None
+        if value is None:
+            return env.fresh_unresolved("const" if node.type != "float" else "float")
+        return sympy.Integer(value)
     if isinstance(node, c_ast.ID):
         name = node.name
         if name in env.loops or name in env.uniforms:
@@ -94,8 +92,10 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
             right = to_sympy(node.right, env, depth + 1)
             return left + right if node.op == "+" else (
                 left - right if node.op == "-" else left * right)
-        if node.op in ("<<",) and isinstance(node.right, c_ast.Constant):
-            return to_sympy(node.left, env, depth + 1) * 2 ** int(node.right.value, 0)
+        shift = integer_value(node.right.value) if node.op == "<<" and isinstance(
+            node.right, c_ast.Constant) else None
+        if shift is not None and 0 <= shift < 63:
+            return to_sympy(node.left, env, depth + 1) * 2 ** shift
         if node.op == "/":
             left = to_sympy(node.left, env, depth + 1)
             right = to_sympy(node.right, env, depth + 1)

@@ -9,7 +9,7 @@ passes that add or regroup fetches (the texture pass, vectorization) call
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pycparser import c_ast
 
@@ -49,6 +49,13 @@ def texture_params(proc: GProcedure) -> list[TextureParam]:
         found.setdefault(f.param, TextureParam(f.param, f.array, positions[f.array], f.elem,
                                                width))
     return sorted(found.values(), key=lambda t: (t.position, t.width))
+
+
+def host_texture_params(proc: GProcedure) -> list[TextureParam]:
+    """:func:`texture_params` for the host (header notes, launch sidecar): each names the
+    user's array, also where a translation renamed it (``local`` written ``local_`` in
+    OpenCL); ``param`` is the kernel's parameter as written."""
+    return [replace(t, array=proc.renamed.get(t.array, t.array)) for t in texture_params(proc)]
 
 
 def bind_textures(proc: GProcedure, dialect: str) -> None:

@@ -17,6 +17,7 @@ from pycparser import c_ast
 
 from ..ir import GModule, GProcedure
 from ..ir.build import statements
+from ..ir.literals import integer_value
 from ..ir.rewrite import walk
 from ..ir.vector import VectorLoad, VectorStore
 
@@ -79,7 +80,7 @@ def instrument(module: GModule, proc: GProcedure) -> tuple[GModule, list[Site]]:
                 "__local" in node.storage:
             dims, t = [], node.type
             while isinstance(t, c_ast.ArrayDecl):
-                dims.append(int(t.dim.value))
+                dims.append(integer_value(t.dim.value))
                 t = t.type
             arrays[node.name] = ("shared", t.type.names[0])
             pitches[node.name] = dims

@@ -6,7 +6,9 @@ can run code through it.
 from __future__ import annotations
 
 import ast
+import keyword
 import operator
+import re
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
@@ -17,11 +19,19 @@ def evaluate(text: str | int | float, names: dict[str, int | float]) -> int | fl
     """Evaluate an arithmetic expression over ``names``; raise ValueError if it is not one."""
     if isinstance(text, (int, float)):
         return text
+    if any(keyword.iskeyword(k) for k in names) or re.search(r"[A-Za-z]", str(text)):
+        # C names that are Python keywords (a size parameter named 'class' or 'global')
+        names = {_unkeyword(k): v for k, v in names.items()}
+        text = re.sub(r"(?<![\w.])[A-Za-z_]\w*", lambda m: _unkeyword(m.group(0)), str(text))
     try:
         tree = ast.parse(str(text).strip(), mode="eval")
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {text!r}") from exc
     return _eval(tree.body, names, str(text))
+
+
+def _unkeyword(name: str) -> str:
+    return f"{name}__kw" if keyword.iskeyword(name) else name
 
 
 def _eval(node: ast.AST, names: dict[str, int | float], text: str) -> int | float:

@@ -153,21 +153,29 @@ def pragma_size_sets(groups: list[list[str]]) -> dict[str, dict[str, int]]:
 
 
 def _kernel_from_ir(proc: GProcedure, shapes, scalars, threads, block) -> KernelSpec:
-    written = {m.array for m in proc.memory_expressions if m.is_write}
+    """The kernel's arguments in the user's names (pragmas name them so; a parameter the
+    translation renamed, e.g. OpenCL's ``new`` -> ``new_``, is the user's ``new``)."""
+    def user(name: str) -> str:
+        return proc.renamed.get(name, name)
+
+    written = {user(m.array) for m in proc.memory_expressions if m.is_write}
     args = []
     for p in proc.params:
         elem = element(p.base_type)
         floating = elem is None or elem.is_float
+        name = user(p.name)
         if p.is_pointer:
-            args.append(ArgSpec(p.name, "inout" if p.name in written else "in", p.base_type,
-                                shapes.get(p.name, [])))
-        elif p.name in scalars:
-            args.append(ArgSpec(p.name, "scalar", p.base_type, value=scalars[p.name]))
+            args.append(ArgSpec(name, "inout" if name in written else "in", p.base_type,
+                                shapes.get(name, [])))
+        elif name in scalars:
+            args.append(ArgSpec(name, "scalar", p.base_type, value=scalars[name]))
         else:
-            args.append(ArgSpec(p.name, "scalar" if floating else "size", p.base_type,
+            args.append(ArgSpec(name, "scalar" if floating else "size", p.base_type,
                                 value="1.25" if floating else None))
     if threads is None and proc.pragma.global_dim[0]:
-        threads = (proc.pragma.global_dim[0], proc.pragma.global_dim[1] or "1")
+        gx, gy = (re.sub(r"[A-Za-z_]\w*", lambda m: user(m.group(0)), e) if e else e
+                  for e in proc.pragma.global_dim)
+        threads = (gx, gy or "1")
     if threads is not None and len(threads) < 3:
         # the z extent: from the pragma's 3-D form, the bounds guard, or 1 for a kernel
         # that reads no z id; a z id with no known extent leaves the thread space unknown
@@ -224,7 +232,7 @@ def with_kernel_facts(kernel: KernelSpec, proc: GProcedure | None) -> KernelSpec
     other arrays (verify/indices.py)."""
     if proc is None:
         return kernel
-    params = {p.name: p for p in proc.params}
+    params = {proc.renamed.get(p.name, p.name): p for p in proc.params}
     args = [dataclasses.replace(a, type=params[a.name].base_type)
             if a.name in params and element(params[a.name].base_type) else a
             for a in kernel.args]

@@ -24,6 +24,11 @@ if not os.path.exists(filecheck):
     lit_config.fatal(f"filecheck not found next to {python}")
 
 config.substitutions.append(("%naiveopt", f"{python} -m naiveopt.cli"))
+# The naiveopt under test is the checkout this suite lives in (not whichever one the
+# environment has installed, e.g. an editable install of another worktree).
+repo = os.path.dirname(os.path.dirname(config.test_source_root))
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [repo] + [p for p in [os.environ.get("PYTHONPATH")] if p])
 config.substitutions.append((r"\bFileCheck\b", filecheck))
 
 # What naiveopt needs from the environment: nvcc on PATH (lit passes PATH and HOME), its

@@ -5,6 +5,7 @@ parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> wo
 functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
 CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN.
 File-scope data the host fills becomes extra kernel arguments (ir/globals.py).
+Literals keep their text where OpenCL C has it (ir.literals.opencl_literal says where not).
 """
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from pycparser import c_ast
 from ...errors import error_at
 from ...ir import GModule, GProcedure
 from ...ir.globals import pass_as_arguments
+from ...ir.literals import integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
 from ...ir.textures import bind_textures
 from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
 from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, DIMS, call, call_args,
                        call_name)
+from .names import rename_reserved
 
 _FENCE = c_ast.BinaryOp("|", c_ast.ID("CLK_LOCAL_MEM_FENCE"), c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
 
@@ -28,27 +31,41 @@ class CUDAToOpenCL(Pass):
     requires = ("postprocessor",)
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
+        notes: list[str] = []
+        for proc in module.procedures:          # address spaces are looked up by the IR's names
+            _qualify_pointer_params(proc.func.decl.type.args, _space_of(proc))
+            bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
+        before = {p.name: dict(p.renamed) for p in module.procedures}
+        rename_reserved(module, "opencl")       # before the rewrite writes barrier() & co.
+        for proc in module.procedures:
+            for written, user in proc.renamed.items():
+                if before[proc.name].get(written) != user:
+                    ctx.remark("analysis", self.name, proc, f"'{user}' is reserved in OpenCL "
+                               f"C: written '{written}'")
         for helper in module.helpers:
             helper.decl.funcspec = []
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
-            _rewrite_body(helper.body, module.path)
+            notes += _rewrite_body(helper.body, module.path)
             _opencl_type_names(helper)
         for proc in module.procedures:
             self.run(proc, ctx)
+            for note in notes:
+                ctx.remark("analysis", self.name, proc, f"in a helper: {note}")
         pass_as_arguments(module)            # host-filled file-scope data -> arguments
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         proc.func.decl.funcspec = ["__kernel"]
-
-        def space(name: str) -> str:
-            param = proc.param(name)
-            return "__constant" if param and param.address_space == "constant" else "__global"
-
-        _qualify_pointer_params(proc.func.decl.type.args, space)
-        bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
-        _rewrite_body(proc.body, proc.file)
+        for note in _rewrite_body(proc.body, proc.file):
+            ctx.remark("analysis", self.name, proc, note)
         _opencl_type_names(proc.func)
         proc.dialect = "opencl"
+
+
+def _space_of(proc: GProcedure):
+    def space(name: str) -> str:
+        param = proc.param(name)
+        return "__constant" if param and param.address_space == "constant" else "__global"
+    return space
 
 
 #: CUDA type spellings OpenCL C does not have: 'long long' is reserved there (PoCL aborts on
@@ -77,12 +94,19 @@ def _qualify_pointer_params(params: c_ast.ParamList | None, space) -> None:
             base.quals = [space(decl.name)] + [q for q in base.quals if not q.startswith("__")]
 
 
-def _rewrite_body(body: c_ast.Node, path: str) -> None:
+def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
+    """Rewrite a body in place; returns notes on literals whose OpenCL spelling differs in
+    type (``1e-5L`` -> ``1e-5``)."""
+    notes: list[str] = []
     for node, _ in walk(body):
         if isinstance(node, c_ast.Decl) and "__shared__" in node.storage:
             node.storage = ["__local" if s == "__shared__" else s for s in node.storage]
         elif isinstance(node, (VectorLoad, VectorStore)):
             node.dialect = "opencl"         # vloadN/vstoreN: no alignment requirement
+        elif isinstance(node, c_ast.Constant):
+            node.value, note = opencl_literal(node.value)
+            if note and note not in notes:
+                notes.append(note)
 
     def fn(node: c_ast.Node) -> c_ast.Node:
         if isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \
@@ -105,6 +129,7 @@ def _rewrite_body(body: c_ast.Node, path: str) -> None:
         return node
 
     map_nodes(body, fn)
+    return notes
 
 
 def _global_id(node: c_ast.BinaryOp) -> int | None:
@@ -112,7 +137,7 @@ def _global_id(node: c_ast.BinaryOp) -> int | None:
     def dim_of(n: c_ast.Node, name: str) -> int | None:
         if call_name(n) == name:
             (arg,) = call_args(n)
-            return int(arg.value)
+            return integer_value(arg.value)
         return None
 
     for mul, tid in ((node.left, node.right), (node.right, node.left)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from ...ir import GLoop, GProcedure
+from ...ir.literals import integer_value
 from ...ir.rewrite import assigned_names
 from ..manager import Pass, PassContext
 
@@ -85,8 +86,8 @@ def _upper(cond: c_ast.Node | None, it: str) -> c_ast.Node | None:
 def _step(nxt: c_ast.Node | None, it: str) -> int | None:
     def const(n: c_ast.Node) -> int | None:
         if isinstance(n, c_ast.Constant) and n.type == "int":
-            value = int(n.value.rstrip("uUlL"), 0)
-            return value if value > 0 else None
+            value = integer_value(n.value)
+            return value if value is not None and value > 0 else None
         return None
 
     if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and \

@@ -11,16 +11,24 @@ from pycparser import c_ast
 
 from ...errors import NaiveoptError, error_at
 from ...ir import GModule, GProcedure
+from ...ir.literals import integer_value
 from ...ir.rewrite import map_nodes
 from ..manager import Pass, PassContext
 from .builtins import (DIMS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH, call, call_args,
                        call_name, cuda_builtin)
+from .names import rename_reserved
 
 
 class OpenCLToCUDA(Pass):
     name = "opencl-to-cuda"
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
+        if module.dialect == "opencl":
+            rename_reserved(module, "cuda")     # before the rewrite writes threadIdx & co.
+            for proc in module.procedures:
+                for written, user in proc.renamed.items():
+                    ctx.remark("analysis", self.name, proc, f"'{user}' is reserved in CUDA: "
+                               f"written '{written}'")
         for helper in module.helpers:
             self._rewrite(helper.body, module.path)
         for proc in module.procedures:
@@ -70,8 +78,10 @@ class OpenCLToCUDA(Pass):
 
 
 def _dimension(node: c_ast.FuncCall, args: list[c_ast.Node], path: str) -> str:
-    if len(args) == 1 and isinstance(args[0], c_ast.Constant) and args[0].value in "012":
-        return DIMS[int(args[0].value)]
+    value = integer_value(args[0].value) if len(args) == 1 and isinstance(
+        args[0], c_ast.Constant) and args[0].type == "int" else None
+    if value in (0, 1, 2):
+        return DIMS[value]
     raise _located(node, path, "work-item functions need a constant dimension 0, 1 or 2")
 
 

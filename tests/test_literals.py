@@ -307,3 +307,12 @@ __global__ void tex(const float *local, float *out, int n)
     (t,) = k.textures
     assert t["param"] == "local_" and t["array"] == "local" and t["argument"] == 0
     assert t["texels"] == "n"
+
+
+def test_double_literal_argument_of_a_float_function_in_opencl():
+    """Fuzz seed 2222 case 96: CUDA's fmaxf(x, 2.0) became OpenCL's ambiguous fmax(float,
+    double); the literal is converted to float, as CUDA converts it."""
+    source = SIMPLE.replace("in[i] * 1e-5f + 0x10 + 010", "fmaxf(in[i], 0.25) + 1e-5")
+    result = naiveopt.optimize(source, filename="fm.cu", target="opencl")
+    assert "fmax(in[i], (float)0.25) + 1e-5" in result.code
+    assert result.kernels[0].verification.status == "passed"

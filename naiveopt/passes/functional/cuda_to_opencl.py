@@ -14,7 +14,7 @@ from pycparser import c_ast
 from ...errors import error_at
 from ...ir import GModule, GProcedure
 from ...ir.globals import pass_as_arguments
-from ...ir.literals import integer_value, opencl_literal
+from ...ir.literals import float_suffix, integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
 from ...ir.textures import bind_textures
 from ...ir.vector import VectorLoad, VectorStore
@@ -124,12 +124,23 @@ def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
             return call("mem_fence", c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
         if name in CUDA_TO_OPENCL_MATH:
             node.name = c_ast.ID(CUDA_TO_OPENCL_MATH[name])
+            if node.args is not None:   # fmaxf(x, 0.25) converts 0.25 to float; fmax(float,
+                node.args.exprs = [_to_float(a) for a in node.args.exprs]   # double) is ambiguous
         elif name and name.startswith("make_"):
             raise error_at(node.coord, f"'{name}' has no OpenCL translation yet", path)
         return node
 
     map_nodes(body, fn)
     return notes
+
+
+def _to_float(arg: c_ast.Node) -> c_ast.Node:
+    """A double literal argument of a CUDA float function, converted as CUDA converts it."""
+    if isinstance(arg, c_ast.Constant) and arg.type == "float" and \
+            float_suffix(arg.value) in ("", "l"):
+        float_type = c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(["float"]))
+        return c_ast.Cast(c_ast.Typename(None, [], None, float_type), arg)
+    return arg
 
 
 def _global_id(node: c_ast.BinaryOp) -> int | None:

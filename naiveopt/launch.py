@@ -16,6 +16,7 @@ can carry a form JSON consumers evaluate, and verification launches from the sam
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ Tree = dict
 
 _PY_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/",
            ast.Mod: "%"}
+#: The suffix a C name that is a Python keyword carries while Python's parser reads it.
+_KW = "__kw"
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 
 
@@ -42,8 +45,12 @@ def parse(text: str | int) -> Tree | None:
     a call, a float): such a geometry is printed as text only and cannot be evaluated."""
     if isinstance(text, int):
         return {"const": text}
+    # C names that are Python keywords (a size parameter named 'class') parse under a suffix
+    text = re.sub(r"(?<![\w.])[A-Za-z_]\w*",
+                  lambda m: m.group(0) + _KW if keyword.iskeyword(m.group(0)) else m.group(0),
+                  str(text))
     try:
-        node = ast.parse(str(text).strip(), mode="eval").body
+        node = ast.parse(text.strip(), mode="eval").body
         return _from_py(node)
     except (SyntaxError, ValueError):
         return None
@@ -53,7 +60,7 @@ def _from_py(node: ast.AST) -> Tree:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return {"const": node.value}
     if isinstance(node, ast.Name):
-        return {"var": node.id}
+        return {"var": node.id.removesuffix(_KW)}
     if isinstance(node, ast.BinOp) and type(node.op) in _PY_OPS:
         return {"op": _PY_OPS[type(node.op)], "args": [_from_py(node.left),
                                                       _from_py(node.right)]}

@@ -131,7 +131,7 @@ def test_remarks_say_what_fired_and_what_was_rejected_and_why():
 def test_forced_merge_factors():
     result = run("mm.cu", options={"merge": (1, 2)})
     k = kernel(result)
-    assert k.geometry.coarsen == (1, 2)
+    assert k.geometry.coarsen == (1, 2, 1)
     assert k.verification.status == "passed"
 
 

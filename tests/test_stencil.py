@@ -181,7 +181,7 @@ def test_unguarded_kernel_keeps_blocks_that_tile_its_launch():
     result = library("conv_macro.cu", verify=False)
     k = result.kernels[0]
     assert "stencil" in k.passes and k.geometry.block == (16, 16, 1)
-    assert tuple(k.geometry.coarsen) == (1, 1)
+    assert tuple(k.geometry.coarsen) == (1, 1, 1)
     rejected = " ".join(stencil_remarks(result, "missed"))
     assert "does not tile the naive block" in rejected
 

@@ -113,7 +113,7 @@ def test_vv_merges_four_outputs_on_both_targets(arch, target):
     verified(result)
     assert any("each thread computes 4 neighbouring outputs" in m
                for m in remarks(result, "applied"))
-    assert result.kernels[0].geometry.coarsen == (4, 1)
+    assert result.kernels[0].geometry.coarsen == (4, 1, 1)
 
 
 def test_elementwise_kernel_follows_the_nvidia_rule():

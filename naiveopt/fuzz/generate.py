@@ -420,7 +420,12 @@ class KernelGenerator:
         """``text`` (a float literal or other operand) or a spelling of the same value."""
         if self.forms is None or text not in FLOAT_SPELLINGS or self.forms.random() < 0.5:
             return text
-        return self.forms.choice(FLOAT_SPELLINGS[text])
+        spellings = FLOAT_SPELLINGS[text]
+        if self.dialect == "opencl":
+            # OpenCL's overloaded built-ins take no mixed float/double arguments (fmax(acc,
+            # 0.25) is ambiguous: an invalid input, not a form to test), so float spellings only
+            spellings = [t for t in spellings if t[-1] in "fF"]
+        return self.forms.choice(spellings)
 
     def int_literal(self, value: int, signed: bool = True) -> str:
         """A C integer literal of ``value`` >= 0: decimal, octal, hex, suffixed (unsigned only
@@ -629,7 +634,10 @@ def element_variant(source: str, rng: random.Random, dialect: str) -> str:
 
 def _to_double(source: str) -> str:
     source = re.sub(r"\bfloat\b", "double", source)
-    source = re.sub(r"\b(\d+\.\d+)f\b", r"\1", source)
+    # every float literal becomes double, whatever its spelling (0x1.8p+0f, 2.F, 25E-2F):
+    # OpenCL's fmax(double, float) is ambiguous
+    source = re.sub(r"(?<![\w.])((?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?|"
+                    r"0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*[pP][+-]?\d+)[fF](?![\w.])", r"\1", source)
     return source.replace("fmaxf(", "fmax(")
 
 

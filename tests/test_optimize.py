@@ -67,8 +67,9 @@ def test_mm_stages_padded_tiles_and_merges_threads_and_blocks():
     result = run("mm.cu")
     k = kernel(result)
     assert "thread-block-merge" in k.passes and "thread-merge" in k.passes
-    assert k.geometry.block[0] * k.geometry.block[1] > 0
-    assert k.geometry.coarsen != (1, 1)
+    (bx, by, bz), (cx, cy, cz) = k.geometry.block, k.geometry.coarsen
+    assert (cx, cy) != (1, 1) and bz == cz == 1 and bx * by <= 1024
+    assert bx * cx * by * cy > 16 * 16          # each block computes more than the naive block
     assert re.search(r"__shared__ float s_A\[\d+\]\[\d+\]", result.code)
     assert "__shared__ float s_B[" in result.code
     # tiles are padded exactly as much as their warps' access patterns need: none conflict

@@ -432,3 +432,27 @@ def test_system_includes_are_reported_at_the_include_line():
         parse_module("k.cu", source, {})
     assert (info.value.file, info.value.line, info.value.col) == ("k.cu", 2, 1)
     assert "without system or SDK headers" in info.value.message
+
+
+def test_scalar_typedef_is_written_as_the_type_it_names(tmp_path):
+    """The output carries no typedefs: ``typedef float real;`` used for parameters and locals
+    was written as ``real`` and the output did not compile (nvcc: 'real' is undefined)."""
+    import naiveopt
+
+    source = """typedef float real;
+__global__ void mvc89(const real *a, const real *x, real *y, int n)
+{
+    int i, k;
+    real s;
+    i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    s = 0.0f;
+    for (k = 0; k < n; k++) s += a[i * n + k] * x[k];
+    y[i] = s;
+}
+#pragma naiveopt sizes(n=67) threads(n) array(a, n, n) array(x, n) array(y, n)
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename=str(tmp_path / "c89.cu"), target=target)
+        assert not re.search(r"\breal\b", result.code), result.code
+        assert result.kernels[0].verification.status == "passed", result.kernels[0].verification

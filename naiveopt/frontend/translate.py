@@ -25,6 +25,9 @@ _TYPEDEF_SPELLINGS = {"uint": "unsigned int", "uchar": "unsigned char",
                       "ushort": "unsigned short", "ulong": "unsigned long"}
 VECTOR_TYPES = {f"{b}{n}" for b in ("float", "int", "uint", "char", "uchar", "short", "double")
                 for n in (2, 3, 4, 8, 16)}
+_SCALAR_KINDS = {getattr(ci.TypeKind, k) for k in (
+    "BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "CHAR_S", "SCHAR",
+    "SHORT", "INT", "LONG", "LONGLONG", "FLOAT", "DOUBLE", "HALF")}
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -34,6 +37,13 @@ def base_type_name(ctype: ci.Type) -> str:
     name = " ".join(words)
     if name in VECTOR_TYPES:
         return name
+    if name not in _TYPEDEF_SPELLINGS and ctype.get_canonical().kind in _SCALAR_KINDS and \
+            ctype.get_canonical().spelling != ctype.spelling:
+        # a typedef of a scalar (``typedef float real;``): the output carries no typedefs,
+        # so it is written as the type it names (else nvcc: 'real' is undefined)
+        words = [w for w in ctype.get_canonical().spelling.split()
+                 if w not in _QUALIFIER_WORDS]
+        name = " ".join(words)
     return _TYPEDEF_SPELLINGS.get(name, name)
 
 

@@ -22,6 +22,9 @@ consecutive channels; blocks that run together and hit the same channel queue on
   pass guards against.
 ``multiprocessors`` (A100 108 SMs, H100 SXM5 132 SMs, MI250X 110 CUs per GCD) sizes the wave of
 blocks that run together in the camping model.
+``fp32_lanes_per_sm``: FP32 FMA units per SM (CUDA C++ Programming Guide, arithmetic
+instruction throughput table: 64 results per clock per SM on compute capability 8.0, 128 on
+9.0) or per CU (64 on CDNA2 without packed FP32); FP32 peak = 2 x lanes x SMs x clock.
 """
 from __future__ import annotations
 
@@ -53,6 +56,7 @@ class Target:
     has_partition_camping: bool      # False where addresses are hashed across partitions
     partitions: int                  # memory partitions (channels) addresses interleave over
     multiprocessors: int             # SMs / CUs: at least this many blocks run together
+    fp32_lanes_per_sm: int = 64      # FP32 FMA lanes per SM / CU per clock (peak = 2 x this)
 
     @property
     def warps_per_sm(self) -> int:
@@ -62,13 +66,16 @@ class Target:
 TARGETS: dict[str, Target] = {
     "sm_80": Target("sm_80", "nvidia", "NVIDIA A100 (Ampere)", 32, 32, 4, 164 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
-                    partitions=10, multiprocessors=108),
+                    partitions=10, multiprocessors=108,
+                    fp32_lanes_per_sm=64),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
-                    partitions=10, multiprocessors=132),
+                    partitions=10, multiprocessors=132,
+                    fp32_lanes_per_sm=128),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
                      64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
-                     0.25, True, partitions=32, multiprocessors=110),
+                     0.25, True, partitions=32, multiprocessors=110,
+                     fp32_lanes_per_sm=64),
 }
 
 

@@ -456,3 +456,22 @@ __global__ void mvc89(const real *a, const real *x, real *y, int n)
         result = naiveopt.optimize(source, filename=str(tmp_path / "c89.cu"), target=target)
         assert not re.search(r"\breal\b", result.code), result.code
         assert result.kernels[0].verification.status == "passed", result.kernels[0].verification
+
+
+def test_a_size_mentioned_in_a_macro_body_stays_a_parameter():
+    """`-D N=64` on strsm.cu (an `int N` parameter that `#define L_AT(i, k) L[(i) * N + (k)]`
+    mentions) was passed to the preprocessor and rewrote the parameter to `int 64`: the
+    kernel no longer compiled (found by the GPU kit's PoCL rehearsal)."""
+    from naiveopt.frontend import macro_defines
+
+    strsm = open(os.path.join(KERNELS_DIR, "strsm.cu")).read()
+    assert macro_defines(strsm, {"N": "64", "M": "3"}) == {}
+    body_only = "#define AT(i, j) A[(i) * W + (j)]\n__global__ void f(float *A) { A[0] = AT(1, 2); }"
+    assert macro_defines(body_only, {"W": "4"}) == {"W": "4"}
+    guarded = "#ifndef N\n#define N 4\n#endif\n__global__ void f(float *A, int n) { A[N] = 1; }"
+    assert macro_defines(guarded, {"N": "8", "n": "3"}) == {"N": "8"}
+    tested = "#if BLOCK > 16\n#endif\n__global__ void f(float *A, const int BLOCK) {}"
+    assert macro_defines(tested, {"BLOCK": "32"}) == {"BLOCK": "32"}
+    result = naiveopt.optimize(strsm, filename=os.path.join(KERNELS_DIR,
+                                                            "strsm.cu"), defines={"N": "64"})
+    assert "int N" in result.code and result.verified

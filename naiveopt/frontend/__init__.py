@@ -105,19 +105,39 @@ def fixed_macros(source: str, defines: dict[str, str]) -> tuple[dict[str, int], 
     return fixed, defaults - set(given)
 
 
+#: Words that start a declaration of a scalar a ``-D`` name may also be (``int N``,
+#: ``const unsigned int n``, ``size_t len``): such a name is a variable of the kernel.
+_DECL_WORDS = ("int", "unsigned", "signed", "long", "short", "char", "float", "double",
+               "size_t", "uint", "ulong", "int32_t", "int64_t", "uint32_t", "uint64_t", "bool")
+
+
 def macro_defines(source: str, defines: dict[str, str]) -> dict[str, str]:
     """The ``-D`` definitions that are macros for this file.
 
-    ``-D NAME=VALUE`` both defines a macro and names a problem size. A name the file uses as a
-    macro (#define, #ifdef, #ifndef, defined(), #if) or does not mention at all goes to the
-    preprocessor; a name the file uses otherwise (a parameter such as ``int N``) is a size
-    only, or the definition would rewrite the kernel's own code."""
+    ``-D NAME=VALUE`` both defines a macro and names a problem size. A name the file defines
+    or tests as a macro (#define NAME, #ifdef, #ifndef, #undef, defined(), #if) goes to the
+    preprocessor, and so does a name the file uses but never declares (``A[i * WIDTH + j]``
+    with WIDTH given on the command line, also from a macro body: ``#define AT(i, j)
+    A[(i) * WIDTH + (j)]``); a name the file declares (a parameter such as ``int N``) is a
+    size only, or the definition would rewrite the kernel's own code (``int 64``), even when
+    a macro body mentions it (``#define L_AT(i, k) L[(i) * N + (k)]``)."""
+    directive = re.compile(r"\s*#\s*(define|undef|ifn?def|if|elif)\b(.*)")
     out = {}
     for name, value in defines.items():
         word = re.compile(rf"\b{re.escape(name)}\b")
-        as_macro = any(word.search(line) for line in source.splitlines()
-                       if re.match(r"\s*#\s*(define|ifn?def|if|elif)\b", line))
-        if as_macro or not word.search(source):
+        as_macro = False
+        for line in source.splitlines():
+            m = directive.match(line)
+            if not m:
+                continue
+            rest = m.group(2)
+            if m.group(1) in ("if", "elif"):
+                as_macro = as_macro or bool(word.search(rest))
+            elif re.match(rf"\s*{re.escape(name)}\b", rest):
+                as_macro = True
+        declared = re.search(rf"\b(?:{'|'.join(_DECL_WORDS)})\b[\w\s]*?[\s*&]"
+                             rf"{re.escape(name)}\s*[,;=)\[]", source)
+        if as_macro or not declared:
             out[name] = value
     return out
 

@@ -362,8 +362,10 @@ def _nvidia_smi() -> dict:
 
 # ------------------------------------------------------------------------------ one case
 def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float | None,
-             copy_cache: dict, timing: bool = True) -> dict:
-    """Compile, check and time one case; the returned dict is its JSON line."""
+             copy_cache: dict, timing: bool = True, progress: dict | None = None) -> dict:
+    """Compile, check and time one case; the returned dict is its JSON line. ``progress``
+    gets the phase under way ('run optimized', ...), which a failure's line names."""
+    progress = progress if progress is not None else {}
     row = {k: case[k] for k in ("id", "file", "kernel", "size_set", "sizes", "passes")}
     row.update({"flops": case.get("flops"), "bytes": case.get("bytes")})
     if case.get("skip"):
@@ -378,6 +380,7 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
         code = variant[backend.dialect]
         with open(os.path.join(bundle_dir, code["source"])) as fh:
             source = fh.read()
+        progress["phase"] = f"compile {label}"
         t0 = time.perf_counter()
         kernels[label] = backend.compile(source, case["kernel"], code["options"])
         row[f"{label}_compile_s"] = round(time.perf_counter() - t0, 3)
@@ -389,6 +392,7 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
             else:
                 args.append(backend.upload(value.copy() if isinstance(value, np.ndarray)
                                            else value))
+        progress["phase"] = f"run {label}"
         backend.launch(kernels[label], variant["grid"], variant["block"], args)
         backend.sync()
         outputs[label] = [backend.download(args[i], host[i]) if backend.dialect == "opencl"
@@ -403,6 +407,7 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
         return row
     for label in ("naive", "optimized"):
         variant = case["variants"][label]
+        progress["phase"] = f"time {label}"
         t = backend.time_kernel(kernels[label], variant["grid"], variant["block"], devs[label])
         row[f"{label}_ms"] = t["s"] * 1e3
         row[f"{label}_spread_ms"] = [t["min_s"] * 1e3, t["max_s"] * 1e3]
@@ -427,6 +432,7 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
             row[f"{label}_gflops"] = gflops
             if peak_flops:
                 row[f"{label}_of_fp32_peak"] = gflops * 1e9 / peak_flops
+    progress["phase"] = "time cuBLAS"
     row["cublas_calls"] = [c["call"] + "(" + c["what"] + ")" for c in case.get("cublas", [])]
     ref = backend.cublas_time(case.get("cublas", []), seed + 1)
     if ref:
@@ -459,10 +465,30 @@ def select(cases: list[dict], sets: list[str] | None, only: list[str] | None) ->
     return out
 
 
+#: CUDA errors after which the context is unusable: every later call fails the same way.
+STICKY = ("ILLEGAL_ADDRESS", "IllegalAddress", "illegal memory access", "LAUNCH_FAILED",
+          "LaunchFailure", "unspecified launch failure", "MISALIGNED", "Misaligned",
+          "ILLEGAL_INSTRUCTION", "IllegalInstruction", "HARDWARE_STACK_ERROR")
+
+
+def done_ids(path: str) -> set[str]:
+    """Ids of the cases OUT/results.jsonl already records (for --resume)."""
+    if not os.path.exists(path):
+        return set()
+    with open(path) as fh:
+        return {r["id"] for r in map(json.loads, fh) if r.get("record") == "case"}
+
+
 def run(bundle_dir: str, out_dir: str, *, backend_name: str = "cuda",
         sets: list[str] | None = None, only: list[str] | None = None, seed: int = 2026,
-        budget_s: float | None = None, timing: bool = True) -> list[dict]:
-    """Run the selected cases, appending each line to OUT/results.jsonl as it is done."""
+        budget_s: float | None = None, timing: bool = True, resume: bool = False
+        ) -> list[dict]:
+    """Run the selected cases, appending each line to OUT/results.jsonl as it is done.
+
+    A kernel that faults (an out-of-bounds access) leaves the CUDA context unusable, so
+    that every later case would fail too: its line records the fault and the phase, and the
+    run restarts itself in a fresh process (``--resume``: cases already recorded are
+    skipped), the time budget carried over in NAIVEOPT_GPU_DEADLINE."""
     with open(os.path.join(bundle_dir, "bundle.json")) as fh:
         bundle = json.load(fh)
     os.makedirs(out_dir, exist_ok=True)
@@ -475,40 +501,62 @@ def run(bundle_dir: str, out_dir: str, *, backend_name: str = "cuda",
               "seed": seed, "fp32_peak_gflops": peak / 1e9 if peak else None,
               "timing": {"replay_ms": REPLAY_MS, "replays": REPLAYS}, **backend.info}
     path = os.path.join(out_dir, "results.jsonl")
+    skip = done_ids(path) if resume else set()
+    header["resumed"] = bool(resume)
     rows = []
-    started = time.perf_counter()
+    deadline = float(os.environ.get("NAIVEOPT_GPU_DEADLINE") or 0) or (
+        time.time() + budget_s if budget_s else 0)
     copy_cache: dict = {}
+    sticky = None
     with open(path, "a") as fh:
         fh.write(json.dumps(header) + "\n")
         fh.flush()
         chosen = select(bundle["cases"], sets, only)
         for number, case in enumerate(chosen):
-            if budget_s and time.perf_counter() - started > budget_s:
+            if case["id"] in skip:
+                continue
+            if deadline and time.time() > deadline:
                 row = {"id": case["id"], "status": "not run",
-                       "reason": f"time budget of {budget_s:.0f} s spent"}
+                       "reason": "time budget (--budget) spent"}
             else:
                 t0 = time.perf_counter()
+                progress: dict = {}
                 try:
                     row = run_case(backend, bundle_dir, case, seed + number, peak, copy_cache,
-                                   timing)
+                                   timing, progress)
                 except Exception as exc:  # noqa: BLE001 - recorded; the run goes on
                     row = {"id": case["id"], "file": case["file"], "kernel": case["kernel"],
                            "size_set": case["size_set"], "status": "error",
+                           "phase": progress.get("phase"),
                            "error": f"{type(exc).__name__}: {exc}",
                            "traceback": traceback.format_exc(limit=4)}
+                    if backend_name == "cuda" and any(k in str(exc) for k in STICKY):
+                        sticky = row
                 row["wall_s"] = round(time.perf_counter() - t0, 2)
-                backend.release()
+                if sticky is None:
+                    backend.release()
             row["record"] = "case"
             rows.append(row)
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             print(summary_line(row), flush=True)
+            if sticky:
+                break
+    if sticky:
+        print(f"{sticky['id']}: the CUDA context is lost ({sticky['phase']}); restarting for "
+              "the remaining cases", flush=True)
+        if deadline:
+            os.environ["NAIVEOPT_GPU_DEADLINE"] = str(deadline)
+        argv = [a for a in sys.argv if a != "--resume"] + ["--resume"]
+        os.execv(sys.executable, [sys.executable] + argv)
     return rows
 
 
 def summary_line(row: dict) -> str:
     if row.get("status") != "ok":
-        return f"{row['id']}: {row.get('status')} {row.get('reason') or row.get('error', '')}"
+        where = f" ({row['phase']})" if row.get("phase") else ""
+        return (f"{row['id']}: {row.get('status')}{where} "
+                f"{row.get('reason') or row.get('error', '')}")
     extra = ""
     if "cublas_ms" in row:
         extra = f" cublas {row['cublas_ms']:.3f} ms (opt/cublas {row['optimized_vs_cublas']:.2f})"
@@ -608,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, help="seconds after which remaining cases are "
                    "recorded as not run (keeps a run inside a lease)")
     p.add_argument("--no-timing", action="store_true", help="check only")
+    p.add_argument("--resume", action="store_true", help="skip the cases OUT/results.jsonl "
+                   "already records (used when a fault restarts the run)")
     p.add_argument("--ncu", action="store_true", help="profile with Nsight Compute instead "
                    "of timing (default cases: mv, mm, transpose, conv at 'profile' sizes)")
     p.add_argument("--profile-launches", action="store_true", help=argparse.SUPPRESS)
@@ -625,7 +675,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(os.path.join(args.bundle, "bundle.json")) as fh:
             sets = [s for s in json.load(fh)["sets"] if s in ("paper", "large", "odd")] or None
     rows = run(args.bundle, args.out, backend_name=args.backend, sets=sets, only=only,
-               seed=args.seed, budget_s=args.budget, timing=not args.no_timing)
+               seed=args.seed, budget_s=args.budget, timing=not args.no_timing,
+               resume=args.resume)
     failed = [r["id"] for r in rows if r.get("status") == "error" or
               r.get("verification") == "failed"]
     print(f"{len(rows)} cases: {sum(r.get('status') == 'ok' for r in rows)} timed, "

@@ -40,7 +40,9 @@ from .api import compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
 from .frontend import macro_defines
+from .frontend.clang_setup import PAPER_IDS
 from .ir.elements import element
+from .passes.optimize.shape import kernel_shape
 from .targets import get_target
 from .verify.expr import evaluate
 from .verify.spec import ArgSpec, KernelSpec, with_file_data
@@ -191,6 +193,32 @@ def cublas_calls(reference: dict[str, str], args: list[dict]) -> list[dict]:
     return list(unique.values())
 
 
+def _fit_unguarded(sizes: dict[str, int], geometries, guarded: bool) -> dict[str, int] | str:
+    """Sizes an unguarded kernel can run at: one without a bounds guard computes garbage
+    (or faults) unless its thread space is a multiple of its block (and of the coverage the
+    optimized launch relies on, LaunchGeometry.multiple), so the ``odd`` sizes of its
+    thread-space axes are rounded down to such a multiple (4031 -> 4016 for 16-thread
+    blocks: still no multiple of a 64-wide tile). A string says why that is impossible."""
+    if guarded:
+        return sizes
+    out = dict(sizes)
+    for geo in geometries:
+        for axis, (space, block) in enumerate(zip(geo.thread_space, geo.block)):
+            need = block * (geo.multiple[axis] if geo.multiple and axis < 2 else 1)
+            if need == 1 or space == "1":
+                continue
+            if space not in out:
+                return (f"no bounds guard, and its thread space {space!r} is no size this "
+                        "set can round to a multiple of the block")
+            out[space] = max(need, out[space] // need * need)
+    return out
+
+
+def _guarded(proc) -> bool:
+    shape, _ = kernel_shape(proc)
+    return shape is not None and shape.guard is not None
+
+
 def _flops(kernel: KernelSpec, sizes: dict[str, int]) -> int | None:
     return int(evaluate(kernel.flops, sizes)) if kernel.flops else None
 
@@ -211,6 +239,9 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str) -> 
                             None)
     optimized_cl = render(opt.opencl_module(), "opencl", arch, opt.geometries, {}, base, None)
     naive_cl = naive_program(source, path, opt.dialect, {}, spec)
+    # a naive file in the paper's style uses predefined ids (idx, tidx...) it never declares:
+    # its build defines them, as naiveopt's front end does (frontend/clang_setup.PAPER_IDS)
+    paper_ids = [f"-D{n}={PAPER_IDS[n]}" for n in sorted(naive.module.paper_ids)]
     sources = {("naive", "cuda"): store.put(source, ".cu"),
                ("optimized", "cuda"): store.put(optimized_cuda, ".cu"),
                ("naive", "opencl"): store.put(naive_cl.source, ".cl"),
@@ -220,35 +251,47 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str) -> 
         sizes = size_set(spec.sizes, set_name)
         if sizes is None:
             continue
-        macros = macro_defines(source, {k: str(v) for k, v in sizes.items()})
         for proc in opt.module.procedures:
             kspec = with_file_data(spec.kernels[proc.name], opt.module, spec, {})
             case = {"id": f"{base[:-3]}:{proc.name}@{set_name}", "file": base,
                     "kernel": proc.name, "size_set": set_name, "sizes": sizes,
                     "passes": opt.ctx.applied.get(proc.name, [])}
+            if set_name == "odd":
+                fitted = _fit_unguarded(sizes, [naive.geometries[proc.name],
+                                                opt.geometries[proc.name]],
+                                        _guarded(next(p for p in naive.analysed.procedures
+                                                      if p.name == proc.name)))
+                if isinstance(fitted, str):
+                    case["skip"] = fitted
+                    cases.append(case)
+                    continue
+                case["sizes"] = fitted
+            ksizes = case["sizes"]
             if proc.global_args:
                 case["skip"] = (f"reads host-filled __constant__ data "
                                 f"({', '.join(proc.global_args)}), which the kit does not "
                                 "fill yet")
                 cases.append(case)
                 continue
-            args = [arg_recipe(a, kspec, sizes) for a in kspec.args]
-            defines = [n for n in kspec.defines if n in sizes]
-            build = [f"-D{n}={sizes[n]}" for n in defines]
+            macros = macro_defines(source, {k: str(v) for k, v in ksizes.items()})
+            args = [arg_recipe(a, kspec, ksizes) for a in kspec.args]
+            defines = [n for n in kspec.defines if n in ksizes]
+            build = [f"-D{n}={ksizes[n]}" for n in defines]
             build += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
             variants = {}
             for label, compiled in (("naive", naive), ("optimized", opt)):
                 geo = compiled.geometries[proc.name]
-                global_size, block = geo.sizes(sizes)
+                global_size, block = geo.sizes(ksizes)
                 grid = [g // b for g, b in zip(global_size, block)]
                 variants[label] = {
                     "grid": grid, "block": list(block), "global_size": list(global_size),
-                    "cuda": {**sources[(label, "cuda")], "options": build},
+                    "cuda": {**sources[(label, "cuda")],
+                             "options": build + (paper_ids if label == "naive" else [])},
                     "opencl": {**sources[(label, "opencl")],
                                "options": build + (naive_cl.options if label == "naive"
                                                    else [])}}
             case.update({"args": args, "variants": variants,
-                         "flops": _flops(kspec, sizes), "bytes": moved_bytes(args),
+                         "flops": _flops(kspec, ksizes), "bytes": moved_bytes(args),
                          "cublas": cublas_calls(kspec.reference, args)})
             cases.append(case)
     return cases

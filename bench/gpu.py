@@ -137,6 +137,9 @@ class CudaBackend:
         import cupy as cp
 
         self.cp = cp
+        if os.environ.get("NAIVEOPT_GPU_NO_POOL"):
+            cp.cuda.set_allocator(None)     # one cudaMalloc per array: compute-sanitizer
+            #                                 sees each array's own bounds
         self.device = cp.cuda.Device(0)
         props = cp.cuda.runtime.getDeviceProperties(0)
         self.name = props["name"].decode() if isinstance(props["name"], bytes) \

@@ -9,15 +9,13 @@ optimized sectors against the compulsory ones, shared-memory bank conflicts, occ
 naiveopt's own optimize time. It checks the targets of the optimized library and says where a
 kernel misses one. Results: bench/results/profile-<arch>.md and .json.
 
-With a CUDA GPU (cuda-python) it also times naive and optimized kernels at the paper's sizes
-(the metadata's 'default' set; median of 20 runs after warm-up) and, for MV, TMV, VV and MM,
-cuBLAS on the same data through cupy; the raw timings go to
-bench/results/<device>-<date>.json, to be committed.
+GPU timings are not taken here: the GPU machines cannot run naiveopt (no libclang, PoCL,
+islpy). ``naiveopt bench --prepare bench/bundle`` prepares them on the CPU and bench/gpu.py
+runs them on the GPU with numpy and cupy alone (README, "Measuring").
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import sys
@@ -27,8 +25,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import naiveopt  # noqa: E402
-from naiveopt import cuda_runner  # noqa: E402
-from naiveopt.bench import bench_file  # noqa: E402
 from naiveopt.profile import profile_file  # noqa: E402
 
 KERNELS = os.path.join(ROOT, "kernels", "naive")
@@ -36,7 +32,6 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 MEMORY_BOUND = {"mv", "mv_macro", "tmv", "vv", "transpose", "transpose_macro", "atax", "bicg",
                 "mvt", "gesummv"}
 REUSE = {"mm", "mm_macro", "conv", "conv_macro"}
-CUBLAS = {"mv", "tmv", "vv", "mm"}
 
 
 def target_check(stem: str, naive, opt) -> str:
@@ -104,53 +99,6 @@ def markdown(rows: list[dict], arch: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gpu_rows(arch: str, stems: list[str]) -> dict:
-    """Real timings at the paper's sizes, and cuBLAS where it applies."""
-    results = []
-    for stem in stems:
-        path = os.path.join(KERNELS, stem + ".cu")
-        with open(path) as fh:
-            source = fh.read()
-        for r in bench_file(source, path, arch=arch, device="cuda", size_set="default"):
-            row = r.to_json()
-            if stem in CUBLAS:
-                row["cublas_ms"] = cublas_ms(stem, r.sizes)
-                row["optimized_vs_cublas"] = row["optimized_ms"] / row["cublas_ms"]
-            results.append(row)
-            print(json.dumps(row), file=sys.stderr)
-    return {"device": cuda_runner.device_name(), "date": datetime.date.today().isoformat(),
-            "command": " ".join(sys.argv), "arch": arch, "results": results}
-
-
-def cublas_ms(stem: str, sizes: dict[str, int], runs: int = 20) -> float:
-    import cupy as cp  # only on GPU machines
-
-    rng = cp.random.default_rng(1)
-    if stem == "mm":
-        a = rng.random((sizes["H"], sizes["K"]), dtype=cp.float32)
-        b = rng.random((sizes["K"], sizes["W"]), dtype=cp.float32)
-        op = lambda: a @ b  # noqa: E731
-    elif stem in ("mv", "tmv"):
-        a = rng.random((sizes["H"], sizes["W"]), dtype=cp.float32)
-        v = rng.random(sizes["W"] if stem == "mv" else sizes["H"], dtype=cp.float32)
-        op = (lambda: a @ v) if stem == "mv" else (lambda: v @ a)  # noqa: E731
-    else:
-        x = rng.random(sizes["H"], dtype=cp.float32)
-        y = rng.random(sizes["W"], dtype=cp.float32)
-        op = lambda: cp.outer(x, y)  # noqa: E731
-    for _ in range(3):
-        op()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(runs):
-        start.record()
-        op()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return sorted(times)[len(times) // 2]
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arch", default="sm_90")
@@ -166,14 +114,6 @@ def main() -> int:
     with open(base + ".md", "w") as fh:
         fh.write(markdown(rows, args.arch))
     print(markdown(rows, args.arch))
-    if cuda_runner.available():
-        doc = gpu_rows(args.arch, stems)
-        name = doc["device"].replace(" ", "-")
-        with open(os.path.join(RESULTS, f"{name}-{doc['date']}.json"), "w") as fh:
-            json.dump(doc, fh, indent=2)
-    else:
-        print("no CUDA GPU: real timings skipped (run this on a GPU machine to add them)",
-              file=sys.stderr)
     return 0
 
 

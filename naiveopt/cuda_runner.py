@@ -51,11 +51,19 @@ def device_name() -> str:
     return name.split(b"\0")[0].decode()
 
 
+#: Options given to NVRTC: only ones NVRTC documents (nvrtcCompileProgram rejects nvcc's
+#: ``-O3`` as an unrecognized option, which made every CUDA benchmark fail). NVRTC optimizes
+#: device code fully by default (``-dopt`` is on unless ``-G`` is given), so no level is passed;
+#: the architecture is the device's own, so the CUBIN loads on it.
+def nvrtc_options(major: int, minor: int) -> list[bytes]:
+    return [f"--gpu-architecture=sm_{major}{minor}".encode()]
+
+
 class CudaKernel:
     """One compiled kernel in the primary context of device 0."""
 
     def __init__(self, source: str, name: str) -> None:
-        from cuda.bindings import driver as cu, nvrtc  # type: ignore[import-not-found]
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
 
         _check(cu.cuInit(0))
         device = _check(cu.cuDeviceGet(0))
@@ -65,19 +73,7 @@ class CudaKernel:
             cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
         self.context = _check(cu.cuDevicePrimaryCtxRetain(device))
         _check(cu.cuCtxSetCurrent(self.context))
-        prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
-        _check(nvrtc.nvrtcAddNameExpression(prog, name.encode()))
-        opts = [f"--gpu-architecture=sm_{major}{minor}".encode(), b"-O3"]
-        err = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            size = _check(nvrtc.nvrtcGetProgramLogSize(prog))
-            log = b" " * size
-            nvrtc.nvrtcGetProgramLog(prog, log)
-            raise NaiveoptError("NVRTC compile failed:\n" + log.decode(errors="replace"))
-        lowered = _check(nvrtc.nvrtcGetLoweredName(prog, name.encode()))
-        size = _check(nvrtc.nvrtcGetCUBINSize(prog))
-        cubin = b" " * size
-        _check(nvrtc.nvrtcGetCUBIN(prog, cubin))
+        cubin, lowered = _compile(source, name, nvrtc_options(major, minor))
         self.module = _check(cu.cuModuleLoadData(cubin))
         self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
 
@@ -126,6 +122,28 @@ class CudaKernel:
             cu.cuEventDestroy(start)
             cu.cuEventDestroy(end)
         return times
+
+
+def _compile(source: str, name: str, options: list[bytes]) -> tuple[bytes, bytes]:
+    """NVRTC-compile ``source``: the CUBIN and the lowered (mangled) name of ``name``."""
+    from cuda.bindings import nvrtc  # type: ignore[import-not-found]
+
+    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
+    try:
+        _check(nvrtc.nvrtcAddNameExpression(prog, name.encode()))
+        err = nvrtc.nvrtcCompileProgram(prog, len(options), options)[0]
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            size = _check(nvrtc.nvrtcGetProgramLogSize(prog))
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise NaiveoptError("NVRTC compile failed:\n" + log.decode(errors="replace"))
+        lowered = _check(nvrtc.nvrtcGetLoweredName(prog, name.encode()))
+        size = _check(nvrtc.nvrtcGetCUBINSize(prog))
+        cubin = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(prog, cubin))
+        return cubin, lowered
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
 
 
 def _texture_object(pointer, array: np.ndarray, width: int):

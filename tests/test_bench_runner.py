@@ -1,0 +1,269 @@
+"""``naiveopt bench``'s CUDA runner (naiveopt/cuda_runner.py) and bench_file, on the CPU.
+
+No GPU is needed: a fake ``cuda.bindings`` (driver + nvrtc) is put into sys.modules. It records
+every call in order, keeps device memory as bytes, rejects NVRTC options NVRTC does not
+document (as the real one rejects ``-O3``), and models GPU time: each launch takes
+``launch_ms`` and an event records the GPU time reached so far, so an elapsed time counts only
+the launches between two event records.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from conftest import KERNELS_DIR
+
+from naiveopt import bench, cuda_runner
+
+#: Options NVRTC documents for nvrtcCompileProgram (CUDA 12 NVRTC guide, "Supported Compile
+#: Options"), long and short spellings; an option is accepted when it is one of these or
+#: starts with one that ends in '='. No optimization level (-O...) is among them.
+NVRTC_OPTIONS = (
+    "--gpu-architecture=", "-arch=", "--device-c", "-dc", "--device-w", "-dw",
+    "--relocatable-device-code=", "-rdc=", "--extensible-whole-program", "-ewp",
+    "--device-debug", "-G", "--generate-line-info", "-lineinfo", "--dopt=", "-dopt=",
+    "--ptxas-options=", "-Xptxas=", "--maxrregcount=", "-maxrregcount=", "--ftz=", "-ftz=",
+    "--prec-sqrt=", "-prec-sqrt=", "--prec-div=", "-prec-div=", "--fmad=", "-fmad=",
+    "--use_fast_math", "-use_fast_math", "--extra-device-vectorization",
+    "-extra-device-vectorization", "--define-macro=", "-D", "--undefine-macro=", "-U",
+    "--include-path=", "-I", "--pre-include=", "-include=", "--std=", "-std=",
+    "--builtin-move-forward=", "--builtin-initializer-list=", "--disable-warnings", "-w",
+    "--restrict", "-restrict", "--device-as-default-execution-space", "-default-device",
+    "--optimization-info=", "--display-error-number", "--no-display-error-number",
+    "--diag-error=", "--diag-suppress=", "--diag-warn=", "--brief-diagnostics=",
+    "--time=", "--split-compile=", "--fdevice-syntax-only", "--minimal",
+)
+
+
+def nvrtc_accepts(option: str) -> bool:
+    return any(option == o or (o.endswith("=") or o in ("-D", "-U", "-I")) and
+               option.startswith(o) for o in NVRTC_OPTIONS)
+
+
+class CUresult(enum.Enum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+
+
+class nvrtcResult(enum.Enum):  # noqa: N801 - cuda-python's name
+    NVRTC_SUCCESS = 0
+    NVRTC_ERROR_INVALID_OPTION = 5
+    NVRTC_ERROR_COMPILATION = 6
+
+
+class CUdevice_attribute(enum.Enum):  # noqa: N801 - cuda-python's name
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+
+
+class Event:
+    def __init__(self) -> None:
+        self.stamp = None
+
+
+class FakeCuda:
+    """The fake driver and NVRTC; ``install`` puts them into sys.modules."""
+
+    OK = CUresult.CUDA_SUCCESS
+    NVRTC_OK = nvrtcResult.NVRTC_SUCCESS
+
+    def __init__(self, launch_ms: float = 0.004, param_sizes: list[int] | None = None,
+                 compile_error: bool = False) -> None:
+        self.launch_ms = launch_ms
+        self.param_sizes = param_sizes      # bytes of each kernel parameter, to decode them
+        self.compile_error = compile_error
+        self.calls: list[tuple[str, tuple]] = []
+        self.gpu_ms = 0.0
+        self.memory: dict[int, bytearray] = {}
+        self.uploads: list[tuple[int, bytes]] = []
+        self.params: list[list[bytes]] = []  # decoded parameter values of each launch
+        self.options: list[list[bytes]] = []
+        self.context_refs = 0
+        self.loaded: set[int] = set()
+        self.programs: set[int] = set()
+        self.next_handle = 0x1000
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+    def _handle(self) -> int:
+        self.next_handle += 0x100
+        return self.next_handle
+
+    def install(self, monkeypatch) -> None:
+        driver = types.ModuleType("cuda.bindings.driver")
+        nvrtc = types.ModuleType("cuda.bindings.nvrtc")
+        driver.CUresult, driver.CUdevice_attribute = CUresult, CUdevice_attribute
+        nvrtc.nvrtcResult = nvrtcResult
+        for name in dir(self):
+            if name.startswith("cu") or name.startswith("nvrtc"):
+                target = driver if name.startswith("cu") else nvrtc
+                setattr(target, name, self._recorded(name, getattr(self, name)))
+        bindings = types.ModuleType("cuda.bindings")
+        bindings.__path__ = []
+        bindings.driver, bindings.nvrtc = driver, nvrtc
+        cuda = types.ModuleType("cuda")
+        cuda.__path__ = []
+        cuda.bindings = bindings
+        for name, module in (("cuda", cuda), ("cuda.bindings", bindings),
+                             ("cuda.bindings.driver", driver), ("cuda.bindings.nvrtc", nvrtc)):
+            monkeypatch.setitem(sys.modules, name, module)
+
+    def _recorded(self, name, fn):
+        def call(*args):
+            self.calls.append((name, args))
+            return fn(*args)
+        return call
+
+    # -- driver --------------------------------------------------------------------------
+    def cuInit(self, flags):
+        return (self.OK,)
+
+    def cuDeviceGetCount(self):
+        return (self.OK, 1)
+
+    def cuDeviceGet(self, ordinal):
+        return (self.OK, 0)
+
+    def cuDeviceGetName(self, length, device):
+        return (self.OK, b"Fake GPU" + b"\0" * (length - 8))
+
+    def cuDeviceGetAttribute(self, attribute, device):
+        return (self.OK, 9 if attribute.name.endswith("MAJOR") else 0)
+
+    def cuDevicePrimaryCtxRetain(self, device):
+        self.context_refs += 1
+        return (self.OK, "primary-context")
+
+    def cuDevicePrimaryCtxRelease(self, device):
+        self.context_refs -= 1
+        return (self.OK,)
+
+    def cuCtxSetCurrent(self, context):
+        return (self.OK,)
+
+    def cuModuleLoadData(self, image):
+        module = self._handle()
+        self.loaded.add(module)
+        return (self.OK, module)
+
+    def cuModuleGetFunction(self, module, name):
+        return (self.OK, ("function", module, name))
+
+    def cuModuleUnload(self, module):
+        self.loaded.remove(module)
+        return (self.OK,)
+
+    def cuMemAlloc(self, size):
+        ptr = self._handle() << 20
+        self.memory[ptr] = bytearray(size)
+        return (self.OK, ptr)
+
+    def cuMemcpyHtoD(self, ptr, host, size):
+        data = ctypes.string_at(host, size)
+        self.memory[int(ptr)][:size] = data
+        self.uploads.append((int(ptr), data))
+        return (self.OK,)
+
+    def cuMemFree(self, ptr):
+        del self.memory[int(ptr)]
+        return (self.OK,)
+
+    def cuEventCreate(self, flags):
+        return (self.OK, Event())
+
+    def cuEventRecord(self, event, stream):
+        event.stamp = self.gpu_ms
+        return (self.OK,)
+
+    def cuEventSynchronize(self, event):
+        return (self.OK,)
+
+    def cuEventElapsedTime(self, start, end):
+        return (self.OK, end.stamp - start.stamp)
+
+    def cuEventDestroy(self, event):
+        return (self.OK,)
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        self.gpu_ms += self.launch_ms
+        if self.param_sizes is not None:
+            assert isinstance(params, int), "kernel parameters are packed once, as a void**"
+            table = (ctypes.c_void_p * len(self.param_sizes)).from_address(params)
+            self.params.append([ctypes.string_at(table[i], size)
+                                for i, size in enumerate(self.param_sizes)])
+        return (self.OK,)
+
+    def cuTexObjectDestroy(self, texture):
+        return (self.OK,)
+
+    # -- NVRTC ---------------------------------------------------------------------------
+    def nvrtcCreateProgram(self, source, name, count, headers, include_names):
+        program = self._handle()
+        self.programs.add(program)
+        return (self.NVRTC_OK, program)
+
+    def nvrtcAddNameExpression(self, program, name):
+        return (self.NVRTC_OK,)
+
+    def nvrtcCompileProgram(self, program, count, options):
+        assert count == len(options)
+        self.options.append(list(options))
+        if not all(nvrtc_accepts(o.decode()) for o in options):
+            return (nvrtcResult.NVRTC_ERROR_INVALID_OPTION,)
+        if self.compile_error:
+            return (nvrtcResult.NVRTC_ERROR_COMPILATION,)
+        return (self.NVRTC_OK,)
+
+    def nvrtcGetProgramLogSize(self, program):
+        return (self.NVRTC_OK, 12)
+
+    def nvrtcGetProgramLog(self, program, log):
+        return (self.NVRTC_OK,)
+
+    def nvrtcGetLoweredName(self, program, name):
+        return (self.NVRTC_OK, b"_Z" + name)
+
+    def nvrtcGetCUBINSize(self, program):
+        return (self.NVRTC_OK, 16)
+
+    def nvrtcGetCUBIN(self, program, cubin):
+        return (self.NVRTC_OK,)
+
+    def nvrtcDestroyProgram(self, program):
+        self.programs.remove(program)
+        return (self.NVRTC_OK,)
+
+
+KERNEL = "__global__ void k(float *a, float *b, int n, float s) { }\n"
+
+
+def mm_like_args():
+    rng = np.random.default_rng(0)
+    return [rng.uniform(-1, 1, 64).astype(np.float32), np.zeros(32, np.float32),
+            np.int32(64), np.float32(1.5)]
+
+
+# -- 1. NVRTC options -------------------------------------------------------------------------
+
+def test_the_fake_nvrtc_rejects_what_the_real_one_rejects():
+    assert not nvrtc_accepts("-O3") and not nvrtc_accepts("-O2")
+    assert nvrtc_accepts("--gpu-architecture=sm_90") and nvrtc_accepts("-std=c++17")
+
+
+def test_nvrtc_gets_only_documented_options_and_no_optimization_level(monkeypatch):
+    fake = FakeCuda()
+    fake.install(monkeypatch)
+    cuda_runner.CudaKernel(KERNEL, "k")
+    (options,) = fake.options
+    assert options and all(nvrtc_accepts(o.decode()) for o in options), options
+    assert not any(o.startswith(b"-O") or o.startswith(b"--O") for o in options)
+    assert b"--gpu-architecture=sm_90" in options       # the device's own (fake: 9.0)
+    assert not fake.programs                             # the NVRTC program is destroyed

@@ -99,9 +99,8 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                     "\n" + render(compiled.module, "cuda", arch, compiled.geometries, {},
                                   filename, None)
                 grid = tuple(g // b for g, b in zip(global_size, local_size))
-                t = cuda_runner.CudaKernel(text, proc.name).time(args, grid, local_size,
-                                                                 warmup, runs,
-                                                                 layout=layout)
+                with cuda_runner.CudaKernel(text, proc.name) as kernel:
+                    t = kernel.time(args, grid, local_size, warmup, runs, layout=layout)
             else:
                 text = render(compiled.module, "opencl", arch, compiled.geometries, {},
                               filename, None) if label == "optimized" else None

@@ -60,22 +60,54 @@ def nvrtc_options(major: int, minor: int) -> list[bytes]:
 
 
 class CudaKernel:
-    """One compiled kernel in the primary context of device 0."""
+    """One compiled kernel in the primary context of device 0.
+
+    It holds a reference to the primary context and a loaded module until :meth:`close`
+    (or the end of a ``with`` block): a benchmark builds two kernels per procedure, and
+    without releasing them every module and context reference stayed alive until exit."""
 
     def __init__(self, source: str, name: str) -> None:
         from cuda.bindings import driver as cu  # type: ignore[import-not-found]
 
+        self.context = self.module = self.function = None
         _check(cu.cuInit(0))
-        device = _check(cu.cuDeviceGet(0))
+        self.device = _check(cu.cuDeviceGet(0))
         major = _check(cu.cuDeviceGetAttribute(
-            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.device))
         minor = _check(cu.cuDeviceGetAttribute(
-            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
-        self.context = _check(cu.cuDevicePrimaryCtxRetain(device))
-        _check(cu.cuCtxSetCurrent(self.context))
-        cubin, lowered = _compile(source, name, nvrtc_options(major, minor))
-        self.module = _check(cu.cuModuleLoadData(cubin))
-        self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.device))
+        self.context = _check(cu.cuDevicePrimaryCtxRetain(self.device))
+        try:
+            _check(cu.cuCtxSetCurrent(self.context))
+            cubin, lowered = _compile(source, name, nvrtc_options(major, minor))
+            self.module = _check(cu.cuModuleLoadData(cubin))
+            self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
+        except BaseException:
+            try:
+                self.close()
+            except NaiveoptError:
+                pass            # the error that got us here is the one to report
+            raise
+
+    def __enter__(self) -> "CudaKernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Unload the module and release the primary context (once; later calls do nothing).
+        The context is destroyed when its last reference goes, freeing what it held."""
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+
+        module, context = self.module, self.context
+        self.module = self.function = self.context = None
+        try:
+            if module is not None:
+                _check(cu.cuModuleUnload(module))
+        finally:
+            if context is not None:
+                _check(cu.cuDevicePrimaryCtxRelease(self.device))
 
     def time(self, args: list, grid: tuple[int, ...], block: tuple[int, ...], warmup: int,
              runs: int, layout: list[tuple[int, int]] | None = None) -> list[float]:

@@ -261,9 +261,56 @@ def test_the_fake_nvrtc_rejects_what_the_real_one_rejects():
 def test_nvrtc_gets_only_documented_options_and_no_optimization_level(monkeypatch):
     fake = FakeCuda()
     fake.install(monkeypatch)
-    cuda_runner.CudaKernel(KERNEL, "k")
+    with cuda_runner.CudaKernel(KERNEL, "k"):
+        pass
     (options,) = fake.options
     assert options and all(nvrtc_accepts(o.decode()) for o in options), options
     assert not any(o.startswith(b"-O") or o.startswith(b"--O") for o in options)
     assert b"--gpu-architecture=sm_90" in options       # the device's own (fake: 9.0)
     assert not fake.programs                             # the NVRTC program is destroyed
+
+
+# -- 4. release ---------------------------------------------------------------------------------
+
+def test_close_unloads_the_module_and_releases_the_primary_context(monkeypatch):
+    fake = FakeCuda()
+    fake.install(monkeypatch)
+    with cuda_runner.CudaKernel(KERNEL, "k") as kernel:
+        assert fake.context_refs == 1 and len(fake.loaded) == 1
+    assert "cuModuleUnload" in fake.names() and "cuDevicePrimaryCtxRelease" in fake.names()
+    assert fake.context_refs == 0 and not fake.loaded
+    assert fake.names().index("cuModuleUnload") < fake.names().index(
+        "cuDevicePrimaryCtxRelease")              # the module goes before its context
+    kernel.close()                                # a second close does nothing
+    assert fake.names().count("cuDevicePrimaryCtxRelease") == 1
+
+
+def test_a_failed_compile_releases_the_context_and_destroys_the_program(monkeypatch):
+    fake = FakeCuda(compile_error=True)
+    fake.install(monkeypatch)
+    with pytest.raises(bench.NaiveoptError, match="NVRTC compile failed"):
+        cuda_runner.CudaKernel(KERNEL, "k")
+    assert fake.context_refs == 0 and not fake.programs and not fake.loaded
+
+
+# -- bench_file through the fake driver: 4. release ------------------
+
+def bench_with_fake(monkeypatch, kernel: str) -> tuple[FakeCuda, list]:
+    fake = FakeCuda(launch_ms=0.01)
+    fake.install(monkeypatch)
+    path = os.path.join(KERNELS_DIR, kernel)
+    results = bench.bench_file(open(path).read(), path, device="cuda", size_set="test")
+    return fake, results
+
+
+def test_bench_releases_the_module_and_context_of_each_kernel_it_times(monkeypatch):
+    fake, (result,) = bench_with_fake(monkeypatch, "mm.cu")
+    assert result.sizes == {"H": 64, "W": 48, "K": 32} and result.device == "Fake GPU"
+    # Naive and optimized kernel: two modules loaded and unloaded, two context references
+    # retained and released, every buffer freed.
+    assert fake.names().count("cuModuleLoadData") == 2
+    assert fake.names().count("cuModuleUnload") == 2
+    assert fake.names().count("cuDevicePrimaryCtxRetain") == 2
+    assert fake.names().count("cuDevicePrimaryCtxRelease") == 2
+    assert fake.context_refs == 0 and not fake.loaded and not fake.memory
+    assert result.naive_s == pytest.approx(1e-5) == result.optimized_s

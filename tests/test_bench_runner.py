@@ -83,6 +83,7 @@ class FakeCuda:
         self.memory: dict[int, bytearray] = {}
         self.uploads: list[tuple[int, bytes]] = []
         self.params: list[list[bytes]] = []  # decoded parameter values of each launch
+        self.holds: list[int] = []           # nanoseconds of each hold launch
         self.options: list[list[bytes]] = []
         self.context_refs = 0
         self.loaded: set[int] = set()
@@ -193,6 +194,11 @@ class FakeCuda:
         return (self.OK,)
 
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        if function[2] == b"naiveopt_hold":            # spins its one parameter's ns
+            pointer = ctypes.c_void_p.from_address(params).value
+            self.holds.append(ctypes.c_uint64.from_address(pointer).value)
+            self.gpu_ms += self.holds[-1] / 1e6
+            return (self.OK,)
         self.gpu_ms += self.launch_ms
         if self.param_sizes is not None:
             assert isinstance(params, int), "kernel parameters are packed once, as a void**"
@@ -268,6 +274,81 @@ def test_nvrtc_gets_only_documented_options_and_no_optimization_level(monkeypatc
     assert not any(o.startswith(b"-O") or o.startswith(b"--O") for o in options)
     assert b"--gpu-architecture=sm_90" in options       # the device's own (fake: 9.0)
     assert not fake.programs                             # the NVRTC program is destroyed
+
+
+# -- 2. timing -----------------------------------------------------------------------------------
+
+def test_launches_per_sample_reach_a_millisecond_and_are_capped():
+    assert cuda_runner.launches_per_sample(4e-6) == 250
+    assert cuda_runner.launches_per_sample(2e-3) == 1
+    assert cuda_runner.launches_per_sample(1e-9) == cuda_runner.MAX_LAUNCHES
+    assert cuda_runner.launches_per_sample(0.0) == cuda_runner.MAX_LAUNCHES
+
+
+def is_hold(call) -> bool:
+    name, args = call
+    return name == "cuLaunchKernel" and args[0][2] == b"naiveopt_hold"
+
+
+def test_a_timing_window_holds_only_launches_and_a_sample_is_elapsed_over_n(monkeypatch):
+    fake = FakeCuda(launch_ms=0.004, param_sizes=[8, 8, 4, 4])
+    fake.install(monkeypatch)
+    args = mm_like_args()
+    with cuda_runner.CudaKernel(KERNEL, "k") as kernel:
+        start = len(fake.calls)
+        times = kernel.time(args, (2, 1, 1), (32, 1, 1), warmup=3, runs=5)
+        calls = fake.calls[start:]
+    names = [n for n, _ in calls]
+    first_record = names.index("cuEventRecord")
+    # Buffers, copies and the parameter block are made before anything is timed.
+    for setup in ("cuMemAlloc", "cuMemcpyHtoD", "cuTexObjectCreate", "cuEventCreate"):
+        assert setup not in names[first_record:]
+    # Warm-up launches of the kernel come first, outside any timing window.
+    assert [n for n, _ in calls[:first_record - 1]].count("cuLaunchKernel") == 3
+    # Each window (start record .. end record) holds the kernel's launches only: an estimate
+    # of one launch, then 5 samples of n = 1 ms / 4 us = 250 launches each. Just before each
+    # start record, a hold long enough for Python to enqueue the window's launches.
+    windows, inside = [], None
+    for i, (name, _) in enumerate(calls):
+        if name == "cuEventRecord":
+            if inside is None:
+                assert is_hold(calls[i - 1])
+                inside = []
+            else:
+                windows.append(inside)
+                inside = None
+        elif inside is not None:
+            assert not is_hold(calls[i])
+            inside.append(name)
+    assert inside is None
+    assert [len(w) for w in windows] == [1] + [250] * 5
+    assert all(set(w) == {"cuLaunchKernel"} for w in windows)
+    assert fake.holds == [round(n * cuda_runner.HOLD_PER_LAUNCH_S * 1e9)
+                          for n in [1] + [250] * 5]
+    assert kernel.launches == 250
+    assert times == pytest.approx([4e-6] * 5)                 # elapsed / n, per launch
+    # One parameter block, packed once: every launch passes the same void** address, and
+    # it points at the device pointers and the scalars' own bytes.
+    launches = [a for n, a in calls if n == "cuLaunchKernel" and not is_hold((n, a))]
+    assert len({a[9] for a in launches}) == 1 and isinstance(launches[0][9], int)
+    assert len(fake.params) == 3 + 1 + 5 * 250
+    a_ptr, b_ptr, n, s = fake.params[0]
+    assert all(p == fake.params[0] for p in fake.params)
+    assert [int.from_bytes(a_ptr, "little"), int.from_bytes(b_ptr, "little")] == [
+        ptr for ptr, _ in fake.uploads]
+    assert np.frombuffer(n, np.int32)[0] == 64 and np.frombuffer(s, np.float32)[0] == 1.5
+    assert not fake.memory                                       # every buffer freed
+
+
+def test_the_hold_kernel_is_compiled_with_the_benchmarked_one(monkeypatch):
+    fake = FakeCuda()
+    fake.install(monkeypatch)
+    with cuda_runner.CudaKernel(KERNEL, "k"):
+        pass
+    (source,) = [args[0] for name, args in fake.calls if name == "nvrtcCreateProgram"]
+    assert source.startswith(KERNEL.encode()) and b"naiveopt_hold" in source
+    assert [args[1] for name, args in fake.calls if name == "cuModuleGetFunction"] == [
+        b"_Zk", b"naiveopt_hold"]
 
 
 # -- 4. release ---------------------------------------------------------------------------------

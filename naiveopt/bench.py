@@ -23,7 +23,7 @@ from .errors import NaiveoptError
 from .frontend import macro_defines
 from .ir.textures import param_layout
 from .verify import opencl
-from .verify.check import launch_sizes, make_arg
+from .verify.check import launch_sizes, make_args
 from .verify.expr import evaluate
 from .verify.spec import with_file_data
 
@@ -85,7 +85,10 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
             raise NaiveoptError(f"{proc.name} reads host-filled __constant__ data "
                                 f"({', '.join(proc.global_args)}): the CUDA benchmark runner "
                                 "does not fill symbols yet; benchmark on OpenCL", filename)
-        args = [make_arg(a, sizes, np.random.default_rng(3)) for a in kspec.args]
+        # One generator for all of a kernel's arguments: a fresh one per argument gave
+        # same-shape arrays the same data (mm timed with A == B). make_args also puts index
+        # arrays in range.
+        args = make_args(kspec, sizes, np.random.default_rng(3))
         build = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
         build += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
         times = {}

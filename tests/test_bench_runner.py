@@ -374,7 +374,7 @@ def test_a_failed_compile_releases_the_context_and_destroys_the_program(monkeypa
     assert fake.context_refs == 0 and not fake.programs and not fake.loaded
 
 
-# -- bench_file through the fake driver: 4. release ------------------
+# -- bench_file through the fake driver: 3. arguments, 4. release ------------------
 
 def bench_with_fake(monkeypatch, kernel: str) -> tuple[FakeCuda, list]:
     fake = FakeCuda(launch_ms=0.01)
@@ -395,3 +395,15 @@ def test_bench_releases_the_module_and_context_of_each_kernel_it_times(monkeypat
     assert fake.names().count("cuDevicePrimaryCtxRelease") == 2
     assert fake.context_refs == 0 and not fake.loaded and not fake.memory
     assert result.naive_s == pytest.approx(1e-5) == result.optimized_s
+
+
+def test_bench_gives_same_shape_inputs_different_data(monkeypatch):
+    fake, _ = bench_with_fake(monkeypatch, "mm.cu")
+    # mm's arrays A [H][K], B [K][W], C [H][W] are uploaded in that order, once per variant.
+    assert len(fake.uploads) == 6
+    naive, optimized = fake.uploads[:3], fake.uploads[3:]
+    a, b = (np.frombuffer(data, np.float32) for _, data in naive[:2])
+    assert a.size == 64 * 32 and b.size == 32 * 48
+    # A generator per argument made B the first K*W values of A (A == B at equal shapes).
+    assert not np.array_equal(a[:b.size], b)
+    assert [d for _, d in naive] == [d for _, d in optimized]    # both variants, same data

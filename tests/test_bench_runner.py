@@ -374,7 +374,7 @@ def test_a_failed_compile_releases_the_context_and_destroys_the_program(monkeypa
     assert fake.context_refs == 0 and not fake.programs and not fake.loaded
 
 
-# -- bench_file through the fake driver: 3. arguments, 4. release ------------------
+# -- bench_file through the fake driver: 3. arguments, 4. release, 5. bytes ----------------
 
 def bench_with_fake(monkeypatch, kernel: str) -> tuple[FakeCuda, list]:
     fake = FakeCuda(launch_ms=0.01)
@@ -407,3 +407,20 @@ def test_bench_gives_same_shape_inputs_different_data(monkeypatch):
     # A generator per argument made B the first K*W values of A (A == B at equal shapes).
     assert not np.array_equal(a[:b.size], b)
     assert [d for _, d in naive] == [d for _, d in optimized]    # both variants, same data
+
+
+def test_bench_counts_inout_arrays_twice_in_the_bytes_moved(monkeypatch):
+    _, (gemm,) = bench_with_fake(monkeypatch, "gemm.cu")
+    ni, nj, nk = 64, 48, 32                  # gemm.toml's 'test' set; c [NI][NJ] is inout
+    assert gemm.bytes == 4 * (ni * nk + nk * nj + 2 * ni * nj)
+    assert gemm.to_json()["naive_gbps"] == pytest.approx(gemm.bytes / gemm.naive_s / 1e9)
+    _, (mm,) = bench_with_fake(monkeypatch, "mm.cu")
+    assert mm.bytes == 4 * (64 * 32 + 32 * 48 + 64 * 48)      # in, in, out: once each
+
+
+def test_moved_bytes_counts_by_role():
+    spec = types.SimpleNamespace(args=[types.SimpleNamespace(role=r) for r in
+                                       ("in", "out", "inout", "size", "scalar")])
+    args = [np.zeros(10, np.float32), np.zeros(3, np.float64), np.zeros(5, np.int32),
+            np.int32(7), np.float32(1)]
+    assert bench.moved_bytes(spec, args) == 40 + 24 + 2 * 20

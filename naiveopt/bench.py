@@ -2,8 +2,10 @@
 
 On the best device present: a CUDA GPU through cuda-python when there is one, else the OpenCL
 device (PoCL on the CPU). Each kernel is launched a few times to warm up, then timed ``runs``
-times (at least 20) with device events; the median is reported, with the speedup and the
-achieved GB/s (the arrays' footprint) and, where the metadata gives the flop count, GFLOP/s.
+times (at least 20) with device events (on CUDA each sample is n launches back to back, about
+1 ms of GPU time, divided by n); the median is reported, with the speedup, the achieved GB/s
+(the bytes a launch must move: inputs and outputs once, in-out arrays twice) and, where the
+metadata gives the flop count, GFLOP/s. Arguments come from one seeded generator per kernel.
 Sizes: ``-D`` values, else the metadata's ``default`` set (the paper's sizes) on a GPU and its
 ``profile`` set on the CPU.
 """
@@ -23,11 +25,23 @@ from .errors import NaiveoptError
 from .frontend import macro_defines
 from .ir.textures import param_layout
 from .verify import opencl
-from .verify.check import launch_sizes, make_arg
+from .verify.check import launch_sizes, make_args
 from .verify.expr import evaluate
 from .verify.spec import with_file_data
 
 MIN_RUNS = 20
+
+#: How many times a launch moves an array's bytes, by its role: an input is read once, an
+#: output written once, an in-out array read and written (gemm's c = ... + beta * c), so
+#: counting it once understated GB/s.
+TRAFFIC = {"in": 1, "out": 1, "inout": 2}
+
+
+def moved_bytes(kspec, args: list) -> int:
+    """Bytes a launch of ``kspec`` with ``args`` (make_args) must move at least: each array
+    counted by TRAFFIC for its role."""
+    return sum(TRAFFIC.get(spec.role, 1) * value.nbytes
+               for spec, value in zip(kspec.args, args) if isinstance(value, np.ndarray))
 
 
 @dataclass
@@ -38,7 +52,7 @@ class BenchResult:
     passes: list[str]
     naive_s: float
     optimized_s: float
-    bytes: int
+    bytes: int            # bytes a launch must move (moved_bytes), for the GB/s rates
     flops: int | None
 
     @property
@@ -85,7 +99,10 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
             raise NaiveoptError(f"{proc.name} reads host-filled __constant__ data "
                                 f"({', '.join(proc.global_args)}): the CUDA benchmark runner "
                                 "does not fill symbols yet; benchmark on OpenCL", filename)
-        args = [make_arg(a, sizes, np.random.default_rng(3)) for a in kspec.args]
+        # One generator for all of a kernel's arguments: a fresh one per argument gave
+        # same-shape arrays the same data (mm timed with A == B). make_args also puts index
+        # arrays in range.
+        args = make_args(kspec, sizes, np.random.default_rng(3))
         build = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
         build += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
         times = {}
@@ -99,9 +116,8 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                     "\n" + render(compiled.module, "cuda", arch, compiled.geometries, {},
                                   filename, None)
                 grid = tuple(g // b for g, b in zip(global_size, local_size))
-                t = cuda_runner.CudaKernel(text, proc.name).time(args, grid, local_size,
-                                                                 warmup, runs,
-                                                                 layout=layout)
+                with cuda_runner.CudaKernel(text, proc.name) as kernel:
+                    t = kernel.time(args, grid, local_size, warmup, runs, layout=layout)
             else:
                 text = render(compiled.module, "opencl", arch, compiled.geometries, {},
                               filename, None) if label == "optimized" else None
@@ -113,7 +129,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                 t = opencl.time_kernel(text, proc.name, build + extra, args, global_size,
                                        local_size, warmup, runs, layout=layout)
             times[label] = statistics.median(t)
-        footprint = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+        footprint = moved_bytes(kspec, args)
         flops = int(evaluate(kspec.flops, sizes)) if kspec.flops else None
         results.append(BenchResult(proc.name, name, sizes, opt.ctx.applied.get(proc.name, []),
                                    times["naive"], times["optimized"], footprint, flops))

@@ -8,7 +8,7 @@ device buffers (cuTexObjectCreate on linear memory), as the launch sidecar tells
 """
 from __future__ import annotations
 
-import ctypes
+import math
 
 import numpy as np
 
@@ -51,24 +51,186 @@ def device_name() -> str:
     return name.split(b"\0")[0].decode()
 
 
+#: Options given to NVRTC: only ones NVRTC documents (nvrtcCompileProgram rejects nvcc's
+#: ``-O3`` as an unrecognized option, which made every CUDA benchmark fail). NVRTC optimizes
+#: device code fully by default (``-dopt`` is on unless ``-G`` is given), so no level is passed;
+#: the architecture is the device's own, so the CUBIN loads on it.
+def nvrtc_options(major: int, minor: int) -> list[bytes]:
+    return [f"--gpu-architecture=sm_{major}{minor}".encode()]
+
+
+#: Each timed sample launches the kernel back to back until it spans at least this much GPU
+#: time: CUDA events resolve about 0.5 us, and a sample of one short launch would be mostly
+#: event and scheduling noise.
+SAMPLE_TARGET_S = 1e-3
+#: At most this many launches per sample (a kernel never runs much below 1 us back to back,
+#: so 1000 launches reach SAMPLE_TARGET_S for any kernel).
+MAX_LAUNCHES = 1000
+
+#: Compiled with every kernel: one thread spinning ``ns`` nanoseconds on the GPU's global
+#: timer. Launched just before a sample's start event, it keeps the GPU busy while Python
+#: enqueues the sample's launches, so they run from a full queue. Without it a kernel shorter
+#: than one cuLaunchKernel call from Python (about 6 us on an H100 host) starves the GPU and
+#: is timed at the host's launch rate: measured there, a 1-block kernel read 6.0 us per
+#: launch back to back and 2.1 us after a hold; a 4096-block one 5.6 us and 4.5 us.
+HOLD_KERNEL = r"""
+extern "C" __global__ void naiveopt_hold(unsigned long long ns)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+"""
+#: GPU time the hold gives Python for each launch it enqueues (about 3x what one took on an
+#: H100 host); a slower host only shortens the head start, it cannot block the GPU.
+HOLD_PER_LAUNCH_S = 20e-6
+
+
+def launches_per_sample(estimate_s: float) -> int:
+    """Launches per timed sample for a kernel whose single launch took ``estimate_s``: enough
+    for SAMPLE_TARGET_S of GPU work, at least 1, at most MAX_LAUNCHES."""
+    if estimate_s <= 0:
+        return MAX_LAUNCHES
+    # rounded first: 1 ms / 4 us is 250.00000000000003 in floating point, not 251 launches
+    return max(1, min(MAX_LAUNCHES, math.ceil(round(SAMPLE_TARGET_S / estimate_s, 6))))
+
+
 class CudaKernel:
-    """One compiled kernel in the primary context of device 0."""
+    """One compiled kernel in the primary context of device 0.
+
+    It holds a reference to the primary context and a loaded module until :meth:`close`
+    (or the end of a ``with`` block): a benchmark builds two kernels per procedure, and
+    without releasing them every module and context reference stayed alive until exit."""
 
     def __init__(self, source: str, name: str) -> None:
-        from cuda.bindings import driver as cu, nvrtc  # type: ignore[import-not-found]
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
 
+        self.context = self.module = self.function = self.hold = None
+        self.launches = 0    # launches per timed sample of the last time() call
         _check(cu.cuInit(0))
-        device = _check(cu.cuDeviceGet(0))
+        self.device = _check(cu.cuDeviceGet(0))
         major = _check(cu.cuDeviceGetAttribute(
-            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.device))
         minor = _check(cu.cuDeviceGetAttribute(
-            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
-        self.context = _check(cu.cuDevicePrimaryCtxRetain(device))
-        _check(cu.cuCtxSetCurrent(self.context))
-        prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.device))
+        self.context = _check(cu.cuDevicePrimaryCtxRetain(self.device))
+        try:
+            _check(cu.cuCtxSetCurrent(self.context))
+            cubin, lowered = _compile(source + "\n" + HOLD_KERNEL, name,
+                                      nvrtc_options(major, minor))
+            self.module = _check(cu.cuModuleLoadData(cubin))
+            self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
+            self.hold = _check(cu.cuModuleGetFunction(self.module, b"naiveopt_hold"))
+        except BaseException:
+            try:
+                self.close()
+            except NaiveoptError:
+                pass            # the error that got us here is the one to report
+            raise
+
+    def __enter__(self) -> "CudaKernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Unload the module and release the primary context (once; later calls do nothing).
+        The context is destroyed when its last reference goes, freeing what it held."""
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+
+        module, context = self.module, self.context
+        self.module = self.function = self.hold = self.context = None
+        try:
+            if module is not None:
+                _check(cu.cuModuleUnload(module))
+        finally:
+            if context is not None:
+                _check(cu.cuDevicePrimaryCtxRelease(self.device))
+
+    def time(self, args: list, grid: tuple[int, ...], block: tuple[int, ...], warmup: int,
+             runs: int, layout: list[tuple[int, int]] | None = None) -> list[float]:
+        """Seconds per launch, ``runs`` samples (CUDA events), after ``warmup`` launches.
+
+        ``layout`` binds arguments to parameters as in verify/opencl.py: (argument, texel
+        width), width 0 for the argument itself, 1/2/4 for a texture object over that array's
+        device buffer.
+
+        Only GPU time is measured: the buffers, texture objects and the kernel's parameter
+        block are made once, before any timing, and between a sample's start and end events
+        there are only the kernel's launches. Were the start event recorded before Python
+        packs the arguments, each sample would include the host's launch latency (5-20 us,
+        10-50% of a short kernel). A sample launches the kernel ``n`` times back to back (n
+        from a first single-launch estimate, launches_per_sample) and counts elapsed / n;
+        a hold (HOLD_KERNEL) launched before its start event lets Python fill the queue."""
+        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
+
+        if self.function is None:
+            raise NaiveoptError("the CUDA kernel was closed")
+        pointers, textures, events = {}, [], []
+        try:
+            _check(cu.cuCtxSetCurrent(self.context))
+            for position, a in enumerate(args):
+                if isinstance(a, np.ndarray):
+                    pointers[position] = _check(cu.cuMemAlloc(a.nbytes))
+                    _check(cu.cuMemcpyHtoD(pointers[position], a.ctypes.data, a.nbytes))
+            values = []
+            for position, width in layout or [(i, 0) for i in range(len(args))]:
+                a = args[position]
+                if width:
+                    textures.append(_texture_object(pointers[position], a, width))
+                    values.append(np.array(int(textures[-1]), dtype=np.uint64))
+                elif isinstance(a, np.ndarray):
+                    values.append(np.array(int(pointers[position]), dtype=np.uint64))
+                else:
+                    values.append(np.array(a))   # the scalar's own type and width
+            # The void*[] that cuLaunchKernel reads: one pointer to each value, packed once.
+            table = np.array([v.ctypes.data for v in values], dtype=np.uintp)
+            params = int(table.ctypes.data) if values else None
+            hold_ns = np.array(0, dtype=np.uint64)
+            hold_table = np.array([hold_ns.ctypes.data], dtype=np.uintp)
+            for _ in range(2):
+                events.append(_check(cu.cuEventCreate(0)))
+            start, end = events
+
+            def launch() -> None:
+                _check(cu.cuLaunchKernel(self.function, grid[0], grid[1], grid[2], block[0],
+                                         block[1], block[2], 0, 0, params, 0))
+
+            def sample(n: int) -> float:
+                hold_ns[()] = round(n * HOLD_PER_LAUNCH_S * 1e9)
+                _check(cu.cuLaunchKernel(self.hold, 1, 1, 1, 1, 1, 1, 0, 0,
+                                         int(hold_table.ctypes.data), 0))
+                _check(cu.cuEventRecord(start, 0))
+                for _ in range(n):
+                    launch()
+                _check(cu.cuEventRecord(end, 0))
+                _check(cu.cuEventSynchronize(end))
+                return _check(cu.cuEventElapsedTime(start, end)) * 1e-3
+
+            for _ in range(warmup):
+                launch()
+            self.launches = n = launches_per_sample(sample(1))
+            return [sample(n) / n for _ in range(runs)]
+        finally:
+            for tex in textures:
+                cu.cuTexObjectDestroy(tex)
+            for ptr in pointers.values():
+                cu.cuMemFree(ptr)
+            for event in events:
+                cu.cuEventDestroy(event)
+
+
+def _compile(source: str, name: str, options: list[bytes]) -> tuple[bytes, bytes]:
+    """NVRTC-compile ``source``: the CUBIN and the lowered (mangled) name of ``name``."""
+    from cuda.bindings import nvrtc  # type: ignore[import-not-found]
+
+    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
+    try:
         _check(nvrtc.nvrtcAddNameExpression(prog, name.encode()))
-        opts = [f"--gpu-architecture=sm_{major}{minor}".encode(), b"-O3"]
-        err = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+        err = nvrtc.nvrtcCompileProgram(prog, len(options), options)[0]
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             size = _check(nvrtc.nvrtcGetProgramLogSize(prog))
             log = b" " * size
@@ -78,54 +240,9 @@ class CudaKernel:
         size = _check(nvrtc.nvrtcGetCUBINSize(prog))
         cubin = b" " * size
         _check(nvrtc.nvrtcGetCUBIN(prog, cubin))
-        self.module = _check(cu.cuModuleLoadData(cubin))
-        self.function = _check(cu.cuModuleGetFunction(self.module, lowered))
-
-    def time(self, args: list, grid: tuple[int, ...], block: tuple[int, ...], warmup: int,
-             runs: int, layout: list[tuple[int, int]] | None = None) -> list[float]:
-        """Seconds per launch (CUDA events), after ``warmup`` launches. ``layout`` binds
-        arguments to parameters as in verify/opencl.py: (argument, texel width), width 0 for
-        the argument itself, 1/2/4 for a texture object over that array's device buffer."""
-        from cuda.bindings import driver as cu  # type: ignore[import-not-found]
-
-        pointers, textures = {}, []
-        for position, a in enumerate(args):
-            if isinstance(a, np.ndarray):
-                ptr = _check(cu.cuMemAlloc(a.nbytes))
-                _check(cu.cuMemcpyHtoD(ptr, a.ctypes.data, a.nbytes))
-                pointers[position] = ptr
-        values, types = [], []
-        for position, width in layout or [(i, 0) for i in range(len(args))]:
-            a = args[position]
-            if width:
-                textures.append(_texture_object(pointers[position], a, width))
-                values.append(int(textures[-1]))
-                types.append(ctypes.c_ulonglong)
-            elif isinstance(a, np.ndarray):
-                values.append(pointers[position])
-                types.append(None)
-            else:
-                values.append(a.item())
-                types.append(ctypes.c_int if a.dtype == np.int32 else ctypes.c_float)
-        start, end = _check(cu.cuEventCreate(0)), _check(cu.cuEventCreate(0))
-        times = []
-        try:
-            for i in range(warmup + runs):
-                _check(cu.cuEventRecord(start, 0))
-                _check(cu.cuLaunchKernel(self.function, grid[0], grid[1], grid[2], block[0],
-                                         block[1], block[2], 0, 0, (tuple(values), tuple(types)), 0))
-                _check(cu.cuEventRecord(end, 0))
-                _check(cu.cuEventSynchronize(end))
-                if i >= warmup:
-                    times.append(_check(cu.cuEventElapsedTime(start, end)) * 1e-3)
-        finally:
-            for tex in textures:
-                cu.cuTexObjectDestroy(tex)
-            for ptr in pointers.values():
-                cu.cuMemFree(ptr)
-            cu.cuEventDestroy(start)
-            cu.cuEventDestroy(end)
-        return times
+        return cubin, lowered
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
 
 
 def _texture_object(pointer, array: np.ndarray, width: int):

@@ -136,10 +136,52 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
     return results
 
 
+PREPARE_SETS = ("paper", "large", "odd", "profile")
+
+
+def prepare_main(kernel: str | None, out_dir: str, sets: tuple[str, ...], arch: str) -> int:
+    """``naiveopt bench --prepare DIR [KERNEL...]``: the GPU kit's CPU side
+    (naiveopt/gpu_bundle.py), with progress on stderr and a located error per failed file."""
+    import os
+    import sys
+
+    from .gpu_bundle import prepare
+
+    source = kernel or "kernels/naive"
+    if os.path.isdir(source):
+        paths = sorted(os.path.join(source, f) for f in os.listdir(source) if f.endswith(".cu"))
+    elif source.endswith(".cu") and os.path.isfile(source):
+        paths = [source]
+    else:
+        print(f"{source}: error: the GPU kit times CUDA kernels: give a .cu file or a "
+              "directory of them", file=sys.stderr)
+        return 1
+    if not paths:
+        print(f"{source}: error: no .cu files", file=sys.stderr)
+        return 1
+    count = len(paths)
+    progress = iter(range(1, count + 1))
+    doc = prepare(paths, out_dir, sets=sets, arch=arch, progress=lambda path: print(
+        f"[{next(progress)}/{count}] {path}", file=sys.stderr, flush=True))
+    for failure in doc["failures"]:
+        print(failure["error"], file=sys.stderr)
+    timed = [c for c in doc["cases"] if not c.get("skip")]
+    print(f"{out_dir}: {len(timed)} cases of {count - len(doc['failures'])} files "
+          f"(sets {', '.join(sets)}), {len(doc['cases']) - len(timed)} skipped; run "
+          f"'python3 bench/gpu.py {out_dir} --out DIR' on the GPU machine")
+    return 1 if doc["failures"] else 0
+
+
 def bench_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="naiveopt bench", description="Time a naive kernel "
                                 "against naiveopt's output on the best device present.")
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("kernel", metavar="KERNEL", nargs="?",
+                   help="a kernel file; with --prepare, CUDA files or directories of them "
+                   "(default: kernels/naive)")
+    p.add_argument("--prepare", metavar="DIR", help="write the GPU benchmark bundle of the "
+                   "kernels into DIR (for bench/gpu.py on a GPU machine) instead of timing")
+    p.add_argument("--sets", default=",".join(PREPARE_SETS), help="with --prepare: size sets "
+                   "(paper, large, odd, or a metadata set name; default %(default)s)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--runs", type=int, default=MIN_RUNS, help=f"timed runs (>= {MIN_RUNS})")
@@ -152,6 +194,10 @@ def bench_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from .cli import parse_defines, read_source, report
 
+    if args.prepare:
+        return prepare_main(args.kernel, args.prepare, tuple(args.sets.split(",")), args.arch)
+    if not args.kernel:
+        p.error("KERNEL is required (or --prepare DIR)")
     try:
         results = bench_file(read_source(args.kernel), args.kernel, arch=args.arch,
                              defines=parse_defines(args.defines), runs=args.runs,

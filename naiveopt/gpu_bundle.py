@@ -37,6 +37,7 @@ import numpy as np
 
 from . import __version__
 from .api import compile_module, naive_program
+from .bench import TRAFFIC
 from .emit import render
 from .errors import NaiveoptError
 from .frontend import macro_defines
@@ -134,13 +135,8 @@ def arg_recipe(arg: ArgSpec, kernel: KernelSpec, sizes: dict[str, int]) -> dict:
 def moved_bytes(args: list[dict]) -> int:
     """The fewest bytes the kernel must move through device memory: arrays it reads once,
     arrays it writes once, arrays it reads and writes (inout) twice."""
-    total = 0
-    for a in args:
-        if "shape" not in a:
-            continue
-        nbytes = int(np.prod(a["shape"])) * np.dtype(a["dtype"]).itemsize
-        total += nbytes * (2 if a["role"] == "inout" else 1)
-    return total
+    return sum(TRAFFIC.get(a["role"], 1) * int(np.prod(a["shape"])) *
+               np.dtype(a["dtype"]).itemsize for a in args if "shape" in a)
 
 
 def _operand(node: ast.AST, shapes: dict[str, list[int]]) -> tuple[str, list[int], bool] | None:
@@ -311,7 +307,8 @@ def prepare(kernels: list[str], out_dir: str, *, sets: tuple[str, ...] = DEFAULT
         try:
             cases += prepare_file(path, store, sets, arch)
         except NaiveoptError as exc:
-            failures.append({"file": os.path.basename(path), "error": str(exc)})
+            failures.append({"file": os.path.basename(path),
+                             "error": str(exc) if exc.file else f"{path}: error: {exc}"})
     doc = {"version": BUNDLE_VERSION, "naiveopt": __version__, "arch": arch,
            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
                timespec="seconds"),

@@ -257,3 +257,33 @@ def test_finding_4_timed_events_hold_only_graph_replays():
     assert "call" not in timed                     # every call happened before or in capture
     n = int(result["method"].split("of ")[1].split(" ")[0])
     assert result["s"] == pytest.approx(0.5e-3 / n)
+
+
+def test_cli_prepares_the_whole_library(tmp_path, capsys):
+    """`naiveopt bench --prepare DIR` over kernels/naive (the default), as a lent GPU needs
+    it: every file prepared, every case with numbers, progress on stderr."""
+    from naiveopt.cli import main
+
+    out = tmp_path / "bundle"
+    assert main(["bench", "--prepare", str(out), KERNELS_DIR]) == 0
+    captured = capsys.readouterr()
+    files = sorted(f for f in os.listdir(KERNELS_DIR) if f.endswith(".cu"))
+    assert f"[{len(files)}/{len(files)}]" in captured.err
+    doc = json.load(open(out / "bundle.json"))
+    assert not doc["failures"] and doc["sets"] == ["paper", "large", "odd", "profile"]
+    assert {c["file"] for c in doc["cases"]} == set(files)
+    for case in doc["cases"]:
+        assert not case.get("skip"), case["id"]
+        for variant in case["variants"].values():
+            assert all(g > 0 for g in variant["grid"]) and variant["cuda"]["sha256"]
+
+
+def test_cli_prepare_reports_bad_input_located(tmp_path, capsys):
+    from naiveopt.cli import main
+
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void bad(float *a) { a[0] = ; }\n")
+    assert main(["bench", "--prepare", str(tmp_path / "b"), str(bad)]) == 1
+    assert f"{bad}:1:40: error:" in capsys.readouterr().err
+    assert main(["bench", "--prepare", str(tmp_path / "b"),
+                 os.path.join(KERNELS_DIR, "mm.cl")]) == 1

@@ -27,19 +27,15 @@ from .ir.textures import param_layout
 from .verify import opencl
 from .verify.check import launch_sizes, make_args
 from .verify.expr import evaluate
-from .verify.spec import with_file_data
+from .verify.spec import TRAFFIC, with_file_data
 
 MIN_RUNS = 20
-
-#: How many times a launch moves an array's bytes, by its role: an input is read once, an
-#: output written once, an in-out array read and written (gemm's c = ... + beta * c), so
-#: counting it once understated GB/s.
-TRAFFIC = {"in": 1, "out": 1, "inout": 2}
 
 
 def moved_bytes(kspec, args: list) -> int:
     """Bytes a launch of ``kspec`` with ``args`` (make_args) must move at least: each array
-    counted by TRAFFIC for its role."""
+    counted by verify.spec.TRAFFIC for its role (an in-out array, gemm's
+    c = ... + beta * c, twice: counting it once understated GB/s)."""
     return sum(TRAFFIC.get(spec.role, 1) * value.nbytes
                for spec, value in zip(kspec.args, args) if isinstance(value, np.ndarray))
 

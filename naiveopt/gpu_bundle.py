@@ -37,7 +37,6 @@ import numpy as np
 
 from . import __version__
 from .api import compile_module, naive_program
-from .bench import TRAFFIC
 from .emit import render
 from .errors import NaiveoptError
 from .frontend import macro_defines
@@ -46,7 +45,7 @@ from .ir.elements import element
 from .passes.optimize.shape import kernel_shape
 from .targets import get_target
 from .verify.expr import evaluate
-from .verify.spec import ArgSpec, KernelSpec, with_file_data
+from .verify.spec import TRAFFIC, ArgSpec, KernelSpec, with_file_data
 
 BUNDLE_VERSION = 1
 DEFAULT_SETS = ("paper", "large", "odd")

@@ -22,6 +22,11 @@ from .indices import IndexFill, index_facts
 _CLAUSE = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
 
+#: Times an array of each role must cross device memory in one launch at least: read once
+#: (in), written once (out), read and written (inout) twice. Rates (GB/s) count these bytes.
+TRAFFIC = {"in": 1, "out": 1, "inout": 2}
+
+
 @dataclass
 class ArgSpec:
     name: str

@@ -65,6 +65,18 @@ NCU_METRICS = {
     "dram_write_bytes": "dram__bytes_write.sum",
     "duration_ns": "gpu__time_duration.sum",
 }
+#: More counters for fitting a cost model (``--ncu-extended``): L2 sectors, shared-memory
+#: wavefronts, instructions and FFMAs executed, registers, throughput fractions.
+NCU_EXTENDED = {
+    "l2_sectors": "lts__t_sectors.sum",
+    "shared_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "instructions": "smsp__inst_executed.sum",
+    "ffma_thread_inst": "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "registers_per_thread": "launch__registers_per_thread",
+    "sm_throughput_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram_throughput_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "waves_per_sm": "launch__waves_per_multiprocessor",
+}
 NCU_DEFAULT = ("mv", "mm", "transpose", "conv")
 
 
@@ -601,7 +613,8 @@ def profile_launches(bundle_dir: str, out_dir: str, sets, only, seed: int) -> No
         json.dump(order, fh)
 
 
-def run_ncu(bundle_dir: str, out_dir: str, sets, only, seed: int) -> int:
+def run_ncu(bundle_dir: str, out_dir: str, sets, only, seed: int, extended: bool = False
+            ) -> int:
     """Profile the selected cases under Nsight Compute; parse its CSV into OUT/ncu.jsonl."""
     import csv
     import io
@@ -611,10 +624,11 @@ def run_ncu(bundle_dir: str, out_dir: str, sets, only, seed: int) -> int:
     with open(os.path.join(bundle_dir, "bundle.json")) as fh:
         bundle = json.load(fh)
     names = sorted({c["kernel"] for c in select(bundle["cases"], sets, only)})
+    metrics = {**NCU_METRICS, **(NCU_EXTENDED if extended else {})}
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     cmd = [ncu, "--csv", "--clock-control", "none", "--kernel-name-base", "function",
            "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
-           "--metrics", ",".join(NCU_METRICS.values()),
+           "--metrics", ",".join(metrics.values()),
            sys.executable, os.path.abspath(__file__), bundle_dir, "--out", out_dir,
            "--profile-launches", "--seed", str(seed)]
     if sets:
@@ -634,7 +648,7 @@ def run_ncu(bundle_dir: str, out_dir: str, sets, only, seed: int) -> int:
         except (KeyError, ValueError):
             continue
         entry = by_id.setdefault(kid, {"ncu_kernel": rec.get("Kernel Name")})
-        for key, metric in NCU_METRICS.items():
+        for key, metric in metrics.items():
             if rec.get("Metric Name") == metric:
                 value = rec.get("Metric Value", "").replace(",", "")
                 try:
@@ -666,6 +680,8 @@ def main(argv: list[str] | None = None) -> int:
                    "already records (used when a fault restarts the run)")
     p.add_argument("--ncu", action="store_true", help="profile with Nsight Compute instead "
                    "of timing (default cases: mv, mm, transpose, conv at 'profile' sizes)")
+    p.add_argument("--ncu-extended", action="store_true", help="with --ncu: also the "
+                   "counters a cost model is fitted on (NCU_EXTENDED)")
     p.add_argument("--profile-launches", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     sets = args.sets.split(",") if args.sets else None
@@ -676,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.ncu:
         os.makedirs(args.out, exist_ok=True)
         return run_ncu(args.bundle, args.out, sets or ["profile"],
-                       only or list(NCU_DEFAULT), args.seed)
+                       only or list(NCU_DEFAULT), args.seed, args.ncu_extended)
     if sets is None:
         with open(os.path.join(args.bundle, "bundle.json")) as fh:
             sets = [s for s in json.load(fh)["sets"] if s in ("paper", "large", "odd")] or None

@@ -111,7 +111,9 @@ def agreement(ncu: list[dict], profile: dict | None) -> list[dict]:
                "ncu_achieved_occupancy": (n.get("achieved_occupancy_pct") or 0) / 100,
                "ncu_dram_bytes": (n.get("dram_read_bytes") or 0) +
                (n.get("dram_write_bytes") or 0), "ncu_duration_us":
-               (n.get("duration_ns") or 0) / 1e3}
+               (n.get("duration_ns") or 0) / 1e3,
+               "counters": {k: v for k, v in n.items() if k not in (
+                   "id", "kernel", "variant", "grid", "block", "sizes", "ncu_kernel")}}
         if prof and prof.get("sizes") == n.get("sizes"):
             naive = n["variant"] == "naive"
             row["cpu_sectors"] = prof["naive_sectors" if naive else "optimized_sectors"]

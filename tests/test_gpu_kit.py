@@ -287,3 +287,21 @@ def test_cli_prepare_reports_bad_input_located(tmp_path, capsys):
     assert f"{bad}:1:40: error:" in capsys.readouterr().err
     assert main(["bench", "--prepare", str(tmp_path / "b"),
                  os.path.join(KERNELS_DIR, "mm.cl")]) == 1
+
+
+def test_merge_keeps_results_replaces_failures_and_measures_repeats():
+    ok = {"id": "k@paper", "status": "ok", "sizes": {"N": 8}, "naive_ms": 2.0,
+          "optimized_ms": 1.0, "file": "k.cu"}
+    rows = merge.merge_cases([
+        {"id": "k@paper", "status": "error", "sizes": {"N": 8}, "error": "lost context"},
+        ok,
+        {**ok, "naive_ms": 2.1, "optimized_ms": 1.0},                    # a repeat
+        {"id": "m@odd", "status": "ok", "verification": "failed", "sizes": {"N": 7},
+         "naive_ms": 1.0, "optimized_ms": 1.0, "file": "m.cu"},
+        {"id": "m@odd", "status": "ok", "verification": "passed", "sizes": {"N": 4},
+         "naive_ms": 1.0, "optimized_ms": 1.0, "file": "m.cu"},          # a later bundle
+    ])
+    k, m = rows
+    assert k["status"] == "ok" and k["earlier"][0]["error"] == "lost context"
+    assert k["repeat_difference"] == pytest.approx(0.05) and k["file"] == "k"
+    assert m["verification"] == "passed" and m["sizes"] == {"N": 4}

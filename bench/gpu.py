@@ -390,7 +390,9 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
     host = make_host_args(case, seed)
     written = [i for i, a in enumerate(case["args"]) if a["role"] in ("out", "inout")]
     outputs, kernels, devs = {}, {}, {}
-    for label in ("naive", "optimized"):
+    labels = ["naive", "optimized"] + [v for v in case["variants"]
+                                       if v not in ("naive", "optimized")]
+    for label in labels:
         variant = case["variants"][label]
         code = variant[backend.dialect]
         with open(os.path.join(bundle_dir, code["source"])) as fh:
@@ -418,10 +420,14 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
     row["verification"] = "passed" if all(c["mismatches"] == 0 for c in checks.values()) \
         else "failed"
     row["checks"] = checks
+    for label in labels[2:]:          # ablations (naiveopt bench --prepare --ablate)
+        ok = all(compare(n, o)["mismatches"] == 0
+                 for n, o in zip(outputs["naive"], outputs[label]))
+        row.setdefault("ablation_verification", {})[label] = "passed" if ok else "failed"
     if not timing:
         row["status"] = "checked"
         return row
-    for label in ("naive", "optimized"):
+    for label in labels:
         variant = case["variants"][label]
         progress["phase"] = f"time {label}"
         t = backend.time_kernel(kernels[label], variant["grid"], variant["block"], devs[label])
@@ -438,12 +444,12 @@ def run_case(backend, bundle_dir: str, case: dict, seed: int, peak_flops: float 
         copy_s = copy_cache[nbytes]["s"]
         row["copy_ms"] = copy_s * 1e3
         row["copy_gbps"] = nbytes / copy_s / 1e9
-        for label in ("naive", "optimized"):
+        for label in labels:
             gbps = nbytes / (row[f"{label}_ms"] * 1e-3) / 1e9
             row[f"{label}_gbps"] = gbps
             row[f"{label}_of_copy_bw"] = gbps / row["copy_gbps"]
     if case.get("flops"):
-        for label in ("naive", "optimized"):
+        for label in labels:
             gflops = case["flops"] / (row[f"{label}_ms"] * 1e-3) / 1e9
             row[f"{label}_gflops"] = gflops
             if peak_flops:

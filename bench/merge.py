@@ -51,6 +51,13 @@ def merge_cases(cases: list[dict]) -> list[dict]:
         elif c.get("status") == "ok" and first.get("status") == "ok":
             first.setdefault("repeats", []).append(
                 {"naive_ms": c["naive_ms"], "optimized_ms": c["optimized_ms"]})
+            ablations = {k: v for k, v in c.items() if k.startswith("without-")}
+            if ablations:      # an --ablate run: its variants, scaled to the row's optimized
+                scale = first["optimized_ms"] / c["optimized_ms"]
+                first.update({k: v * scale if k.endswith("_ms") else v
+                              for k, v in ablations.items()
+                              if k.endswith("_ms") and not k.endswith("spread_ms")})
+                first["ablation_verification"] = c.get("ablation_verification", {})
     out = []
     for row in rows.values():
         row["file"] = row.get("file", "").rsplit(".", 1)[0]     # the stem, as report reads it
@@ -90,6 +97,26 @@ def timing_table(rows: list[dict]) -> list[str]:
             f"{_pct(r.get('optimized_of_fp32_peak'))} | {_num(r.get('cublas_ms'))} | "
             f"{_num(r.get('optimized_vs_cublas'), '.2f')} |")
     return lines
+
+
+def ablation_table(rows: list[dict]) -> list[str]:
+    """What each pass buys on the GPU: the kernel's time with that pass disabled over its
+    time with the whole pipeline (> 1: the pass helps), from ``--ablate`` bundles."""
+    lines = []
+    for r in rows:
+        if r.get("status") != "ok":
+            continue
+        parts = [f"{k[len('without-'):-3]} {r[k] / r['optimized_ms']:.2f}"
+                 + ("" if r.get("ablation_verification", {}).get(k[:-3]) == "passed"
+                    else " (check failed)")
+                 for k in r if k.startswith("without-") and k.endswith("_ms")]
+        if parts:
+            lines.append(f"| {r['id']} | {r['naive_ms'] / r['optimized_ms']:.2f}x | "
+                         + ", ".join(parts) + " |")
+    if not lines:
+        return []
+    return ["| case | speedup | time without PASS / time with all passes |",
+            "| --- | ---: | --- |"] + lines
 
 
 def agreement(ncu: list[dict], profile: dict | None) -> list[dict]:
@@ -211,6 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     if diffs:
         md.append(f"Repeated runs of {len(diffs)} cases differ by at most {max(diffs):.1%}.")
     md += ["", "## Timings", ""] + timing_table(rows)
+    ablations = ablation_table(rows)
+    if ablations:
+        md += ["", "## What each pass buys", "",
+               "Each applied pass disabled in turn (naiveopt bench --prepare --ablate); a "
+               "figure above 1 means the kernel is slower without that pass.", ""] + ablations
     if agree:
         md += ["", "## Nsight Compute against naiveopt's CPU profile", "",
                "Global sectors are L1 sector requests of global loads and stores "

@@ -135,7 +135,8 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
 PREPARE_SETS = ("paper", "large", "odd", "profile")
 
 
-def prepare_main(kernel: str | None, out_dir: str, sets: tuple[str, ...], arch: str) -> int:
+def prepare_main(kernel: str | None, out_dir: str, sets: tuple[str, ...], arch: str,
+                 ablate: bool = False) -> int:
     """``naiveopt bench --prepare DIR [KERNEL...]``: the GPU kit's CPU side
     (naiveopt/gpu_bundle.py), with progress on stderr and a located error per failed file."""
     import os
@@ -157,8 +158,9 @@ def prepare_main(kernel: str | None, out_dir: str, sets: tuple[str, ...], arch: 
         return 1
     count = len(paths)
     progress = iter(range(1, count + 1))
-    doc = prepare(paths, out_dir, sets=sets, arch=arch, progress=lambda path: print(
-        f"[{next(progress)}/{count}] {path}", file=sys.stderr, flush=True))
+    doc = prepare(paths, out_dir, sets=sets, arch=arch, ablate=ablate,
+                  progress=lambda path: print(f"[{next(progress)}/{count}] {path}",
+                                              file=sys.stderr, flush=True))
     for failure in doc["failures"]:
         print(failure["error"], file=sys.stderr)
     timed = [c for c in doc["cases"] if not c.get("skip")]
@@ -178,6 +180,8 @@ def bench_main(argv: list[str]) -> int:
                    "kernels into DIR (for bench/gpu.py on a GPU machine) instead of timing")
     p.add_argument("--sets", default=",".join(PREPARE_SETS), help="with --prepare: size sets "
                    "(paper, large, odd, or a metadata set name; default %(default)s)")
+    p.add_argument("--ablate", action="store_true", help="with --prepare: also each kernel "
+                   "with each applied pass disabled (what each pass buys)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--runs", type=int, default=MIN_RUNS, help=f"timed runs (>= {MIN_RUNS})")
@@ -191,7 +195,8 @@ def bench_main(argv: list[str]) -> int:
     from .cli import parse_defines, read_source, report
 
     if args.prepare:
-        return prepare_main(args.kernel, args.prepare, tuple(args.sets.split(",")), args.arch)
+        return prepare_main(args.kernel, args.prepare, tuple(args.sets.split(",")), args.arch,
+                            args.ablate)
     if not args.kernel:
         p.error("KERNEL is required (or --prepare DIR)")
     try:

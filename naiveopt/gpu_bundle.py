@@ -218,8 +218,11 @@ def _flops(kernel: KernelSpec, sizes: dict[str, int]) -> int | None:
     return int(evaluate(kernel.flops, sizes)) if kernel.flops else None
 
 
-def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str) -> list[dict]:
-    """The cases of one kernel file (one per kernel and size set)."""
+def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
+                 ablate: bool = False) -> list[dict]:
+    """The cases of one kernel file (one per kernel and size set). ``ablate`` adds, per
+    optimization pass applied to a kernel, a variant compiled with that pass disabled
+    (``without-PASS``), so the GPU measures what each pass buys."""
     with open(path) as fh:
         source = fh.read()
     base = os.path.basename(path)
@@ -241,6 +244,15 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str) -> 
                ("optimized", "cuda"): store.put(optimized_cuda, ".cu"),
                ("naive", "opencl"): store.put(naive_cl.source, ".cl"),
                ("optimized", "opencl"): store.put(optimized_cl, ".cl")}
+    ablations = {}
+    if ablate:
+        for name in sorted({n for applied in opt.ctx.applied.values() for n in applied}):
+            c = compile_module(source, path, "cuda", arch, True, {},
+                               options={"disable": [name]})
+            ablations[name] = (c, store.put(render(c.module, "cuda", arch, c.geometries,
+                                                   c.ctx.applied, base, None), ".cu"),
+                               store.put(render(c.opencl_module(), "opencl", arch,
+                                                c.geometries, {}, base, None), ".cl"))
     cases = []
     for set_name in sets:
         sizes = size_set(spec.sizes, set_name)
@@ -285,6 +297,17 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str) -> 
                     "opencl": {**sources[(label, "opencl")],
                                "options": build + (naive_cl.options if label == "naive"
                                                    else [])}}
+            for name in opt.ctx.applied.get(proc.name, []):
+                c, cuda, opencl = ablations.get(name, (None, None, None))
+                if c is None:
+                    continue
+                geo = c.geometries[proc.name]
+                global_size, block = geo.sizes(ksizes)
+                variants[f"without-{name}"] = {
+                    "grid": [g // b for g, b in zip(global_size, block)],
+                    "block": list(block), "global_size": list(global_size),
+                    "passes": c.ctx.applied.get(proc.name, []),
+                    "cuda": {**cuda, "options": build}, "opencl": {**opencl, "options": build}}
             case.update({"args": args, "variants": variants,
                          "flops": _flops(kspec, ksizes), "bytes": moved_bytes(args),
                          "cublas": cublas_calls(kspec.reference, args)})
@@ -293,7 +316,7 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str) -> 
 
 
 def prepare(kernels: list[str], out_dir: str, *, sets: tuple[str, ...] = DEFAULT_SETS,
-            arch: str = "sm_90", progress=None) -> dict:
+            arch: str = "sm_90", progress=None, ablate: bool = False) -> dict:
     """Write the bundle for ``kernels`` (CUDA files with metadata) into ``out_dir``; returns
     the bundle document. ``progress(path)`` is called before each file."""
     os.makedirs(os.path.join(out_dir, "src"), exist_ok=True)
@@ -304,14 +327,14 @@ def prepare(kernels: list[str], out_dir: str, *, sets: tuple[str, ...] = DEFAULT
         if progress:
             progress(path)
         try:
-            cases += prepare_file(path, store, sets, arch)
+            cases += prepare_file(path, store, sets, arch, ablate)
         except NaiveoptError as exc:
             failures.append({"file": os.path.basename(path),
                              "error": str(exc) if exc.file else f"{path}: error: {exc}"})
     doc = {"version": BUNDLE_VERSION, "naiveopt": __version__, "arch": arch,
            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
                timespec="seconds"),
-           "sets": list(sets),
+           "sets": list(sets), "ablate": ablate,
            "target": {"name": target.name, "description": target.description,
                       "fp32_lanes_per_sm": target.fp32_lanes_per_sm,
                       "multiprocessors": target.multiprocessors},

@@ -305,3 +305,25 @@ def test_merge_keeps_results_replaces_failures_and_measures_repeats():
     assert k["status"] == "ok" and k["earlier"][0]["error"] == "lost context"
     assert k["repeat_difference"] == pytest.approx(0.05) and k["file"] == "k"
     assert m["verification"] == "passed" and m["sizes"] == {"N": 4}
+
+
+def test_ablation_variants_measure_what_each_pass_buys(tmp_path):
+    """--ablate: per applied pass a variant compiled without it, checked against the naive
+    kernel and timed like the others; merge turns them into 'what each pass buys'."""
+    out = tmp_path / "bundle"
+    doc = prepare([os.path.join(KERNELS_DIR, "mm.cu")], str(out), sets=("test",), ablate=True)
+    (case,) = doc["cases"]
+    assert set(case["variants"]) == {"naive", "optimized"} | {
+        f"without-{p}" for p in case["passes"]}
+    without = case["variants"]["without-thread-merge"]
+    assert "thread-merge" not in without["passes"] and without["grid"] != \
+        case["variants"]["optimized"]["grid"]
+    run = tmp_path / "run"
+    assert gpu.main([str(out), "--out", str(run), "--backend", "opencl"]) == 0
+    (row,) = [r for r in map(json.loads, open(run / "results.jsonl")) if r["record"] == "case"]
+    assert set(row["ablation_verification"].values()) == {"passed"}
+    assert all(row[f"without-{p}_ms"] > 0 for p in case["passes"])
+    assert merge.main([str(run / "results.jsonl"), "--out", str(tmp_path / "m"),
+                       "--profile", ""]) == 0
+    (md,) = (tmp_path / "m").glob("*.md")
+    assert "## What each pass buys" in md.read_text()

@@ -109,7 +109,8 @@ def ablation_table(rows: list[dict]) -> list[str]:
         parts = [f"{k[len('without-'):-3]} {r[k] / r['optimized_ms']:.2f}"
                  + ("" if r.get("ablation_verification", {}).get(k[:-3]) == "passed"
                     else " (check failed)")
-                 for k in r if k.startswith("without-") and k.endswith("_ms")]
+                 for k in r if k.startswith("without-") and k.endswith("_ms")
+                 and not k.endswith("_spread_ms")]
         if parts:
             lines.append(f"| {r['id']} | {r['naive_ms'] / r['optimized_ms']:.2f}x | "
                          + ", ".join(parts) + " |")

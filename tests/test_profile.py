@@ -149,3 +149,28 @@ def test_measuring_commands_report_unreadable_input_cleanly(command, tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"{f}: error: the file is not UTF-8 text" in done.stderr
+
+
+def test_reads_inside_helper_functions_are_traced():
+    """A read through a helper (`pixel(raw, y, x)`) is an access of the array the helper
+    receives: a column read there is 32 sectors a request, as in the kernel. The profiler
+    traced none of them (demosaic: stores only, 0.2x of Nsight Compute's sectors on an
+    H100)."""
+    helper = ("float at(__global const float *p, int i, int N) { return p[i * N]; }\n"
+              "__kernel void k(__global const float *A, __global float *B, int N) {"
+              " int i = get_global_id(0); B[i] = at(A, i, N) + at(A, i, N); }")
+    (prof,) = profile_file(HEADER + helper, "k.cl")
+    (s,) = [s for s in prof.sites if s.site.text == "p[i * N]"]
+    assert s.site.array == "A" and s.site.is_load
+    assert s.requests == 2 and s.sectors == 64              # two calls, one column read each
+    # a pointer that receives different arrays at different calls is not attributed
+    mixed = helper.replace("at(A, i, N) + at(A, i, N)", "at(A, i, N) + at(B, i, N)")
+    (prof,) = profile_file(HEADER + mixed, "k.cl")
+    assert not [s for s in prof.sites if s.site.text == "p[i * N]"]
+
+
+def test_demosaic_profile_counts_its_reads():
+    path = os.path.join(ROOT, "kernels", "naive", "demosaic.cu")
+    (prof,) = profile_file(open(path).read(), path)
+    loads = sum(s.sectors for s in prof.sites if s.site.is_load)
+    assert loads > 3 * sum(s.sectors for s in prof.sites if s.site.is_store)

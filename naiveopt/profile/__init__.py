@@ -106,10 +106,15 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         site_metrics, totals = analyse(trace[:count * RECORD_WORDS], sites, target,
                                        blocks / sampled, array_sectors)
         if proc.resources is not None:
+            # achieved on the GPU, launch included (Nsight Compute agrees); the calculator's
+            # figure, which ignores how many blocks there are, beside it
             totals.occupancy, limiter = occupancy(target, int(np.prod(local_size)),
                                                   proc.resources.registers,
-                                                  proc.resources.shared_bytes)
+                                                  proc.resources.shared_bytes, blocks)
             totals.extra["occupancy_limited_by"] = limiter
+            totals.extra["theoretical_occupancy"] = occupancy(
+                target, int(np.prod(local_size)), proc.resources.registers,
+                proc.resources.shared_bytes)[0]
             totals.extra["registers"] = proc.resources.registers
         out.append(KernelProfile(proc.name, "optimized" if opt else "naive",
                                  c.ctx.applied.get(proc.name, []), sizes,

@@ -54,6 +54,8 @@ DEFAULT_SETS = ("paper", "large", "odd")
 ODD_FROM = 256
 #: ``large`` scales a paper set whose largest size is below this up to it.
 LARGE = 4096
+#: No array of a case may be larger (a 3-D kernel's ``large`` set would be 4096^3).
+MAX_ARRAY_BYTES = 2 << 30
 
 
 def odd_size(value: int) -> int:
@@ -67,16 +69,19 @@ def odd_size(value: int) -> int:
 
 def size_set(spec_sizes: dict[str, dict[str, int]], name: str) -> dict[str, int] | None:
     """The sizes of bundle set ``name`` from a file's metadata sets (None: not applicable)."""
-    paper = spec_sizes.get("default") or spec_sizes.get("test")
+    paper = spec_sizes.get("default") or spec_sizes.get("test") or \
+        next(iter(spec_sizes.values()), None)         # '#pragma naiveopt sizes(...)' files
     if name == "paper":
         return dict(paper) if paper else None
     if name == "odd":
-        return {k: odd_size(v) for k, v in paper.items()} if paper else None
+        odd = {k: odd_size(v) for k, v in paper.items()} if paper else None
+        return odd if odd != paper else None          # nothing large enough to move
     if name == "large":
         if not paper or max(paper.values()) >= LARGE:
             return None
         factor = LARGE // max(paper.values())
-        return {k: v * factor if v >= ODD_FROM else v for k, v in paper.items()}
+        large = {k: v * factor if v >= ODD_FROM else v for k, v in paper.items()}
+        return large if large != paper else None
     sizes = spec_sizes.get(name)
     return dict(sizes) if sizes else None
 
@@ -282,6 +287,13 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
                 continue
             macros = macro_defines(source, {k: str(v) for k, v in ksizes.items()})
             args = [arg_recipe(a, kspec, ksizes) for a in kspec.args]
+            largest = max((int(np.prod(a["shape"])) * np.dtype(a["dtype"]).itemsize
+                           for a in args if "shape" in a), default=0)
+            if largest > MAX_ARRAY_BYTES:
+                case["skip"] = (f"an array of {largest / 2**30:.1f} GiB at these sizes "
+                                f"(the kit allocates at most {MAX_ARRAY_BYTES >> 30} GiB each)")
+                cases.append(case)
+                continue
             defines = [n for n in kspec.defines if n in ksizes]
             build = [f"-D{n}={ksizes[n]}" for n in defines]
             build += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]

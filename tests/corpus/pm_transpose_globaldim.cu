@@ -1,0 +1,12 @@
+// The paper's macro style: transpose whose accessor macros use the predefined globalDimX /
+// globalDimY for the widths, so the kernel names no size at all.
+// EXPECT-PASSES: coalesce-writes
+// EXPECT: verified
+// XFAIL: rejected: use of undeclared identifier 'globalDimY'
+#define A(y,x) A[(y)*globalDimX+(x)]
+#define B(y,x) B[(y)*globalDimY+(x)]
+#pragma naiveopt sizes(W=80, H=48) threads(W, H) block(16, 16)
+#pragma naiveopt array(A, H, W) array(B, W, H)
+__global__ void transpose(float *A, float *B) {
+    B(idx, idy) = A(idy, idx);
+}

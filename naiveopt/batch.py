@@ -26,9 +26,9 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 
 from .api import optimize
-from .cli import read_source, write_atomically
 from . import workers as spawned
 from .errors import NaiveoptError
+from .files import located, read_source, write_atomically
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
         if settings.profile:
             _attach_profile(outcome, settings)
     except NaiveoptError as exc:
-        outcome.error = str(exc) if exc.file else f"{path}: {exc}"
+        outcome.error = located(exc, path)
     except Exception as exc:  # noqa: BLE001 - a bug in naiveopt must not kill a batch
         outcome.error = f"{path}: internal error: {type(exc).__name__}: {exc} (please report)"
     return outcome
@@ -168,7 +168,7 @@ def write_outputs(outcome: Outcome) -> None:
         write_atomically(outcome.output, outcome.code)
         write_atomically(outcome.output + ".json", json.dumps(outcome.launch, indent=2) + "\n")
     except NaiveoptError as exc:
-        outcome.error = str(exc) if exc.file else f"{outcome.path}: {exc}"
+        outcome.error = located(exc, outcome.path)
 
 
 def _died(path: str, exc: BaseException) -> str:

@@ -22,6 +22,7 @@ from . import cuda_runner
 from .api import MEMORIES, compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
+from .files import parse_defines, read_source, report_error
 from .frontend import macro_defines
 from .ir.textures import param_layout
 from .verify import opencl
@@ -192,8 +193,6 @@ def bench_main(argv: list[str]) -> int:
                    help="memory of read-only arrays in the optimized kernel")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    from .cli import parse_defines, read_source, report
-
     if args.prepare:
         return prepare_main(args.kernel, args.prepare, tuple(args.sets.split(",")), args.arch,
                             args.ablate)
@@ -205,7 +204,7 @@ def bench_main(argv: list[str]) -> int:
                              device=args.device, size_set=args.sizes,
                              options={"memory": args.memory})
     except NaiveoptError as exc:
-        return report(exc, args.kernel)
+        return report_error(exc, args.kernel)
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2))
         return 0

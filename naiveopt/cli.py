@@ -17,13 +17,13 @@ import json
 import os
 import stat
 import sys
-import tempfile
 
 from . import __version__
 from .api import MEMORIES, TARGETS
 from .passes.optimize.vectorize import MODES as VECTORIZE_MODES
 from .passes.pipeline import optimization_pass_names
 from .errors import NaiveoptError
+from .files import parse_defines, read_source, report_error, write_atomically
 from .targets import get_target
 
 KERNEL_EXTENSIONS = (".cu", ".cl")
@@ -91,16 +91,6 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def parse_defines(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        if not name.isidentifier():
-            raise NaiveoptError(f"bad -D '{item}': expected NAME=VALUE")
-        out[name] = value if eq else "1"
-    return out
-
-
 def _options(args: argparse.Namespace) -> dict:
     """Pass options from the command line."""
     options: dict = {"memory": args.memory, "disable": list(args.disable),
@@ -154,51 +144,6 @@ def _check_distinct_outputs(files: list[str], target: str | None) -> None:
         seen[name] = path
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask()
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (no partial files)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".naiveopt-", dir=directory)
-    except OSError as exc:
-        raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)    # mkstemp's 0600 is for the temporary
-        os.replace(tmp, path)
-    except BaseException as exc:      # OSError, or Ctrl-C: leave no temporary behind
-        os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise NaiveoptError(f"cannot write '{path}': {exc.strerror}") from exc
-        raise
-
-
-def read_source(path: str) -> str:
-    """A kernel file's text, or a NaiveoptError naming the file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except UnicodeDecodeError as exc:
-        raise NaiveoptError("the file is not UTF-8 text", path) from exc
-    except OSError as exc:
-        raise NaiveoptError(f"cannot read: {exc.strerror}", path) from exc
-
-
-def report(exc: NaiveoptError, path: str) -> int:
-    """Print an error the way every naiveopt command does; the exit status is 1."""
-    print(str(exc) if exc.file else f"{path}: {exc}", file=sys.stderr)
-    return 1
-
-
 def profile_main(argv: list[str]) -> int:
     """``naiveopt profile KERNEL``: memory metrics from an address trace on PoCL."""
     from .profile import profile_file
@@ -229,7 +174,7 @@ def profile_main(argv: list[str]) -> int:
                                   options={"memory": args.memory},
                                   max_blocks=args.max_blocks) for opt in variants}
     except NaiveoptError as exc:
-        return report(exc, args.kernel)
+        return report_error(exc, args.kernel)
     if args.json:
         if args.compare:
             doc = {"input": args.kernel, "arch": args.arch, "kernels": [

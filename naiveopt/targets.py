@@ -25,6 +25,12 @@ blocks that run together in the camping model.
 ``fp32_lanes_per_sm``: FP32 FMA units per SM (CUDA C++ Programming Guide, arithmetic
 instruction throughput table: 64 results per clock per SM on compute capability 8.0, 128 on
 9.0) or per CU (64 on CDNA2 without packed FP32); FP32 peak = 2 x lanes x SMs x clock.
+``vector_bytes``: the widest single access of a thread, 16 bytes on both vendors (CUDA's
+float4/int4, one 128-bit LDG/STG; CDNA2's global_load_dwordx4); vectorization packs this many
+bytes of elements (ir/elements.py sizes them) into one access.
+``register_proxy``: the NVIDIA architecture whose nvcc register counts stand in for a target
+without a resource query of its own (AMD: the same scalar code compiled for sm_90); None where
+the target is measured itself.
 """
 from __future__ import annotations
 
@@ -57,6 +63,8 @@ class Target:
     partitions: int                  # memory partitions (channels) addresses interleave over
     multiprocessors: int             # SMs / CUs: at least this many blocks run together
     fp32_lanes_per_sm: int = 64      # FP32 FMA lanes per SM / CU per clock (peak = 2 x this)
+    vector_bytes: int = 16           # widest vector access of one thread (float4 / int4)
+    register_proxy: str | None = None   # arch measured for registers when this one cannot be
 
     @property
     def warps_per_sm(self) -> int:
@@ -67,15 +75,15 @@ TARGETS: dict[str, Target] = {
     "sm_80": Target("sm_80", "nvidia", "NVIDIA A100 (Ampere)", 32, 32, 4, 164 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
                     partitions=10, multiprocessors=108,
-                    fp32_lanes_per_sm=64),
+                    fp32_lanes_per_sm=64, vector_bytes=16),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
                     partitions=10, multiprocessors=132,
-                    fp32_lanes_per_sm=128),
+                    fp32_lanes_per_sm=128, vector_bytes=16),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
                      64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
                      0.25, True, partitions=32, multiprocessors=110,
-                     fp32_lanes_per_sm=64),
+                     fp32_lanes_per_sm=64, vector_bytes=16, register_proxy="sm_90"),
 }
 
 

@@ -24,6 +24,23 @@ def test_coalesced_row_read_is_4_sectors_per_request():
     assert prof.totals.compulsory_sectors == 4 + 4          # A's row and B
 
 
+def test_sector_size_and_warp_size_are_the_targets():
+    # gfx90a: 64-byte lines, 64-lane wavefronts; the 32 threads' row of floats is 2 lines
+    s, prof = site("__kernel void k(__global const float *A, __global float *B, int N) {"
+                   " int i = get_global_id(0); B[i] = A[2 * N + i]; }", "A[2 * N + i]",
+                   arch="gfx90a")
+    assert s.requests == 1 and s.sectors == 2
+    assert prof.totals.compulsory_sectors == 2 + 2
+
+
+def test_accesses_are_sized_by_their_element_type():
+    # a row of 32 unsigned chars is one 32-byte sector (not 32 four-byte words)
+    s, prof = site("__kernel void k(__global const uchar *A, __global uchar *B, int N) {"
+                   " int i = get_global_id(0); B[i] = A[2 * N + i]; }", "A[2 * N + i]")
+    assert s.requests == 1 and s.sectors == 1
+    assert prof.totals.compulsory_sectors == 1 + 1
+
+
 def test_column_read_is_32_sectors_per_request():
     s, _ = site("__kernel void k(__global const float *A, __global float *B, int N) {"
                 " int i = get_global_id(0); B[i] = A[i * N]; }", "A[i * N]")

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
-#: Scalar element types that have vector forms, with their size in bytes.
-VECTOR_ELEMENTS = {"float": 4, "int": 4, "unsigned int": 4, "uint": 4}
+from .elements import element_bytes
+
+#: Scalar element types that have vector forms, with their size in bytes (elements.py's).
+VECTOR_ELEMENTS = {name: element_bytes(name) for name in ("float", "int", "unsigned int", "uint")}
 LANES = "xyzw"
 
 

@@ -18,6 +18,7 @@ from ..api import compile_module
 from ..emit import render
 from ..errors import NaiveoptError
 from ..frontend import macro_defines
+from ..ir.elements import element_bytes
 from ..ir.textures import param_layout
 from ..targets import get_target, occupancy
 from ..verify import opencl
@@ -102,7 +103,8 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         for a in kspec.args:
             if a.shape:
                 elements = int(np.prod([int(evaluate(d, sizes)) for d in a.shape]))
-                array_sectors[a.name] = -(-elements * 4 // 32)
+                array_sectors[a.name] = -(-elements * element_bytes(a.type)
+                                          // target.sector_bytes)
         site_metrics, totals = analyse(trace[:count * RECORD_WORDS], sites, target,
                                        blocks / sampled, array_sectors)
         if proc.resources is not None:

@@ -17,6 +17,7 @@ from pycparser import c_ast
 
 from ..ir import GModule, GProcedure
 from ..ir.build import statements
+from ..ir.elements import element_bytes
 from ..ir.literals import integer_value
 from ..ir.rewrite import walk
 from ..ir.vector import VectorLoad, VectorStore
@@ -58,10 +59,10 @@ class Site:
 
 
 def _elem_bytes(type_name: str) -> int:
+    """Bytes one element of ``type_name`` occupies: a scalar sized by ir/elements.py, or an
+    OpenCL vector of them (``float4``: four floats)."""
     base = type_name.rstrip("0123456789")
-    width = int(type_name[len(base):] or 1)
-    return {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "double": 8, "long": 8,
-            "ulong": 8}.get(base, 4) * width
+    return element_bytes(base) * int(type_name[len(base):] or 1)
 
 
 #: What an instrumented helper function takes after its own parameters, and what its callers
@@ -96,7 +97,7 @@ def instrument(module: GModule, proc: GProcedure) -> tuple[GModule, list[Site]]:
             while isinstance(t, c_ast.ArrayDecl):
                 dims.append(integer_value(t.dim.value))
                 t = t.type
-            arrays[node.name] = ("shared", t.type.names[0])
+            arrays[node.name] = ("shared", " ".join(t.type.names))
             pitches[node.name] = dims
     sites: list[Site] = []
     _record_accesses(kernel.body, {n: (n, space, elem) for n, (space, elem) in arrays.items()},

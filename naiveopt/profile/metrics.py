@@ -2,11 +2,12 @@
 
 A request is what one warp issues for one static access at one dynamic instance: the lanes of
 warp w (linear thread id // warp size) of a block, at site s, instance i. Its cost in global
-memory is the number of distinct 32-byte sectors its addresses touch (NVIDIA's L1/L2
-granularity); a coalesced float row read is 4 sectors, a column read 32, a broadcast 1. In shared
-memory a request takes as many wavefronts as the most distinct 4-byte words any one of the 32
-banks must deliver (one word read by many lanes is a broadcast); the conflicts are the extra
-wavefronts. Compulsory sectors are the distinct sectors the kernel touches at all.
+memory is the number of distinct sectors its addresses touch, of the target's ``sector_bytes``
+(NVIDIA's 32-byte L1/L2 sectors: a coalesced float row read of a 32-thread warp is 4 sectors, a
+column read 32, a broadcast 1). In shared memory a request takes as many wavefronts as the most
+distinct bank-width words any one of the target's banks must deliver (one word read by many
+lanes is a broadcast); the conflicts are the extra wavefronts. Compulsory sectors are the
+distinct sectors the kernel touches at all.
 
 Traces of sampled blocks are scaled up by (all blocks / sampled blocks); compulsory sectors of
 an array are estimated as min(the array's size in sectors, distinct sampled sectors / sampled
@@ -69,9 +70,10 @@ class Totals:
 
 
 def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float,
-            array_sectors: dict[str, int], sector_bytes: int = 32
-            ) -> tuple[list[SiteMetrics], Totals]:
-    """Metrics of a trace (rows of RECORD_WORDS uint32: site, block, thread, instance, index)."""
+            array_sectors: dict[str, int]) -> tuple[list[SiteMetrics], Totals]:
+    """Metrics of a trace (rows of RECORD_WORDS uint32: site, block, thread, instance, index)
+    under ``target``'s warp size, sector size and shared-memory banks."""
+    sector_bytes = target.sector_bytes
     rec = records.reshape(-1, RECORD_WORDS).astype(np.int64)
     site, block, thread, inst, index = rec.T
     warp = thread // target.warp_size

@@ -34,8 +34,9 @@ def _figure(kernels: int):
     return fig, fig.subplots()
 
 
-def sectors_svg(rows: list[KernelRow]) -> str | None:
-    """Global sectors naive vs optimized per kernel (log scale), or None if none profiled."""
+def sectors_svg(rows: list[KernelRow], sector_bytes: int) -> str | None:
+    """Global sectors (of the target's ``sector_bytes``) naive vs optimized per kernel (log
+    scale), or None if none profiled."""
     rows = [r for r in rows if r.sectors]
     if not rows:
         return None
@@ -48,7 +49,7 @@ def sectors_svg(rows: list[KernelRow]) -> str | None:
     ax.set_yticks(list(ys), [_label(r) for r in rows])
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("global memory sectors (32 B), log scale")
+    ax.set_xlabel(f"global memory sectors ({sector_bytes} B), log scale")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)

@@ -26,6 +26,7 @@ from pycparser import c_ast
 
 from ...ir import GProcedure, PredefId
 from ...ir.build import from_sympy, statements
+from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, walk
 from ...ir.symbolic import decompose
 from ...launch import allowed_blocks, default_block, relied_multiple
@@ -63,7 +64,8 @@ class CoalesceWrites(OptimizationPass):
         for side, _ in allowed_blocks(proc, [(32, 32), (16, 16), (8, 8)], guarded):
             pad = _pad(side, target)
             variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
-                                    shared_bytes=side * (side + pad) * 4))
+                                    shared_bytes=side * (side + pad) *
+                                    element_bytes(proc.param(m.array).base_type)))
         if not variants:
             ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
                        f"unguarded launch (naive block {default_block(proc)})")

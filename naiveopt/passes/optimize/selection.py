@@ -23,10 +23,6 @@ from ...targets import Target, get_target, occupancy
 from ..functional.nvcc import measure
 from ..manager import PassContext
 
-#: The NVIDIA architecture whose register counts stand in for a target without a query of
-#: its own (AMD): the same scalar code, compiled for sm_90.
-PROXY_ARCH = "sm_90"
-
 
 @dataclass
 class Variant:
@@ -162,14 +158,14 @@ def measure_refinement(ctx: PassContext, plan, target: Target
     """Build ``plan`` (a refinement of the kernel's chosen tiling: prefetching, vector tile
     loads) and measure it for a keep-or-drop decision against the occupancy target; or
     (None, why it cannot be). Without a resource query of its own the target borrows the
-    registers of the PROXY_ARCH compile; with no query at all the refinement cannot be
-    checked, and passes then decline."""
+    registers of the compile for its ``register_proxy`` (targets.py); with no query at all the
+    refinement cannot be checked, and passes then decline."""
     from .tiling import generate, tiles_bytes
 
     built, why = generate(plan, target)
     if built is None:
         return None, f"not built: {why}"
-    arch = ctx.arch if target.vendor == "nvidia" else PROXY_ARCH
+    arch = target.register_proxy or ctx.arch
     res, why = measure(ctx.module, built, arch)
     if res is None:
         return None, f"its occupancy cannot be checked ({why})"

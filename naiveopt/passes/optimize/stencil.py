@@ -53,6 +53,7 @@ from pycparser import c_ast
 
 from ...ir import GProcedure, MemoryExpression, PredefId
 from ...ir.build import from_sympy, statements, sympy_text
+from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import SymbolEnv, decompose, to_sympy
 from ...launch import default_block, uses_y
@@ -573,11 +574,11 @@ def tile_dims(w: Window, plan: StencilPlan, target: Target) -> tuple[int, int]:
 
 
 def tiles_bytes(plan: StencilPlan, target: Target) -> int:
-    """Shared memory the plan's windows take (4-byte elements, see SCALARS)."""
+    """Shared memory the plan's windows take (elements sized by ir/elements.py)."""
     total = 0
     for w in plan.windows:
         rows, cols = tile_dims(w, plan, target)
-        total += rows * cols * 4
+        total += rows * cols * element_bytes(w.elem)
     return total
 
 

@@ -54,6 +54,7 @@ from pycparser import c_ast
 
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, from_sympy, statements
+from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.vector import VECTOR_ELEMENTS, VectorLoad, declare_vector
@@ -664,11 +665,11 @@ def fits_unguarded(proc: GProcedure, plan: TilingPlan, guarded_kernel: bool) -> 
 
 
 def tiles_bytes(plan: TilingPlan, target: Target) -> int:
-    """Shared memory the plan's tiles take (4-byte elements)."""
+    """Shared memory the plan's tiles take (elements sized by ir/elements.py)."""
     total = 0
     for s in plan.stagings:
         elements = 1
         for dim in tile_dims(s, plan, target):
             elements *= dim
-        total += elements * 4
+        total += elements * element_bytes(s.elem_type)
     return total

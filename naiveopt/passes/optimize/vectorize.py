@@ -65,7 +65,6 @@ from .selection import measure_refinement
 from .staging import adopt, fresh
 from .tiling import uses_raw_thread_ids, with_load_width
 
-VECTOR_BYTES = 16          # float4 / int4: one 128-bit access
 MODES = ("auto", "always", "never")
 IDX = sympy.Symbol("idx", integer=True)
 _BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_ast.DoWhile)
@@ -84,7 +83,7 @@ class Vectorize(OptimizationPass):
         everywhere = mode == "always" or target.vendor == "amd" or \
             ctx.options.get("memory") == "texture"
         fired = _vectorize_tile_loads(self.name, proc, ctx, target, everywhere)
-        fired = _vectorize_loops(self.name, proc, ctx, everywhere) or fired
+        fired = _vectorize_loops(self.name, proc, ctx, everywhere, target) or fired
         fired = _vectorize_threads(self.name, proc, ctx, everywhere, target) or fired
         if not fired:
             ctx.remark("missed", self.name, proc, "no access to vectorize (see the remarks "
@@ -92,15 +91,16 @@ class Vectorize(OptimizationPass):
 
 
 # --------------------------------------------------------------------------- shared checks
-def _lanes(elem: str | None) -> int:
-    """Elements of type ``elem`` per 128-bit access (0 when it has no vector form)."""
+def _lanes(elem: str | None, target: Target) -> int:
+    """Elements of type ``elem`` per vector access of the target (0 when it has no vector
+    form)."""
     size = VECTOR_ELEMENTS.get(elem) if elem else None
-    return VECTOR_BYTES // size if size else 0
+    return target.vector_bytes // size if size else 0
 
 
-def _width(proc: GProcedure, array: str) -> int:
+def _width(proc: GProcedure, array: str, target: Target) -> int:
     param = proc.param(array)
-    return _lanes(param.base_type if param is not None else None)
+    return _lanes(param.base_type if param is not None else None, target)
 
 
 def _written(proc: GProcedure) -> set[str]:
@@ -178,7 +178,8 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
 
 
 # --------------------------------------------------------------------------- along a loop
-def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: bool) -> bool:
+def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: bool,
+                     target: Target) -> bool:
     """Vectorize every eligible loop of ``proc``; whether any was."""
     done: set[int] = set()      # remainder loops (and loops already reported)
     fired = False
@@ -192,10 +193,10 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
                 ctx.remark("missed", name, proc, f"loop over {lp.iterator or '?'}: {why}")
             if not groups:
                 continue
-            remainder = _unroll(proc, lp, groups)
+            remainder = _unroll(proc, lp, groups, target)
             done.add(id(remainder))
             ctx.remark("applied", name, proc, f"loop over {lp.iterator}: " + ", ".join(
-                f"{g[0].text} read as {vector_type(g[0].elem, _lanes(g[0].elem))}"
+                f"{g[0].text} read as {vector_type(g[0].elem, _lanes(g[0].elem, target))}"
                 for g in groups) + "; scalar loop for the remaining iterations")
             if any(g[0].texture for g in groups):
                 bind_textures(proc, "cuda")
@@ -263,7 +264,7 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
     for m in inside:
         if m.space != "global" or m.vector_width > 1:
             continue
-        width = _width(proc, m.array)
+        width = _width(proc, m.array, get_target(ctx.arch))
         d = m.decomposition
         lo = to_sympy(lp.lower, env)
         if m.array in written or not width:
@@ -309,7 +310,8 @@ def _iterators(lp: GLoop) -> set[str]:
     return out
 
 
-def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]]) -> c_ast.For:
+def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]], target: Target
+            ) -> c_ast.For:
     """Rewrite ``lp`` as vector steps plus a scalar remainder; returns the remainder loop.
 
     A texture of 4-element texels can only be read at element indices that are multiples of
@@ -321,7 +323,7 @@ def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]]) -> c_ast.Fo
     kv = fresh(taken, f"{k}v")
     decl = node.init.decls[0]
     itype = " ".join(decl.type.type.names) if isinstance(decl.type, c_ast.TypeDecl) else "int"
-    width = min(_lanes(g[0].elem) for g in groups)
+    width = min(_lanes(g[0].elem, target) for g in groups)
     loads, names, aligned = [], [], []
     for g in groups:
         vname = fresh(taken, f"v_{g[0].array}")
@@ -431,7 +433,7 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
                 not (set(map(str, m.index.free_symbols)) - {"idx", "idy"}).isdisjoint(mutable):
             continue
         coeff = d.predefined.get("idx", 0)
-        width = _width(proc, m.array)
+        width = _width(proc, m.array, get_target(ctx.arch))
         if m.is_read and m.array not in written and top[id(m.node)] <= first_write:
             if coeff == 1 and width:
                 vector_reads.append(m)

@@ -23,9 +23,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..api import MEMORIES, optimize
+from ..api import optimize
 from ..errors import NaiveoptError
 from ..frontend import dialect_of
+from ..passes.options import MEMORIES, PipelineOptions, parse_merge
 from ..passes.pipeline import optimization_pass_names
 from .generate import Case, generate_case
 
@@ -166,13 +167,8 @@ def replay(path: str) -> Case:
     parser.add_argument("--memory")
     args = parser.parse_args(shlex.split(run.group(1)))
     dialect = dialect_of(path)
-    options: dict = {}
-    if args.disable:
-        options["disable"] = args.disable
-    if args.merge:
-        options["merge"] = tuple(int(v) for v in args.merge.split(":"))
-    if args.memory:
-        options["memory"] = args.memory
+    options = PipelineOptions(disable=tuple(args.disable), memory=args.memory or "global",
+                              merge=parse_merge(args.merge) if args.merge else None)
     return Case(0, 0, source, dialect, args.target or dialect, args.arch, options,
                 name=os.path.basename(path))
 

@@ -101,12 +101,10 @@ class Case:
     target: str
     arch: str
     options: PipelineOptions
-    name: str = ""                # file name of a replayed reproducer
 
     @property
     def filename(self) -> str:
-        return self.name or f"fuzz_{self.seed}_{self.index}." + (
-            "cu" if self.dialect == "cuda" else "cl")
+        return f"fuzz_{self.seed}_{self.index}." + ("cu" if self.dialect == "cuda" else "cl")
 
     def arguments(self) -> str:
         """The naiveopt command-line options that optimize this case as the campaign does."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .emit import render
 from .errors import NaiveoptError
@@ -18,8 +18,8 @@ from .ir.textures import host_texture_params, param_layout
 from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
                      default_block, geometry, texture_json)
 from .passes.manager import PassContext, Remark, run_passes
-from .passes.pipeline import (back_passes, front_passes, optimization_pass_names,
-                              optimization_passes)
+from .passes.options import PipelineOptions, parse_pipeline
+from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
 from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas, with_file_data, with_kernel_facts)
@@ -115,13 +115,28 @@ class OptimizeResult:
                 "remarks": [r.to_json() for r in self.remarks]}
 
 
-MEMORIES = ("global", "texture")
+def pipeline_options(options: PipelineOptions | dict | None = None, *,
+                     passes: list[str] | None = None, pipeline: str | None = None
+                     ) -> PipelineOptions:
+    """The API's ways of saying how the passes run, as one PipelineOptions: ``options`` (a
+    PipelineOptions, or the dict of its fields that callers have always passed), and the pass
+    list to run as ``passes=[...]`` or MLIR-style ``pipeline="coalesce,thread-merge"``."""
+    if not isinstance(options, PipelineOptions):
+        options = PipelineOptions.from_mapping(options)
+    if passes is not None and pipeline is not None:
+        raise NaiveoptError("give the passes to run as passes=[...] or pipeline=\"...\", "
+                            "not both")
+    if pipeline is not None:
+        passes = parse_pipeline(pipeline)
+    return options if passes is None else replace(options, passes=passes)
 
 
 def compile_module(source: str, filename: str, target: str | None, arch: str, opt: bool,
                    defines: dict[str, str], metadata: str | None = None,
-                   dump_ir: str | None = None, options: dict | None = None) -> Compiled:
-    """Parse, run the pipeline and write the kernels back out in ``target``'s dialect."""
+                   dump_ir: str | None = None, options: PipelineOptions | dict | None = None
+                   ) -> Compiled:
+    """Parse, run the pipeline and write the kernels back out in ``target``'s dialect
+    (``opt=False``: the functional passes alone)."""
     dialect = dialect_of(filename)
     target = target or dialect
     if target not in TARGETS:
@@ -131,18 +146,10 @@ def compile_module(source: str, filename: str, target: str | None, arch: str, op
     metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
     apply_launch_facts(module, metadata_spec)
     apply_extents(module, *fixed_macros(source, defines))
-    options = dict(options or {})
-    disabled = frozenset(options.get("disable", ()))
-    unknown = sorted(disabled - set(optimization_pass_names()))
-    if unknown:
-        raise NaiveoptError(f"unknown pass '{unknown[0]}' (optimization passes: "
-                            f"{', '.join(optimization_pass_names())})")
-    if options.get("memory", "global") not in MEMORIES:
-        raise NaiveoptError(f"unknown memory '{options['memory']}' (expected "
-                            f"{' or '.join(MEMORIES)})")
+    options = pipeline_options(options)
+    optimizations = optimization_passes(options) if opt else []
     ctx = PassContext(module, target, arch, options)
-    passes = front_passes() + (optimization_passes(disabled) if opt else [])
-    run_passes(passes, ctx, dump_ir)
+    run_passes(front_passes() + optimizations, ctx, dump_ir)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
@@ -178,9 +185,9 @@ class Compiled:
 def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = None,
              arch: str = "sm_90", opt: bool = True, verify: bool = True,
              defines: dict[str, str] | None = None, metadata: str | None = None,
-             dump_ir: str | None = None, options: dict | None = None,
-             sidecar_name: str | None = None, require_verified: bool = False
-             ) -> OptimizeResult:
+             dump_ir: str | None = None, options: PipelineOptions | dict | None = None,
+             sidecar_name: str | None = None, require_verified: bool = False,
+             passes: list[str] | None = None, pipeline: str | None = None) -> OptimizeResult:
     """Optimize the kernels of one file.
 
     ``filename`` names the source (its extension gives the dialect; metadata is looked up
@@ -191,8 +198,16 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     with ``KernelResult.unverified`` giving the reason, which the code's header repeats
     (``//   unverified: REASON``); ``require_verified=True`` makes that a NaiveoptError. A
     kernel that fails verification is returned with status 'failed' (``result.failed``).
+
+    ``options`` sets how the passes run (PipelineOptions, or a dict of its fields: memory,
+    vectorize, merge, disable...). ``passes=["coalesce", "thread-merge"]`` or
+    ``pipeline="coalesce,thread-merge"`` runs exactly those optimization passes, in that order,
+    after the functional ones (default: the whole pipeline).
     """
     defines = dict(defines or {})
+    options = pipeline_options(options, passes=passes, pipeline=pipeline)
+    if not opt and options.passes:
+        raise NaiveoptError("opt=False runs no optimization pass, yet passes were named")
     c = compile_module(source, filename, target, arch, opt, defines, metadata, dump_ir, options)
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
                   os.path.basename(filename), sidecar_name)

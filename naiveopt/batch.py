@@ -29,6 +29,7 @@ from .api import optimize
 from . import workers as spawned
 from .errors import NaiveoptError
 from .files import located, read_source, write_atomically
+from .passes.options import PipelineOptions
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Settings:
     defines: dict[str, str] = field(default_factory=dict)
     metadata: str | None = None
     dump_ir: str | None = None
-    options: dict = field(default_factory=dict)
+    options: PipelineOptions = field(default_factory=PipelineOptions)
     explain: bool = False
     profile: bool = False
     require_verified: bool = False     # a kernel written unverified fails its file

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cuda_runner
-from .api import MEMORIES, compile_module, naive_program
+from .api import compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
 from .files import parse_defines, read_source, report_error
 from .frontend import macro_defines
 from .ir.textures import param_layout
+from .passes.options import MEMORIES, PipelineOptions
 from .verify import opencl
 from .verify.check import launch_sizes, make_args
 from .verify.expr import evaluate
@@ -71,7 +72,7 @@ class BenchResult:
 def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                defines: dict[str, str] | None = None, runs: int = MIN_RUNS, warmup: int = 3,
                device: str | None = None, size_set: str | None = None,
-               options: dict | None = None) -> list[BenchResult]:
+               options: PipelineOptions | dict | None = None) -> list[BenchResult]:
     """Time every kernel of a file, naive and optimized, on ``device`` (cuda | opencl).
     ``options`` are the optimizer's (e.g. ``{"memory": "texture"}``)."""
     defines = dict(defines or {})

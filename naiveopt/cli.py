@@ -19,9 +19,10 @@ import stat
 import sys
 
 from . import __version__
-from .api import MEMORIES, TARGETS
-from .passes.optimize.vectorize import MODES as VECTORIZE_MODES
-from .passes.pipeline import optimization_pass_names
+from .api import TARGETS
+from .passes.options import (MEMORIES, VECTORIZE_MODES, PipelineOptions, parse_merge,
+                             parse_pipeline)
+from .passes.pipeline import optimization_pass_names, optimization_passes
 from .errors import NaiveoptError
 from .files import parse_defines, read_source, report_error, write_atomically
 from .targets import get_target
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=TARGETS, help="output dialect (default: the input's)")
     p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90)")
     p.add_argument("--no-opt", action="store_true", help="functional passes only")
+    p.add_argument("--passes", metavar="P1,P2,...", help="run exactly these optimization "
+                   "passes, in this order, after the functional ones (default: the whole "
+                   "pipeline: " + ",".join(optimization_pass_names()) + ")")
     p.add_argument("--merge", metavar="X:Y", help="force thread-merge factors: each thread "
                    "computes X outputs along x and Y along y (like the paper's -merge0=X:Y)")
     p.add_argument("--memory", choices=MEMORIES, default="global",
@@ -91,15 +95,16 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _options(args: argparse.Namespace) -> dict:
-    """Pass options from the command line."""
-    options: dict = {"memory": args.memory, "disable": list(args.disable),
-                     "vectorize": args.vectorize}
-    if args.merge:
-        x, sep, y = args.merge.partition(":")
-        if not (sep and x.isdigit() and y.isdigit() and int(x) > 0 and int(y) > 0):
-            raise NaiveoptError(f"bad --merge '{args.merge}': expected X:Y, e.g. 1:4")
-        options["merge"] = (int(x), int(y))
+def _options(args: argparse.Namespace) -> PipelineOptions:
+    """Pass options from the command line, checked (unknown pass names included) before any
+    file is read."""
+    options = PipelineOptions(
+        passes=None if args.passes is None else parse_pipeline(args.passes),
+        disable=tuple(args.disable), memory=args.memory, vectorize=args.vectorize,
+        merge=parse_merge(args.merge) if args.merge else None)
+    optimization_passes(options)
+    if args.no_opt and options.passes:
+        raise NaiveoptError("--no-opt and --passes contradict each other")
     return options
 
 
@@ -205,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         defines = parse_defines(args.defines)
-        _options(args)
+        options = _options(args)
         get_target(args.arch)
         if args.require_verified and args.no_verify:
             raise NaiveoptError("--require-verified and --no-verify contradict each other")
@@ -228,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"naiveopt: error: cannot create '{args.output}': {exc.strerror}", file=sys.stderr)
         return 1
-    return _batch_main(args, jobs, several, defines)
+    return _batch_main(args, jobs, several, defines, options)
 
 
 def output_is_directory(output: str) -> bool:
@@ -265,7 +270,7 @@ def check_stdout_is_not_written(jobs: list[tuple[str, str | None]], report: str 
 
 
 def _batch_main(args: argparse.Namespace, jobs: list[tuple[str, str | None]], several: bool,
-                defines: dict[str, str]) -> int:
+                defines: dict[str, str], options: PipelineOptions) -> int:
     """Run the checked command line's files through naiveopt.batch, then print the JSON,
     the table or the code, and write the report."""
     from . import batch
@@ -274,7 +279,7 @@ def _batch_main(args: argparse.Namespace, jobs: list[tuple[str, str | None]], se
     from .summary import table
 
     settings = batch.Settings(args.target, args.arch, not args.no_opt, not args.no_verify,
-                              defines, args.metadata, args.dump_ir, _options(args),
+                              defines, args.metadata, args.dump_ir, options,
                               args.explain, args.profile, args.require_verified)
     files = [path for path, _ in jobs]
     try:

@@ -5,6 +5,7 @@ import pytest
 
 import naiveopt
 from naiveopt.errors import NaiveoptError
+from naiveopt.passes.options import PipelineOptions
 
 NO_SIZES = """\
 __global__ void twice(const float *A, float *B, int n)
@@ -43,3 +44,61 @@ def test_reason_is_one_comment_line():
 
     assert one_line("a\n  b\tc \\") == "a b c"
     assert len(one_line("x" * 1000)) == REASON_WIDTH
+
+
+MV = """\
+#pragma naiveopt sizes(H=67, W=45) array(A, H, W) array(B, W) array(C, H)
+__global__ void mv(float *A, float *B, float *C, int H, int W)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < H) {
+        float sum = 0.0f;
+        for (int j = 0; j < W; j++)
+            sum += A[i * W + j] * B[j];
+        C[i] = sum;
+    }
+}
+"""
+
+
+def _optimization_remarks(result) -> list[str]:
+    front = {"opencl-to-cuda", "predefined", "loops", "memory-expressions", "nvcc"}
+    return list(dict.fromkeys(r.pass_name for r in result.remarks
+                              if r.pass_name not in front))
+
+
+def test_passes_and_pipeline_run_exactly_those_passes():
+    listed = naiveopt.optimize(MV, filename="mv.cu", passes=["thread-merge", "coalesce"])
+    text = naiveopt.optimize(MV, filename="mv.cu", pipeline="thread-merge, coalesce")
+    assert _optimization_remarks(listed) == ["thread-merge", "coalesce"]
+    assert listed.code == text.code and listed.verified
+    assert listed.kernels[0].passes == ["coalesce"]
+    default = naiveopt.optimize(MV, filename="mv.cu", verify=False)
+    assert _optimization_remarks(default)[:2] == ["register-promotion", "coalesce"]
+
+
+def test_options_dict_and_pipeline_options_are_the_same_run():
+    as_dict = naiveopt.optimize(MV, filename="mv.cu", verify=False,
+                                options={"disable": ["coalesce"], "vectorize": "never"})
+    typed = naiveopt.optimize(MV, filename="mv.cu", verify=False,
+                              options=PipelineOptions(disable=("coalesce",), vectorize="never"))
+    assert as_dict.code == typed.code
+    assert "remark [coalesce] missed: disabled (--disable-pass)" in [
+        f"remark [{r.pass_name}] {r.kind}: {r.message}" for r in typed.remarks]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"options": {"memroy": "texture"}}, "unknown option 'memroy' \\(options: passes, "),
+    ({"options": {"memory": "shared"}}, "unknown memory 'shared' \\(expected global or "
+     "texture\\)"),
+    ({"options": {"merge": (0, 2)}}, "bad merge \\(0, 2\\): expected two positive integers"),
+    ({"options": {"disable": ["nope"]}}, "unknown pass 'nope' \\(optimization passes: "),
+    ({"passes": ["coalesce", "nope"]}, "unknown pass 'nope' at column 10 of pipeline "
+     "'coalesce,nope'"),
+    ({"passes": "coalesce"}, "bad passes 'coalesce': expected a list of pass names"),
+    ({"passes": ["coalesce"], "pipeline": "coalesce"}, "not both"),
+    ({"passes": ["coalesce"], "opt": False}, "opt=False runs no optimization pass"),
+])
+def test_bad_options_are_errors(kwargs, message):
+    with pytest.raises(NaiveoptError, match=message):
+        naiveopt.optimize(MV, filename="mv.cu", verify=False, **kwargs)

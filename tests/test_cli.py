@@ -607,3 +607,55 @@ def test_disable_unknown_pass_is_a_usage_error():
     proc = run_cli(MV_CU, "--disable-pass", "no-such-pass")
     assert proc.returncode == 2
     assert "invalid choice: 'no-such-pass'" in proc.stderr
+
+
+def _remark_passes(stderr: str) -> list[str]:
+    """The passes that left remarks, in the order they first did."""
+    names = re.findall(r"remark \[([a-z-]+)\]", stderr)
+    return list(dict.fromkeys(names))
+
+
+def test_passes_runs_exactly_the_named_passes_in_order():
+    proc = run_cli(MV_CU, "--passes=coalesce,thread-merge", "--explain", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert _remark_passes(proc.stderr) == ["predefined", "loops", "memory-expressions", "nvcc",
+                                           "coalesce", "thread-merge"]
+    result = json.loads(proc.stdout)["files"][0]
+    assert result["kernels"][0]["passes"] == ["coalesce"] and result["verified"]
+    # the other order: thread-merge finds no staged loop yet and declines, saying so
+    proc = run_cli(MV_CU, "--passes", "thread-merge,coalesce", "--explain")
+    assert proc.returncode == 0, proc.stderr
+    assert _remark_passes(proc.stderr)[4:] == ["thread-merge", "coalesce"]
+    assert "remark [thread-merge] missed: no staged loop to merge threads over" in proc.stderr
+
+
+def test_passes_with_disable_pass_and_the_empty_pipeline():
+    proc = run_cli(MV_CU, "--passes=coalesce", "--disable-pass=coalesce", "--explain", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "remark [coalesce] missed: disabled (--disable-pass)" in proc.stderr
+    proc = run_cli(MV_CU, "--passes=", "--explain", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert _remark_passes(proc.stderr) == ["predefined", "loops", "memory-expressions", "nvcc"]
+    assert "__shared__" not in json.loads(proc.stdout)["files"][0]["code"]
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ("coalesce,colaesce", "error: unknown pass 'colaesce' at column 10 of pipeline "
+     "'coalesce,colaesce' (optimization passes: register-promotion, coalesce, "),
+    ("coalesce,,prefetch", "error: empty pass name at column 10 of pipeline "
+     "'coalesce,,prefetch'"),
+    ("coalesce,coalesce", "error: pass 'coalesce' named twice in pipeline "
+     "'coalesce,coalesce' (column 10)"),
+])
+def test_bad_pipeline_is_a_located_error_before_any_work(tmp_path, pipeline, message):
+    out = tmp_path / "out.cu"
+    proc = run_cli(MV_CU, f"--passes={pipeline}", "-o", out)
+    assert_clean_error(proc)
+    assert proc.stderr.startswith(f"naiveopt: {message}"), proc.stderr
+    assert not out.exists()
+
+
+def test_passes_contradicts_no_opt():
+    proc = run_cli(MV_CU, "--passes=coalesce", "--no-opt")
+    assert_clean_error(proc)
+    assert "--no-opt and --passes contradict each other" in proc.stderr

@@ -1,51 +1,68 @@
 """Differential fuzzing (naiveopt/fuzz): a seeded campaign of random naive kernels, each
 optimized under random passes, targets and dialects and verified on PoCL against its input,
-and the reduced miscompiles and crashes it found, kept as regression cases.
+and the reproducers it writes for what it finds (lit tests; the reduced miscompiles and crashes
+found so far are in tests/lit/fuzz/, run by tests/test_lit.py).
 
 A longer campaign: ``python -m naiveopt.fuzz --cases 5000 --seed S`` (README, Testing).
 """
 from __future__ import annotations
 
-import glob
 import os
 import random
 import re
+import shutil
+import subprocess
 
 import pytest
 
-from naiveopt.fuzz.campaign import campaign, reduce, replay, run_case
+from naiveopt.fuzz.campaign import Outcome, campaign, reduce, reproducer, run_case
 from naiveopt.fuzz.generate import KernelGenerator, generate_case
+from naiveopt.passes.options import MEMORIES
+from naiveopt.passes.pipeline import optimization_pass_names
 
-from conftest import TESTS_DIR
+from conftest import BIN_DIR, TESTS_DIR
 
-REGRESSIONS = sorted(glob.glob(os.path.join(TESTS_DIR, "fuzz_regressions", "*.c[lu]")))
+LIT = os.path.join(BIN_DIR, "lit")
 
 #: Cases the CI campaign runs, and its seed (fixed, so a failure reproduces exactly).
 CI_CASES = int(os.environ.get("NAIVEOPT_FUZZ_CASES", "200"))
 CI_SEED = int(os.environ.get("NAIVEOPT_FUZZ_SEED", "20261"))
 
 
-def _regression_params() -> list:
-    params = []
-    for path in REGRESSIONS:
-        with open(path, encoding="utf-8") as fh:
-            xfail = re.search(r"^// XFAIL: (.*)$", fh.read(), re.MULTILINE)
-        marks = [pytest.mark.xfail(strict=True, reason=xfail.group(1))] if xfail else []
-        params.append(pytest.param(path, marks=marks, id=os.path.basename(path)))
-    return params
+@pytest.fixture(scope="module")
+def passing_case():
+    case = generate_case(5, 7, optimization_pass_names(), MEMORIES)
+    assert run_case(case).kind == "passed"
+    return case
 
 
-@pytest.mark.parametrize("path", _regression_params())
-def test_regression(path):
-    """A reduced fuzz failure now optimizes, verifies, and does what its header says
-    (``APPLIES: pass`` fires, ``REMARK: text`` is among the remarks)."""
-    case = replay(path)
-    outcome = run_case(case)
-    assert outcome.kind == "passed", outcome.detail
-    for name in re.findall(r"^// APPLIES: (\S+)$", case.source, re.MULTILINE):
-        assert name in outcome.applied
-    for text in re.findall(r"^// REMARK: (.*)$", case.source, re.MULTILINE):
-        assert any(text in r for r in outcome.remarks), outcome.remarks
+def _lit(tmp_path, name: str, text: str) -> subprocess.CompletedProcess:
+    """Run ``text`` as the one test of a lit suite configured as tests/lit."""
+    suite = tmp_path / "suite"
+    suite.mkdir(exist_ok=True)
+    shutil.copy(os.path.join(TESTS_DIR, "lit", "lit.cfg.py"), suite / "lit.cfg.py")
+    (suite / name).write_text(text, encoding="utf-8")
+    return subprocess.run([LIT, "-v", "--param", f"exec_root={tmp_path / 'exec'}",
+                           str(suite / name)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(not os.path.exists(LIT), reason="lit not installed next to the interpreter")
+@pytest.mark.parametrize("variant", ["verified", "without sizes", "rejected"])
+def test_reproducer_is_a_lit_test_that_fails_while_the_case_does(tmp_path, passing_case,
+                                                                 variant):
+    """A reproducer runs the case's options through naiveopt under lit: a case that now
+    passes passes (kernels verified, or, without sizes, written unverified saying so), and one
+    that still fails (here: naiveopt rejects it) fails."""
+    source = passing_case.source
+    if variant == "without sizes":
+        source = re.sub(r"sizes\([^)]*\) ?", "", source, count=1)
+    elif variant == "rejected":
+        source += "this is not C\n"
+    text = reproducer(passing_case, source, Outcome("miscompile", "found by the campaign"))
+    assert re.search(r"^// RUN: %naiveopt %s --target \w+ --arch \w+ .*\| FileCheck %s$",
+                     text, re.M), text
+    done = _lit(tmp_path, passing_case.filename, text)
+    assert (done.returncode == 0) == (variant != "rejected"), done.stdout + done.stderr
 
 
 def test_generator_is_deterministic_and_varied():

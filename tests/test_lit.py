@@ -9,10 +9,14 @@ import subprocess
 import pytest
 
 from conftest import BIN_DIR, KERNELS_DIR, REPO
+from naiveopt.passes.pipeline import optimization_pass_names
 
 LIT_DIR = os.path.join(REPO, "tests", "lit")
 LIT = os.path.join(BIN_DIR, "lit")
-LIT_TESTS = sorted(f for f in os.listdir(LIT_DIR) if f.endswith((".cu", ".cl")))
+#: Test files relative to tests/lit (lit finds them in subdirectories too: passes/, fuzz/).
+LIT_TESTS = sorted(os.path.relpath(os.path.join(root, f), LIT_DIR)
+                   for root, _, files in os.walk(LIT_DIR) for f in files
+                   if f.endswith((".cu", ".cl")))
 
 pytestmark = pytest.mark.skipif(not os.path.exists(LIT) or
                                 not os.path.exists(os.path.join(BIN_DIR, "filecheck")),
@@ -25,15 +29,30 @@ def run_lit(suite_dir: str, exec_root: str, *extra: str) -> subprocess.Completed
                           timeout=300)
 
 
+def _text(name: str) -> str:
+    with open(os.path.join(LIT_DIR, name), encoding="utf-8") as fh:
+        return fh.read()
+
+
 def test_lit_tests_are_well_formed():
     assert len(LIT_TESTS) >= 6
     library = set(os.listdir(KERNELS_DIR))
     for name in LIT_TESTS:
-        assert name not in library, f"{name} must not shadow a library kernel"
-        with open(os.path.join(LIT_DIR, name), encoding="utf-8") as fh:
-            text = fh.read()
+        assert os.path.basename(name) not in library, f"{name} must not shadow a library kernel"
+        text = _text(name)
         assert re.search(r"^// RUN: %naiveopt %s .*\| FileCheck %s", text, re.M), name
         assert re.search(r"^// CHECK(-NEXT)?: ", text, re.M), name
+
+
+def test_every_optimization_pass_has_a_test_that_pins_it_firing():
+    """Each pass of the pipeline is in some test's ``// NAME: passes: ...`` CHECK line (the
+    output header lists the passes that fired), so a pass that stops firing fails a test."""
+    fired = set()
+    for name in LIT_TESTS:
+        for line in re.findall(r"^// CHECK(?:-NEXT)?: // \w+: passes: (.*)$", _text(name), re.M):
+            fired.update(re.findall(r"[a-z]+(?:-[a-z]+)*", line))
+    missing = [p for p in optimization_pass_names() if p not in fired]
+    assert not missing, f"no lit test checks that these passes fire: {missing}"
 
 
 def test_lit_suite_passes(tmp_path):

@@ -2,9 +2,9 @@
 
 Every case is a random naive kernel optimized under random options and verified on the OpenCL
 device against its input. A miscompile or a crash is reduced and written to DIR as a
-reproducer (its first lines give the naiveopt command that shows the failure); the exit status
-is 1 if any case failed. ``--replay FILE...`` runs reproducer files again (e.g. the
-regression cases in tests/fuzz_regressions/).
+reproducer, a lit test whose RUN line is the naiveopt command that shows the failure (copied
+into tests/lit/fuzz/, ``lit tests/lit/fuzz/NAME`` runs it); the exit status is 1 if any case
+failed.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from .campaign import campaign, reduce, replay, reproducer, run_case
+from .campaign import campaign, reduce, reproducer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,13 +27,7 @@ def main(argv: list[str] | None = None) -> int:
                    "(default fuzz-failures/)")
     p.add_argument("--no-reduce", action="store_true", help="write failing cases unreduced")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per case")
-    p.add_argument("--replay", nargs="+", metavar="FILE", help="run reproducer files instead")
     args = p.parse_args(argv)
-    if args.replay:
-        outcomes = [(path, run_case(replay(path))) for path in args.replay]
-        for path, outcome in outcomes:
-            print(f"{path}: {outcome.kind} {outcome.detail.strip()}")
-        return 1 if any(o.is_bug for _, o in outcomes) else 0
     print(f"naiveopt fuzz: seed {args.seed}, cases {args.start}..{args.start + args.cases - 1}",
           flush=True)
 

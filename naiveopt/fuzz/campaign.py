@@ -9,23 +9,22 @@ A case's outcome is one of:
 - ``skipped``: verification could not run (e.g. the naive kernel itself failed).
 
 The first two are bugs. A failing case is reduced (statements and lines dropped while it keeps
-failing the same way) and written out as a reproducer file that carries its command line.
+failing the same way) and written out as a reproducer: a lit test of tests/lit that fails while
+the bug is there.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import shlex
 import tempfile
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..api import MEMORIES, optimize
+from ..api import optimize
 from ..errors import NaiveoptError
-from ..frontend import dialect_of
+from ..passes.options import MEMORIES
 from ..passes.pipeline import optimization_pass_names
 from .generate import Case, generate_case
 
@@ -150,41 +149,24 @@ def _block_end(lines: list[str], start: int) -> int | None:
     return None
 
 
-def replay(path: str) -> Case:
-    """The case a reproducer file describes: its source and the options of its ``RUN:``
-    line (``--target``, ``--arch``, ``--disable-pass``, ``--merge``, ``--memory``)."""
-    with open(path, encoding="utf-8") as fh:
-        source = fh.read()
-    run = re.search(r"^// RUN: naiveopt \S+(.*)$", source, re.MULTILINE)
-    if run is None:
-        raise ValueError(f"{path}: no '// RUN: naiveopt FILE OPTIONS' line")
-    parser = argparse.ArgumentParser(prog="RUN", add_help=False)
-    parser.add_argument("--target")
-    parser.add_argument("--arch", default="sm_90")
-    parser.add_argument("--disable-pass", dest="disable", action="append", default=[])
-    parser.add_argument("--merge")
-    parser.add_argument("--memory")
-    args = parser.parse_args(shlex.split(run.group(1)))
-    dialect = dialect_of(path)
-    options: dict = {}
-    if args.disable:
-        options["disable"] = args.disable
-    if args.merge:
-        options["merge"] = tuple(int(v) for v in args.merge.split(":"))
-    if args.memory:
-        options["memory"] = args.memory
-    return Case(0, 0, source, dialect, args.target or dialect, args.arch, options,
-                name=os.path.basename(path))
-
-
 def reproducer(case: Case, source: str, outcome: Outcome) -> str:
-    """A self-contained reproducer file: the command line and outcome as comments, then the
-    kernel."""
+    """A self-contained reproducer: a lit test (tests/lit) that runs naiveopt with the case's
+    options and fails while the bug is there, with the outcome as a comment. Its kernels must
+    verify (``--require-verified``), or, for a case generated without sizes, be written
+    unverified saying so. Once fixed, the file goes to tests/lit/fuzz/ with a header saying
+    what was wrong and CHECK lines for the remarks that show the fix."""
     detail = outcome.detail.strip().splitlines()
-    head = [f"// naiveopt fuzz reproducer (seed {case.seed}, case {case.index})",
-            f"// RUN: {case.command()}",
-            f"// {outcome.kind}: {detail[-1] if detail else ''}"]
-    return "\n".join(head) + "\n" + source
+    ext = "cu" if case.target == "cuda" else "cl"
+    kernels = re.findall(r"(?:__global__|__kernel)\s+void\s+(\w+)", source)
+    verifiable = re.search(r"^#pragma naiveopt .*\bsizes\(", source, re.M) is not None
+    flags = " --require-verified" if verifiable else ""
+    head = [f"// naiveopt fuzz reproducer (seed {case.seed}, case {case.index}): "
+            f"{outcome.kind}: {detail[-1] if detail else ''}",
+            f"// RUN: %naiveopt %s {case.arguments()}{flags} --explain -o %t.{ext} 2>&1 "
+            "| FileCheck %s"]
+    expected = "verification passed" if verifiable else "warning: written unverified"
+    checks = [f"// CHECK: {name}: {expected}" for name in kernels]
+    return "\n".join(head) + "\n" + source + "\n" + "\n".join(checks) + "\n"
 
 
 @dataclass

@@ -34,6 +34,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from ..passes.options import PipelineOptions
+
 #: Problem sizes drawn for a dimension: small, odd, around block and tile multiples.
 SIZES = (1, 2, 3, 5, 7, 13, 16, 17, 31, 32, 33, 45, 47, 63, 64, 65, 67, 70)
 #: Extra sizes for the x thread dimension of a 1-D kernel (several blocks).
@@ -98,23 +100,25 @@ class Case:
     dialect: str
     target: str
     arch: str
-    options: dict
-    name: str = ""                # file name of a replayed reproducer
+    options: PipelineOptions
 
     @property
     def filename(self) -> str:
-        return self.name or f"fuzz_{self.seed}_{self.index}." + (
-            "cu" if self.dialect == "cuda" else "cl")
+        return f"fuzz_{self.seed}_{self.index}." + ("cu" if self.dialect == "cuda" else "cl")
+
+    def arguments(self) -> str:
+        """The naiveopt command-line options that optimize this case as the campaign does."""
+        parts = ["--target", self.target, "--arch", self.arch]
+        parts += [f"--disable-pass={name}" for name in self.options.disable]
+        if self.options.merge:
+            parts.append("--merge={}:{}".format(*self.options.merge))
+        if self.options.memory != "global":
+            parts.append(f"--memory={self.options.memory}")
+        return " ".join(parts)
 
     def command(self) -> str:
         """The naiveopt command line that reproduces this case."""
-        parts = ["naiveopt", self.filename, "--target", self.target, "--arch", self.arch]
-        parts += [f"--disable-pass={name}" for name in self.options.get("disable", ())]
-        if "merge" in self.options:
-            parts.append("--merge={}:{}".format(*self.options["merge"]))
-        if self.options.get("memory", "global") != "global":
-            parts.append(f"--memory={self.options['memory']}")
-        return " ".join(parts)
+        return f"naiveopt {self.filename} {self.arguments()}"
 
 
 #: Spellings of the float constants the generator writes, all of exactly the same value.
@@ -578,17 +582,13 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     if geo.random() < GEOMETRY_SHARE:
         source = geometry_file(geo, dialect)
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
-    options: dict = {}
-    disabled = [p for p in pass_names if rng.random() < 0.2]
-    if disabled:
-        options["disable"] = disabled
-    if rng.random() < 0.15:
-        options["merge"] = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4]))
-    if rng.random() < 0.2:
-        options["memory"] = rng.choice(memories)
+    disabled = tuple(p for p in pass_names if rng.random() < 0.2)
+    merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
+    memory = rng.choice(memories) if rng.random() < 0.2 else "global"
     source = unverifiable(source, seed, index)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
-                rng.choice(["sm_90", "sm_80", "gfx90a"]), options)
+                rng.choice(["sm_90", "sm_80", "gfx90a"]),
+                PipelineOptions(disable=disabled, merge=merge, memory=memory))
 
 
 #: Share of cases whose pragma loses its sizes(...): naiveopt cannot verify them and must write

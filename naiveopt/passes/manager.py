@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..ir import GModule, GProcedure
+from .options import PipelineOptions
 
 
 @dataclass
@@ -38,7 +39,7 @@ class PassContext:
     module: GModule
     target: str                     # output dialect: cuda | opencl
     arch: str
-    options: dict = field(default_factory=dict)
+    options: PipelineOptions = field(default_factory=PipelineOptions)
     remarks: list[Remark] = field(default_factory=list)
     completed: list[str] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)   # kernel -> passes that fired

@@ -1,10 +1,12 @@
 """The pass order, written once.
 
 functional (build the IR) -> optimization (transform it) -> functional (write it back out),
-as in paper 002 Fig. 2.
+as in paper 002 Fig. 2. ``--passes`` (PipelineOptions.passes) picks optimization passes out of
+this order by name and runs them in the order it gives.
 """
 from __future__ import annotations
 
+from ..errors import NaiveoptError
 from .functional.cuda_to_opencl import CUDAToOpenCL
 from .functional.loops import Loops
 from .functional.memory_expressions import MemoryExpressions
@@ -23,6 +25,7 @@ from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
 from .optimize.thread_merge import ThreadMerge
 from .optimize.vectorize import Vectorize
+from .options import PipelineOptions
 
 
 def front_passes() -> list[Pass]:
@@ -30,18 +33,41 @@ def front_passes() -> list[Pass]:
     return [OpenCLToCUDA(), Predefined(), Loops(), MemoryExpressions(), NVCCResources()]
 
 
-def optimization_passes(disabled: frozenset[str] = frozenset()) -> list[Pass]:
-    """Optimization passes, in order; those named in ``disabled`` are replaced by a pass that
-    only says so (every pass leaves a remark)."""
-    passes: list[Pass] = [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(),
-                          Stencil(), Prefetch(), CoalesceWrites(), Texture(), Vectorize(),
-                          PartitionCamping()]
-    return [Disabled(p.name) if p.name in disabled else p for p in passes]
+def default_optimization_passes() -> list[Pass]:
+    """The optimization passes of the default pipeline, in order."""
+    return [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(), Stencil(),
+            Prefetch(), CoalesceWrites(), Texture(), Vectorize(), PartitionCamping()]
 
 
 def optimization_pass_names() -> list[str]:
-    """The names ``--disable-pass`` accepts."""
-    return [p.name for p in optimization_passes()]
+    """The names ``--passes`` and ``--disable-pass`` accept, in the default order."""
+    return [p.name for p in default_optimization_passes()]
+
+
+def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
+    """The optimization passes ``options`` select: the default pipeline, or exactly those
+    ``options.passes`` names, in that order. Those in ``options.disable`` are replaced by a
+    pass that only says so (every pass leaves a remark). An unknown name is an error naming
+    the known ones; the pipeline's is located at its column."""
+    known = {p.name: p for p in default_optimization_passes()}
+    names = ", ".join(known)
+    unknown = sorted(set(options.disable) - set(known))
+    if unknown:
+        raise NaiveoptError(f"unknown pass '{unknown[0]}' (optimization passes: {names})")
+    if options.passes is None:
+        passes = list(known.values())
+    else:
+        passes, text, column = [], ",".join(options.passes), 1
+        for name in options.passes:
+            if name not in known:
+                raise NaiveoptError(f"unknown pass '{name}' at column {column} of pipeline "
+                                    f"'{text}' (optimization passes: {names})")
+            if any(p.name == name for p in passes):
+                raise NaiveoptError(f"pass '{name}' named twice in pipeline '{text}' (column "
+                                    f"{column}): each pass runs at most once")
+            passes.append(known[name])
+            column += len(name) + 1
+    return [Disabled(p.name) if p.name in options.disable else p for p in passes]
 
 
 def back_passes(target: str) -> list[Pass]:

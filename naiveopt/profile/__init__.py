@@ -20,6 +20,7 @@ from ..errors import NaiveoptError
 from ..frontend import macro_defines
 from ..ir.elements import element_bytes
 from ..ir.textures import param_layout
+from ..passes.options import PipelineOptions
 from ..targets import get_target, occupancy
 from ..verify import opencl
 from ..verify.check import launch_sizes, make_arg
@@ -67,7 +68,8 @@ def profile_sizes(spec: FileSpec, defines: dict[str, str]) -> tuple[str, dict[st
 
 def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool = False,
                  defines: dict[str, str] | None = None, metadata: str | None = None,
-                 options: dict | None = None, max_blocks: int = DEFAULT_MAX_BLOCKS
+                 options: PipelineOptions | dict | None = None,
+                 max_blocks: int = DEFAULT_MAX_BLOCKS
                  ) -> list[KernelProfile]:
     """Profile every kernel of a file, naive (``opt=False``) or optimized."""
     defines = dict(defines or {})

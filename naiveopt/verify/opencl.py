@@ -272,7 +272,7 @@ def time_kernel(source: str, kernel: str, options: list[str], args: list,
 
 #: Build options of checking runs (not of timing runs). PoCL 3.0 (LLVM 14) miscompiles some
 #: kernels whose barrier loop is followed by guarded nested loops: at -O2 they crash or compute
-#: wrong values (tests/fuzz_regressions/pocl_barrier_loop_then_nested_loops.cl); unoptimized
+#: wrong values (tests/lit/fuzz/pocl_barrier_loop_then_nested_loops.cl); unoptimized
 #: builds run them as written.
 CHECK_OPTIONS = ["-cl-opt-disable"]
 

@@ -46,7 +46,7 @@ class Coalesce(OptimizationPass):
     requires = ("memory-expressions", "nvcc")
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        if ctx.options.get("memory") == "texture":
+        if ctx.options.memory == "texture":
             ctx.remark("missed", self.name, proc, "not applied with texture memory")
             return
         loop_index, stagings = self._candidates(proc, ctx)

@@ -46,7 +46,7 @@ Two remedies, both permutations of the work, so every output is still computed e
     partial grid still mask exactly the same threads.
 
 The pass runs last: it works on the final IR and leaves indices that other passes could no
-longer analyse. ``options["partition_camping"] = "force"`` applies a legal remedy whatever the
+longer analyse. ``options={"partition_camping": "force"}`` applies a legal remedy whatever the
 target and the model say (for testing on targets without camping).
 """
 from __future__ import annotations
@@ -114,7 +114,7 @@ class PartitionCamping(OptimizationPass):
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         target = get_target(ctx.arch)
-        force = ctx.options.get("partition_camping") == "force"
+        force = ctx.options.partition_camping == "force"
         if not target.has_partition_camping and not force:
             ctx.remark("missed", self.name, proc, f"{target.name}: addresses are hashed "
                        "across partitions; no partition camping")

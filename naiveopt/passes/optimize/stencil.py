@@ -210,7 +210,7 @@ class Stencil(OptimizationPass):
                       if runtime else ""))
 
     def _obstacle(self, proc: GProcedure, ctx: PassContext) -> str:
-        if ctx.options.get("memory") == "texture":
+        if ctx.options.memory == "texture":
             return "not applied with texture memory (reads go through the texture cache)"
         if proc.tiling is not None:
             return "the kernel's loop is already staged (coalesce / thread-block merge)"
@@ -268,7 +268,7 @@ class Stencil(OptimizationPass):
         naive = default_block(proc)
         blocks = BLOCKS_2D if two_d else BLOCKS_1D
         merges = MERGES_2D if two_d else MERGES_1D
-        forced = ctx.options.get("merge")
+        forced = ctx.options.merge
         if forced:
             merges = [tuple(forced)]
         original = copy.deepcopy(proc)

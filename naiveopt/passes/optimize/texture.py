@@ -37,7 +37,7 @@ class Texture(OptimizationPass):
     requires = ("memory-expressions",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        if ctx.options.get("memory", "global") != "texture":
+        if ctx.options.memory != "texture":
             ctx.remark("missed", self.name, proc, "read-only arrays stay in global memory "
                        "(--memory global)")
             return

@@ -36,7 +36,7 @@ class ThreadBlockMerge(OptimizationPass):
     requires = ("memory-expressions", "nvcc")
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        if ctx.options.get("memory") == "texture":
+        if ctx.options.memory == "texture":
             ctx.remark("missed", self.name, proc, "not applied with texture memory (the "
                        "texture cache serves the reuse)")
             return

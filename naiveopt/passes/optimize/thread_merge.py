@@ -43,7 +43,7 @@ class ThreadMerge(OptimizationPass):
             ctx.remark("missed", self.name, proc, "the kernel uses tidx/tidy/bidx/bidy "
                        "directly, whose meaning merging would change")
             return
-        forced = ctx.options.get("merge")
+        forced = ctx.options.merge
         if forced and forced[1] != 1 and not uses_y(proc):
             ctx.remark("missed", self.name, proc, f"--merge {forced[0]}:{forced[1]}: the kernel "
                        f"has no y dimension, so merging along y would repeat each thread's "

@@ -65,7 +65,6 @@ from .selection import measure_refinement
 from .staging import adopt, fresh
 from .tiling import uses_raw_thread_ids, with_load_width
 
-MODES = ("auto", "always", "never")
 IDX = sympy.Symbol("idx", integer=True)
 _BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_ast.DoWhile)
 
@@ -75,13 +74,13 @@ class Vectorize(OptimizationPass):
     requires = ("memory-expressions", "nvcc")
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        mode = ctx.options.get("vectorize", "auto")
+        mode = ctx.options.vectorize
         if mode == "never":
             ctx.remark("missed", self.name, proc, "disabled (--vectorize never)")
             return
         target = get_target(ctx.arch)
         everywhere = mode == "always" or target.vendor == "amd" or \
-            ctx.options.get("memory") == "texture"
+            ctx.options.memory == "texture"
         fired = _vectorize_tile_loads(self.name, proc, ctx, target, everywhere)
         fired = _vectorize_loops(self.name, proc, ctx, everywhere, target) or fired
         fired = _vectorize_threads(self.name, proc, ctx, everywhere, target) or fired

@@ -2,8 +2,7 @@
 // array) by its 2-D form, which a 1-D access does not have (TypeError); it is now staged as
 // one row indexed by its flat index, as coalesce stages MV's B[j].
 // Found by python -m naiveopt.fuzz --seed 20261 (cases 32, 37, 41), reduced.
-// RUN: naiveopt %s --target cuda --arch sm_80 --disable-pass=thread-merge
-// APPLIES: thread-block-merge
+// RUN: %naiveopt %s --target cuda --arch sm_80 --disable-pass=thread-merge --require-verified --explain -o %t.cu 2>&1 | FileCheck %s
 #pragma naiveopt sizes(N=65, M=47) block(32, 8) array(A, N) array(B, N, M) scalar(alpha, 1.5)
 __kernel void k0(__global float *A, __global float *B, float alpha, int N, int M)
 {
@@ -18,3 +17,6 @@ __kernel void k0(__global float *A, __global float *B, float alpha, int N, int M
         B[i * M + j] = acc;
     }
 }
+
+// CHECK: k0: remark [thread-block-merge] applied:
+// CHECK: k0: verification passed

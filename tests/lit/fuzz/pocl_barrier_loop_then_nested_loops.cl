@@ -3,8 +3,7 @@
 // guarded nested loops, when it builds with optimization. Verification builds with
 // -cl-opt-disable (naiveopt/verify/opencl.py, CHECK_OPTIONS), so the output verifies.
 // Found by python -m naiveopt.fuzz --seed 20261 (case 7), reduced.
-// RUN: naiveopt %s --arch gfx90a --disable-pass=thread-merge --disable-pass=prefetch --disable-pass=partition-camping --disable-pass=vectorize
-// APPLIES: thread-block-merge
+// RUN: %naiveopt %s --arch gfx90a --disable-pass=thread-merge --disable-pass=prefetch --disable-pass=partition-camping --disable-pass=vectorize --require-verified --explain -o %t.cl 2>&1 | FileCheck %s
 #pragma naiveopt sizes(N=65, M=65, K=7) block(8, 8) array(D, N, (K + 2)) array(E, K, M) array(H, N, M)
 __kernel void k0(__global const float *D, __global float *E, __global float *H, int N, int M, int K)
 {
@@ -25,3 +24,6 @@ __kernel void k0(__global const float *D, __global float *E, __global float *H, 
     }
     H[i * M + j] = acc;
 }
+
+// CHECK: k0: remark [thread-block-merge] applied:
+// CHECK: k0: verification passed

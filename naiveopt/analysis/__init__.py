@@ -1,0 +1,1 @@
+"""Analyses of a kernel, computed on request and cached by the analysis manager (manager.py)."""

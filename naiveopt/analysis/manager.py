@@ -8,8 +8,8 @@ per kernel and returns the cached result until it is dropped. Two things drop re
 * the pass manager (passes/manager.py), after each pass has run on a kernel: every result the
   pass does not preserve (its run returns a :class:`PreservedAnalyses`, or its class declares
   one), and with it every result computed from a dropped one;
-* a pass that rewrites a kernel's tree in the middle of its run (:meth:`tree_changed`), so
-  that what it asks for afterwards is of the new tree.
+* a pass that rewrites a kernel's tree in the middle of its run (:meth:`tree_changed`, which
+  passes.manager.reanalyse calls), so that what it asks for afterwards is of the new tree.
 
 A *recorded* analysis is a fact that a pass states about the code it generated (the plan a
 staged loop was built from) rather than one the tree shows: :meth:`record` stores it, ``get``

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..analysis.manager import AnalysisManager, PreservedAnalyses
+from ..analysis.memory_expressions import store_in_ir
 from ..ir import GModule, GProcedure
 
 
@@ -152,10 +153,8 @@ def _write(dump_dir: str, number: int, name: str, module: GModule) -> None:
 
 
 def reanalyse(proc: GProcedure, ctx: PassContext) -> None:
-    """Rerun the loop and memory-expression analyses after a transformation (quietly)."""
-    from .functional.loops import Loops
-    from .functional.memory_expressions import MemoryExpressions
-
-    quiet = PassContext(ctx.module, ctx.target, ctx.arch, ctx.options)
-    Loops().run(proc, quiet)
-    MemoryExpressions().run(proc, quiet)
+    """A pass rewrote ``proc``'s tree: drop the analyses of the old tree and store the loops
+    and memory expressions of the new one in the IR (quietly: the analysis passes' remarks
+    are not repeated)."""
+    ctx.am.tree_changed(proc)
+    store_in_ir(proc, ctx.am)

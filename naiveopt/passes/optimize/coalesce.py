@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import copy
 
+from ...analysis.shape import ShapeAnalysis
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
 from ...launch import default_block, uses_y
 from ...targets import get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
-from .shape import contains_barrier, enclosing_loop, kernel_shape
+from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, coalescing, staging_of
 from .tiling import Staging, classify, loop_obstacle, tile_dims
 
@@ -57,7 +58,7 @@ class Coalesce(OptimizationPass):
         if contains_barrier(proc.body):
             ctx.remark("missed", self.name, proc, "kernel already has barriers")
             return
-        shape, why = kernel_shape(proc)
+        shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             ctx.remark("missed", self.name, proc, f"cannot stage: {why}")
             return
@@ -89,7 +90,7 @@ class Coalesce(OptimizationPass):
     def _candidates(self, proc: GProcedure, ctx: PassContext
                     ) -> tuple[int | None, list[Staging]]:
         written = {m.array for m in proc.memory_expressions if m.is_write}
-        env = symbol_env(proc, ctx)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
         loop_index: int | None = None
         stagings: dict[tuple, Staging] = {}
         broadcasts = []
@@ -113,7 +114,8 @@ class Coalesce(OptimizationPass):
                 if kind is not None and kind != "row_x":
                     kind, why = None, "not of the form A(idx + c, k + c)"
             if not why and m.array in written:
-                why = written_array_obstacle(proc, m, loop, env)
+                why = written_array_obstacle(proc, ctx.am.get(proc, ShapeAnalysis)[0], m, loop,
+                                             env)
                 if not why:
                     ctx.remark("analysis", self.name, proc, f"{m.describe()}: the kernel also "
                                "writes this array; islpy proves no element read through the "

@@ -24,17 +24,18 @@ import copy
 import sympy
 from pycparser import c_ast
 
+from ...analysis.shape import ShapeAnalysis, kernel_shape
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, PredefId
 from ...ir.build import from_sympy, statements
 from ...ir.rewrite import identifiers, walk
 from ...ir.symbolic import decompose
 from ...launch import allowed_blocks, default_block, relied_multiple
 from ...targets import get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
-from .shape import contains_barrier, kernel_shape
+from .shape import contains_barrier
 from .staging import adopt, coalescing, fresh, shared_array
 
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
@@ -59,7 +60,7 @@ class CoalesceWrites(OptimizationPass):
             return
         target = get_target(ctx.arch)
         variants = []
-        guarded = kernel_shape(proc)[0].guard is not None
+        guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
         for side, _ in allowed_blocks(proc, [(32, 32), (16, 16), (8, 8)], guarded):
             pad = _pad(side, target)
             variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
@@ -91,7 +92,7 @@ class CoalesceWrites(OptimizationPass):
             return "the write is a read-modify-write or inside a loop"
         if contains_barrier(proc.body):
             return "the kernel already has barriers"
-        shape, why = kernel_shape(proc)
+        shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             return why
         last = shape.body[-1] if shape.body else None
@@ -106,7 +107,7 @@ class CoalesceWrites(OptimizationPass):
             return "the guard is not 'idx < X && idy < Y'"
         if m.two_d is None:
             return "no 2-D form"
-        env = symbol_env(proc, ctx)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
         dy, dx = decompose(m.two_d[0], env), decompose(m.two_d[1], env)
         if not (dy.resolved and dx.resolved) or dy.loop or dx.loop or \
                 dy.predefined != {"idx": 1} or dx.predefined != {"idy": 1}:

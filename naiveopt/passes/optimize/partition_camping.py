@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import sympy
 from pycparser import c_ast
 
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, statements
 from ...ir.elements import element_bytes
@@ -67,7 +68,6 @@ from ...launch import evaluate, geometry, uses_y, variables
 from ...targets import Target, get_target
 from ..functional.builtins import (CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_IDS,
                                    OPENCL_TO_CUDA_MATH, call_name)
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .shape import contains_barrier
 from .staging import fresh
@@ -267,7 +267,7 @@ def _addresses(a: Access, wave: Wave, rotation: tuple | None = None) -> list[int
 
 
 def _trip_count(proc: GProcedure, ctx: PassContext, loop: GLoop) -> int:
-    env = symbol_env(proc, ctx)
+    env = ctx.am.get(proc, SymbolAnalysis).env()
     lo, hi = to_sympy(loop.lower, env), to_sympy(loop.upper, env)
     if (hi - lo).has(sympy.Function):
         return 0
@@ -325,7 +325,7 @@ def rotation_obstacle(proc: GProcedure, ctx: PassContext, loop: GLoop) -> str:
         return "the loop does not declare an int iterator"
     if not (isinstance(node.cond, c_ast.BinaryOp) and node.cond.op in ("<", "<=", ">", ">=")):
         return "the condition is not an ordered comparison"
-    env = symbol_env(proc, ctx)
+    env = ctx.am.get(proc, SymbolAnalysis).env()
     for bound in (loop.lower, loop.upper):
         value = to_sympy(bound, env)
         if value.has(sympy.Function) or any(s.name in ("idx", "idy", "tidx", "tidy", "bidx",

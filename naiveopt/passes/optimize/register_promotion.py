@@ -23,11 +23,12 @@ import copy
 
 from pycparser import c_ast
 
+from ...analysis.shape import is_pure
 from ...ir import GLoop, GProcedure, MemoryExpression
 from ...ir.build import statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import OptimizationPass, PassContext, reanalyse
-from .shape import contains_barrier, is_pure
+from .shape import contains_barrier
 from .staging import fresh
 
 

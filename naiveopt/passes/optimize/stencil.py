@@ -51,19 +51,20 @@ from dataclasses import dataclass, field
 import sympy
 from pycparser import c_ast
 
+from ...analysis.guards import ThreadIdAliases
+from ...analysis.shape import ShapeAnalysis, is_pure, kernel_shape
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, MemoryExpression, PredefId
 from ...ir.build import from_sympy, statements, sympy_text
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import SymbolEnv, decompose, to_sympy
 from ...launch import default_block, uses_y
 from ...targets import Target, get_target
-from ..functional.memory_expressions import symbol_env
-from ..functional.predefined import id_aliases
 from ..manager import OptimizationPass, PassContext
 from .banks import tile_pad
 from .copies import local_names, rewrite_copy
 from .selection import Variant, choose
-from .shape import contains_barrier, enclosing_loop, is_pure, kernel_shape
+from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, fresh, shared_array
 from .tiling import SYM, uses_raw_thread_ids
 
@@ -174,11 +175,11 @@ class Stencil(OptimizationPass):
         if why:
             ctx.remark("missed", self.name, proc, why)
             return
-        env = symbol_env(proc, ctx)
-        shape, _ = kernel_shape(proc)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
+        shape, _ = ctx.am.get(proc, ShapeAnalysis)
         box = None
         if shape.guard is not None:
-            box, why = guard_box(shape.guard, id_aliases(proc), env)
+            box, why = guard_box(shape.guard, ctx.am.get(proc, ThreadIdAliases), env)
             if box is None:
                 ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
                            f"bounds: {why}")
@@ -218,7 +219,7 @@ class Stencil(OptimizationPass):
         if uses_raw_thread_ids(proc):
             return "the kernel uses tidx/tidy/bidx/bidy or the block size directly, whose " \
                 "meaning a new block shape would change"
-        shape, why = kernel_shape(proc)
+        shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             return f"cannot stage: {why}"
         if any(isinstance(n, (c_ast.Return, c_ast.Goto)) for st in shape.body

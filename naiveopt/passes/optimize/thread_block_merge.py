@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import copy
 
+from ...analysis.shape import ShapeAnalysis
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
 from ...launch import uses_y
 from ...targets import get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
-from .shape import contains_barrier, enclosing_loop, kernel_shape
+from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, staging_of
 from .tiling import Staging, TilingPlan, classify, loop_obstacle, traffic
 
@@ -52,7 +53,7 @@ class ThreadBlockMerge(OptimizationPass):
         loop_index, stagings = self._stagings(original, ctx, base)
         if loop_index is None:
             return
-        shape, why = kernel_shape(original)
+        shape, why = ctx.am.get(original, ShapeAnalysis)
         if shape is None:
             ctx.remark("missed", self.name, proc, f"cannot merge: {why}")
             return
@@ -81,7 +82,7 @@ class ThreadBlockMerge(OptimizationPass):
 
     def _stagings(self, proc: GProcedure, ctx: PassContext, base: TilingPlan | None
                   ) -> tuple[int | None, list[Staging]]:
-        env = symbol_env(proc, ctx)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
         written = {m.array for m in proc.memory_expressions if m.is_write}
         stagings = list(base.stagings) if base else []
         staged = {i for s in stagings for i in s.accesses}
@@ -96,7 +97,8 @@ class ThreadBlockMerge(OptimizationPass):
             if not why:
                 kind, why = classify(m, loop, env)
             if not why and m.array in written:
-                why = written_array_obstacle(proc, m, loop, env)
+                why = written_array_obstacle(proc, ctx.am.get(proc, ShapeAnalysis)[0], m, loop,
+                                             env)
             if not why and loop_index is not None and proc.loops.index(loop) != loop_index:
                 why = "in another loop than the one already staged"
             if why:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...analysis.shape import ShapeAnalysis
 from ...ir import GProcedure
 from ...launch import unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext
 from .selection import Variant, choose
-from .shape import kernel_shape
 from .staging import adopt
 from .tiling import (TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
@@ -50,7 +50,7 @@ class ThreadMerge(OptimizationPass):
                        f"work; merging {forced[0]}:1")
             forced = (forced[0], 1)
         factors = [tuple(forced)] if forced else (FACTORS_2D if uses_y(proc) else FACTORS_1D)
-        guarded_kernel = kernel_shape(plan.original)[0].guard is not None
+        guarded_kernel = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
         target = get_target(ctx.arch)
         variants = []
         for mx, my in factors:

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, replace
 import sympy
 from pycparser import c_ast
 
+from ...analysis.shape import KernelShape, kernel_shape
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, from_sympy, statements
 from ...ir.rewrite import identifiers, map_nodes, walk
@@ -62,7 +63,7 @@ from ...launch import relied_multiple, unguarded_obstacle
 from ...targets import Target
 from .banks import interleaved, pad_and_degree
 from .copies import local_names, rewrite_copy
-from .shape import KernelShape, guarded, kernel_shape
+from .shape import guarded
 from .staging import fresh, shared_array
 
 SYM = {n: sympy.Symbol(n, integer=True) for n in ("idx", "idy", "tidx", "tidy", "bidx",

@@ -48,6 +48,8 @@ from dataclasses import dataclass
 import sympy
 from pycparser import c_ast
 
+from ...analysis.shape import ShapeAnalysis, is_pure
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import from_sympy, statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
@@ -57,10 +59,9 @@ from ...ir.nodes import TexFetch
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
 from ...targets import Target, get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .copies import local_names, rewrite_copy
-from .shape import contains_barrier, is_pure, kernel_shape
+from .shape import contains_barrier
 from .selection import measure_refinement
 from .staging import adopt, fresh
 from .tiling import uses_raw_thread_ids, with_load_width
@@ -255,7 +256,7 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
     parents = {id(n): p for n, p in walk(lp.node)}
     body_names = set(assigned_names(lp.node.stmt)) | {
         n.name for n, _ in walk(lp.node.stmt) if isinstance(n, c_ast.Decl) and n.name}
-    written, env = _written(proc), symbol_env(proc, ctx)
+    written, env = _written(proc), ctx.am.get(proc, SymbolAnalysis).env()
     uniforms = env.uniforms
     k = lp.iterator
     groups: dict[str, list[MemoryExpression]] = {}
@@ -387,7 +388,7 @@ def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere
             ctx.remark("missed", name, proc, f"across threads: {why}")
         return False
     width, vector_reads, shared_reads, writes = plan
-    _merge_lanes(proc, width, vector_reads, shared_reads, writes)
+    _merge_lanes(proc, ctx, width, vector_reads, shared_reads, writes)
     proc.coarsen = (proc.coarsen[0] * width, proc.coarsen[1])
     parts = [f"{m.describe()} read as {vector_type(_elem(proc, m), width)}" for m in vector_reads]
     parts += [f"{m.describe()} written as {vector_type(_elem(proc, m), width)}" for m in writes]
@@ -404,7 +405,7 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
         return None, ""       # staged kernels get vector tile loads instead
     if contains_barrier(proc.body) or uses_raw_thread_ids(proc):
         return None, "the kernel uses barriers or thread ids other than idx/idy"
-    shape, why = kernel_shape(proc)
+    shape, why = ctx.am.get(proc, ShapeAnalysis)
     if shape is None or shape.guard is None:
         return None, why or "no bounds guard (the scalar path for partial vectors needs one)"
     if not any(isinstance(n, PredefId) and n.name == "idx" for n, _ in walk(proc.body)):
@@ -458,8 +459,9 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
     return (widths.pop(), vector_reads, shared_reads, writes), ""
 
 
-def _merge_lanes(proc: GProcedure, width: int, vector_reads, shared_reads, writes) -> None:
-    shape, _ = kernel_shape(proc)
+def _merge_lanes(proc: GProcedure, ctx: PassContext, width: int, vector_reads, shared_reads,
+                 writes) -> None:
+    shape, _ = ctx.am.get(proc, ShapeAnalysis)
     taken = identifiers(proc.func)
     idx_of = {i: from_sympy(width * IDX + i) for i in range(width)}
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 
+from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
@@ -39,29 +40,30 @@ from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, coalescing, staging_of
-from .tiling import Staging, classify, loop_obstacle, tile_dims
+from .tiling import Staging, TilingAnalysis, classify, loop_obstacle, tile_dims
 
 
 class Coalesce(OptimizationPass):
     name = "coalesce"
     requires = ("memory-expressions", "nvcc")
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)    # it records the plan
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         if ctx.options.get("memory") == "texture":
             ctx.remark("missed", self.name, proc, "not applied with texture memory")
-            return
+            return PreservedAnalyses.all()
         loop_index, stagings = self._candidates(proc, ctx)
         if loop_index is None:
             ctx.remark("missed", self.name, proc, "no uncoalesced global read in a loop that "
                        "can be tiled")
-            return
+            return PreservedAnalyses.all()
         if contains_barrier(proc.body):
             ctx.remark("missed", self.name, proc, "kernel already has barriers")
-            return
+            return PreservedAnalyses.all()
         shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             ctx.remark("missed", self.name, proc, f"cannot stage: {why}")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         original = copy.deepcopy(proc)       # plans regenerate from the kernel as it is now
         blocks = [(16, 16), (32, 8)] if uses_y(proc) else [(256, 1), (128, 1), (64, 1)]
@@ -73,13 +75,13 @@ class Coalesce(OptimizationPass):
         if not variants:
             ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "
                        f"launch (naive block {default_block(proc)})")
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no staging variant fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
-        proc.tiling = best.plan
+        ctx.am.record(proc, TilingAnalysis, best.plan)
         tiles = ", ".join(f"{s.describe()} -> s_{s.array}"
                           + "".join(f"[{d}]" for d in tile_dims(s, best.plan, target))
                           for s in best.plan.stagings)

@@ -24,6 +24,7 @@ import copy
 import sympy
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, kernel_shape
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, PredefId
@@ -45,19 +46,19 @@ class CoalesceWrites(OptimizationPass):
     name = "coalesce-writes"
     requires = ("memory-expressions", "nvcc")
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         writes = [m for m in proc.memory_expressions if m.space == "global" and m.is_write]
         bad = [m for m in writes if coalescing(m) == "uncoalesced"]
         if not bad:
             ctx.remark("missed", self.name, proc, "no global write moves by a non-unit stride "
                        "between neighbouring threads")
-            return
+            return PreservedAnalyses.all()
         m = bad[0]
         why = self._obstacle(proc, ctx, m, writes)
         if why:
             ctx.remark("missed", self.name, proc, f"{m.describe()}: uncoalesced write, not "
                        f"staged: {why}")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         variants = []
         guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
@@ -68,12 +69,12 @@ class CoalesceWrites(OptimizationPass):
         if not variants:
             ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
                        f"unguarded launch (naive block {default_block(proc)})")
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants,
                       lambda v: _transform(proc, m, v.block[0], target, ctx))
         if best is None:
             ctx.remark("missed", self.name, proc, "no tile fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
         side = best.block[0]
         pad, order = _layout(side, target)

@@ -52,6 +52,7 @@ import sympy
 from pycparser import c_ast
 
 from ...analysis.guards import ThreadIdAliases
+from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, is_pure, kernel_shape
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, MemoryExpression, PredefId
@@ -66,7 +67,7 @@ from .copies import local_names, rewrite_copy
 from .selection import Variant, choose
 from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, fresh, shared_array
-from .tiling import SYM, uses_raw_thread_ids
+from .tiling import SYM, TilingAnalysis, uses_raw_thread_ids
 
 #: The largest offset span (amax - amin) a window is sized for when it is only known at run
 #: time; larger spans take the unstaged version of the kernel.
@@ -170,11 +171,11 @@ class Stencil(OptimizationPass):
     name = "stencil"
     requires = ("memory-expressions", "nvcc")
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         why = self._obstacle(proc, ctx)
         if why:
             ctx.remark("missed", self.name, proc, why)
-            return
+            return PreservedAnalyses.all()
         env = ctx.am.get(proc, SymbolAnalysis).env()
         shape, _ = ctx.am.get(proc, ShapeAnalysis)
         box = None
@@ -183,20 +184,20 @@ class Stencil(OptimizationPass):
             if box is None:
                 ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
                            f"bounds: {why}")
-                return
+                return PreservedAnalyses.all()
         windows, loops = self._windows(proc, ctx, env, shape.body, box)
         if not windows:
             ctx.remark("missed", self.name, proc, "no read-only global array is read around "
                        "each thread's own element or by all threads alike in loops")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         variants = self._variants(proc, ctx, windows, box, loops, target)
         if not variants:
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants, build=lambda v: generate(v.plan, target))
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no window variant fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
         plan: StencilPlan = best.plan
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
@@ -212,7 +213,7 @@ class Stencil(OptimizationPass):
     def _obstacle(self, proc: GProcedure, ctx: PassContext) -> str:
         if ctx.options.get("memory") == "texture":
             return "not applied with texture memory (reads go through the texture cache)"
-        if proc.tiling is not None:
+        if ctx.am.get(proc, TilingAnalysis) is not None:
             return "the kernel's loop is already staged (coalesce / thread-block merge)"
         if contains_barrier(proc.body):
             return "kernel already has barriers"
@@ -643,7 +644,6 @@ def generate(plan: StencilPlan, target: Target) -> GProcedure | None:
     p.body.block_items = decls + prologue_all + code
     p.launch_block = plan.block
     p.coarsen = plan.merge
-    p.tiling = None
     return p
 
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import sympy
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, is_pure
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
@@ -64,7 +65,7 @@ from .copies import local_names, rewrite_copy
 from .shape import contains_barrier
 from .selection import measure_refinement
 from .staging import adopt, fresh
-from .tiling import uses_raw_thread_ids, with_load_width
+from .tiling import TilingAnalysis, uses_raw_thread_ids, with_load_width
 
 VECTOR_BYTES = 16          # float4 / int4: one 128-bit access
 MODES = ("auto", "always", "never")
@@ -75,12 +76,15 @@ _BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_
 class Vectorize(OptimizationPass):
     name = "vectorize"
     requires = ("memory-expressions", "nvcc")
+    # the tiling plan still describes the staged loop: vectorizing loops and threads leaves
+    # its tiles as generated, and vector tile loads record their own plan
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         mode = ctx.options.get("vectorize", "auto")
         if mode == "never":
             ctx.remark("missed", self.name, proc, "disabled (--vectorize never)")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         everywhere = mode == "always" or target.vendor == "amd" or \
             ctx.options.get("memory") == "texture"
@@ -90,6 +94,7 @@ class Vectorize(OptimizationPass):
         if not fired:
             ctx.remark("missed", self.name, proc, "no access to vectorize (see the remarks "
                        "above)")
+            return PreservedAnalyses.all()
 
 
 # --------------------------------------------------------------------------- shared checks
@@ -146,17 +151,18 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
     instructions. Not on NVIDIA by default: its scalar cooperative loads already reach full
     bandwidth (paper 002), and a float4 unit keeps 4 more registers live per load. Kept only
     when the occupancy stays at the target's threshold."""
-    plan = proc.tiling
-    if plan is None:
+    plan = ctx.am.get(proc, TilingAnalysis)
+    rewritten_by = ctx.am.dropped_by(proc, TilingAnalysis) if plan is None else ""
+    if plan is None and not rewritten_by:
         return False
     if not everywhere:
         ctx.remark("missed", name, proc, "tile loads: on NVIDIA the scalar cooperative loads "
                    "are coalesced already and reach full bandwidth (--vectorize always uses "
                    "float4 units)")
         return False
-    if "coalesce-writes" in ctx.applied.get(proc.name, []):
+    if rewritten_by:
         ctx.remark("missed", name, proc, "tile loads: the kernel was rewritten after tiling "
-                   "(coalesce-writes)")
+                   f"({rewritten_by})")
         return False
     wider, why = with_load_width(plan, 4)
     measured = None
@@ -171,7 +177,7 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
                    f"{measured.limiter})")
         return False
     adopt(proc, measured.proc, ctx)
-    proc.tiling = wider
+    ctx.am.record(proc, TilingAnalysis, wider)
     ctx.remark("applied", name, proc, "tile loads: each thread loads 4 consecutive elements of "
                "a tile row with one vector load (scalar, zero-filled loads at the edges); "
                f"{measured.facts}")
@@ -401,7 +407,8 @@ def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere
 
 def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
     """(width, vector reads, shared reads, vector writes), or (None, why not)."""
-    if proc.tiling is not None or any(m.space == "shared" for m in proc.memory_expressions):
+    if ctx.am.get(proc, TilingAnalysis) is not None or \
+            any(m.space == "shared" for m in proc.memory_expressions):
         return None, ""       # staged kernels get vector tile loads instead
     if contains_barrier(proc.body) or uses_raw_thread_ids(proc):
         return None, "the kernel uses barriers or thread ids other than idx/idy"

@@ -43,7 +43,7 @@ class Analysis(Generic[T]):
 
     @classmethod
     def compute(cls, proc: GProcedure, am: "AnalysisManager") -> T:
-        raise NotImplementedError(f"{cls.__name__} is recorded by passes, not computed")
+        raise NotImplementedError(f"{cls.__name__} has no compute")
 
 
 @dataclass(frozen=True)

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import __version__
+from .analysis.shape import kernel_shape
 from .api import compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
 from .frontend import macro_defines
 from .frontend.clang_setup import PAPER_IDS
 from .ir.elements import element
-from .passes.optimize.shape import kernel_shape
 from .targets import get_target
 from .verify.expr import evaluate
 from .verify.spec import TRAFFIC, ArgSpec, KernelSpec, with_file_data

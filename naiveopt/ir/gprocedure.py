@@ -154,7 +154,6 @@ class GProcedure:
     # an unguarded kernel launched with a coverage (block x coarsen) that does not divide
     # its naive block relies on its thread space being a multiple of this (launch.py)
     launch_multiple: tuple[int, int] | None = None
-    tiling: object | None = None                  # passes.optimize.tiling.TilingPlan applied
     # the host-filled file-scope data (GModule.globals) the kernel reads, itself or through
     # helpers, in source order: OpenCL takes them as extra arguments after its own (fixed at
     # parse time, so the naive and optimized kernels take the same arguments)

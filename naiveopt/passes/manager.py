@@ -4,6 +4,10 @@ Modelled on LLVM's: each pass is a small unit with one entry point (:meth:`Pass.
 passes it requires to have run before it, and optimization remarks (applied / missed /
 analysis, as clang's -Rpass, -Rpass-missed and -Rpass-analysis) saying what it did or why not.
 ``dump_dir`` writes the IR after every pass, like -print-after-all.
+
+Passes get the analyses of a kernel from the context's analysis manager (``ctx.am``,
+analysis/manager.py). After a pass has run on a kernel the manager drops the analyses the run
+did not preserve, as LLVM's new pass manager does with PreservedAnalyses.
 """
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ..analysis.manager import AnalysisManager, PreservedAnalyses
+from ..analysis.memory_expressions import store_in_ir
 from ..ir import GModule, GProcedure
 from .options import PipelineOptions
 
@@ -34,7 +40,8 @@ class Remark:
 
 @dataclass
 class PassContext:
-    """What passes share: the options of the run and the remarks they emit."""
+    """What passes share: the options of the run, the remarks they emit and the analyses of
+    the module's kernels."""
 
     module: GModule
     target: str                     # output dialect: cuda | opencl
@@ -43,6 +50,10 @@ class PassContext:
     remarks: list[Remark] = field(default_factory=list)
     completed: list[str] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)   # kernel -> passes that fired
+    am: AnalysisManager = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.am = AnalysisManager(self.module)
 
     def remark(self, kind: str, pass_name: str, proc: GProcedure | None, message: str) -> None:
         self.remarks.append(Remark(kind, pass_name, proc.name if proc else "*", message))
@@ -57,15 +68,23 @@ class Pass:
 
     name: ClassVar[str] = "pass"
     requires: ClassVar[tuple[str, ...]] = ()
+    #: the analyses a run keeps valid on the kernel it ran on, where ``run`` returns None
+    preserves: ClassVar[PreservedAnalyses] = PreservedAnalyses.none()
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        """Transform or analyse one kernel in place."""
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
+        """Transform or analyse one kernel in place; return the analyses of it that are still
+        valid (PreservedAnalyses.all() when nothing changed; None: what ``preserves`` says)."""
         raise NotImplementedError
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
         """Run over a whole file; passes that also rewrite helper functions override this."""
         for proc in module.procedures:
-            self.run(proc, ctx)
+            self.run_kernel(proc, ctx)
+
+    def run_kernel(self, proc: GProcedure, ctx: PassContext) -> None:
+        """Run on one kernel, then drop the analyses of it that the run did not preserve."""
+        preserved = self.run(proc, ctx)
+        ctx.am.invalidate(proc, self.preserves if preserved is None else preserved, self.name)
 
 
 class OptimizationPass(Pass):
@@ -86,11 +105,13 @@ class OptimizationPass(Pass):
             if why:     # e.g. threadIdx.z with a block z > 1: left as it is, said so
                 ctx.remark("missed", self.name, proc, why)
             else:
-                self.run(proc, ctx)
+                self.run_kernel(proc, ctx)
 
 
 class Disabled(Pass):
     """Stands in for an optimization pass switched off with ``--disable-pass``."""
+
+    preserves = PreservedAnalyses.all()
 
     def __init__(self, name: str) -> None:
         self.name = name        # type: ignore[misc]  # the disabled pass's name, per instance
@@ -133,10 +154,8 @@ def _write(dump_dir: str, number: int, name: str, module: GModule) -> None:
 
 
 def reanalyse(proc: GProcedure, ctx: PassContext) -> None:
-    """Rerun the loop and memory-expression analyses after a transformation (quietly)."""
-    from .functional.loops import Loops
-    from .functional.memory_expressions import MemoryExpressions
-
-    quiet = PassContext(ctx.module, ctx.target, ctx.arch, ctx.options)
-    Loops().run(proc, quiet)
-    MemoryExpressions().run(proc, quiet)
+    """A pass rewrote ``proc``'s tree: drop the analyses of the old tree and store the loops
+    and memory expressions of the new one in the IR (quietly: the analysis passes' remarks
+    are not repeated)."""
+    ctx.am.tree_changed(proc)
+    store_in_ir(proc, ctx.am)

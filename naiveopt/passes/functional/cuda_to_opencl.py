@@ -48,7 +48,7 @@ class CUDAToOpenCL(Pass):
             notes += _rewrite_body(helper.body, module.path)
             _opencl_type_names(helper)
         for proc in module.procedures:
-            self.run(proc, ctx)
+            self.run_kernel(proc, ctx)
             for note in notes:
                 ctx.remark("analysis", self.name, proc, f"in a helper: {note}")
         pass_as_arguments(module)            # host-filled file-scope data -> arguments

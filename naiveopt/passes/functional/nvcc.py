@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 
+from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure, Resources
 from ..manager import Pass, PassContext
 
@@ -118,6 +119,7 @@ def measure(module, proc: GProcedure, arch: str) -> tuple[Resources | None, str]
 class NVCCResources(Pass):
     name = "nvcc"
     requires = ("predefined",)
+    preserves = PreservedAnalyses.all()        # it only measures
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         res, why = measure(ctx.module, proc, ctx.arch)

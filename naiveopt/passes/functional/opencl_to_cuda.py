@@ -32,7 +32,7 @@ class OpenCLToCUDA(Pass):
         for helper in module.helpers:
             self._rewrite(helper.body, module.path)
         for proc in module.procedures:
-            self.run(proc, ctx)
+            self.run_kernel(proc, ctx)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.dialect != "opencl":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
+from ...analysis.guards import GuardBounds, guard_bounds, is_id, is_return
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
 from ...launch import block_z, is_z_builtin, z_used
@@ -33,12 +34,6 @@ _BUILTIN_IDS = {("threadIdx", "x"): "tidx", ("threadIdx", "y"): "tidy",
 _GLOBAL_IDS = {"x": ("bidx", "blockDimX", "tidx", "idx"), "y": ("bidy", "blockDimY", "tidy", "idy")}
 
 
-def _is(node: c_ast.Node, name: str) -> bool:
-    while isinstance(node, c_ast.Cast):
-        node = node.expr
-    return isinstance(node, PredefId) and node.name == name
-
-
 def _global_id(node: c_ast.Node) -> str | None:
     """'idx'/'idy' if node is block*dim + thread in some operand order."""
     if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
@@ -47,8 +42,8 @@ def _global_id(node: c_ast.Node) -> str | None:
         if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
             continue
         for bid, dim, thread, result in _GLOBAL_IDS.values():
-            if _is(tid, thread) and ((_is(mul.left, bid) and _is(mul.right, dim)) or
-                                     (_is(mul.left, dim) and _is(mul.right, bid))):
+            if is_id(tid, thread) and ((is_id(mul.left, bid) and is_id(mul.right, dim)) or
+                                       (is_id(mul.left, dim) and is_id(mul.right, bid))):
                 return result
     return None
 
@@ -72,6 +67,7 @@ class Predefined(Pass):
 
         map_nodes(proc.body, fn)
         self._block_id_axes(proc, ctx)
+        ctx.am.tree_changed(proc)           # the guards are read below, in the new ids
         used = sorted({n.name for n, _ in walk(proc.body) if isinstance(n, PredefId)})
         taken = identifiers(proc.func)
         for name in used:
@@ -138,12 +134,7 @@ class Predefined(Pass):
     def _thread_space_from_guard(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.pragma.global_dim != (None, None):
             return
-        aliases = id_aliases(proc)
-        bounds: dict[str, str] = {}
-        for stmt in proc.body.block_items or []:
-            if isinstance(stmt, c_ast.If):
-                found = guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue))
-                bounds.update({k: to_c(v) for k, v in found.items()})
+        bounds = {k: to_c(v) for k, v in ctx.am.get(proc, GuardBounds).items()}
         if bounds:
             proc.pragma.global_dim = (bounds.get("idx"), bounds.get("idy") or (
                 "1" if "idy" not in _ids_used(proc) else None))
@@ -175,52 +166,6 @@ def _is_z_id(node: c_ast.Node, block_z_one: bool) -> bool:
                  ((mul.left, mul.right), (mul.right, mul.left))} & {(True, True)}:
             return True
     return False
-
-
-def id_aliases(proc: GProcedure) -> dict[str, str]:
-    """Locals defined once as a global id: ``int i = idx;`` -> {'i': 'idx'}."""
-    counts = assigned_names(proc.body)
-    out = {}
-    for node, _ in walk(proc.body):
-        if isinstance(node, c_ast.Decl) and node.init is not None and counts.get(node.name) == 1:
-            for gid in ("idx", "idy"):
-                if _is(node.init, gid):
-                    out[node.name] = gid
-    return out
-
-
-def is_return(stmt: c_ast.Node) -> bool:
-    if isinstance(stmt, c_ast.Compound) and len(stmt.block_items or []) == 1:
-        stmt = stmt.block_items[0]
-    return isinstance(stmt, c_ast.Return)
-
-
-def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False,
-                 z_id=None) -> dict[str, c_ast.Node]:
-    """Exclusive upper bounds a guard puts on idx / idy: ``i < n && j < m`` -> {idx: n, idy: m}.
-
-    ``negated`` reads the condition of an early return (``if (i >= n) return;``)."""
-    out: dict[str, c_ast.Node] = {}
-    joiner = "||" if negated else "&&"
-    if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-        out.update(guard_bounds(cond.left, aliases, negated, z_id))
-        out.update(guard_bounds(cond.right, aliases, negated, z_id))
-        return out
-    if not isinstance(cond, c_ast.BinaryOp):
-        return out
-    ops = {">=": "<", ">": "<="} if negated else {"<": "<", "<=": "<="}
-    flipped = {"<=": "<", "<": "<="} if negated else {">": "<", ">=": "<="}
-    for var, bound, table in ((cond.left, cond.right, ops), (cond.right, cond.left, flipped)):
-        if cond.op not in table:
-            continue
-        gid = var.name if isinstance(var, PredefId) else (
-            aliases.get(var.name) if isinstance(var, c_ast.ID) else None)
-        if gid is None and z_id is not None and z_id(var):
-            gid = "idz"     # only where the caller asks for z (predefined._z_from_guard)
-        if gid in ("idx", "idy", "idz"):
-            out[gid] = bound if table[cond.op] == "<" else c_ast.BinaryOp(
-                "+", bound, c_ast.Constant("int", "1"))
-    return out
 
 
 __all__ = ["Predefined", "PREDEFINED_IDS"]

@@ -29,38 +29,41 @@ from __future__ import annotations
 
 import copy
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import ShapeAnalysis
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
 from ...launch import default_block, uses_y
 from ...targets import get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
-from .shape import contains_barrier, enclosing_loop, kernel_shape
+from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, coalescing, staging_of
-from .tiling import Staging, classify, loop_obstacle, tile_dims
+from .tiling import Staging, TilingAnalysis, classify, loop_obstacle, tile_dims
 
 
 class Coalesce(OptimizationPass):
     name = "coalesce"
     requires = ("memory-expressions", "nvcc")
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)    # it records the plan
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         if ctx.options.memory == "texture":
             ctx.remark("missed", self.name, proc, "not applied with texture memory")
-            return
+            return PreservedAnalyses.all()
         loop_index, stagings = self._candidates(proc, ctx)
         if loop_index is None:
             ctx.remark("missed", self.name, proc, "no uncoalesced global read in a loop that "
                        "can be tiled")
-            return
+            return PreservedAnalyses.all()
         if contains_barrier(proc.body):
             ctx.remark("missed", self.name, proc, "kernel already has barriers")
-            return
-        shape, why = kernel_shape(proc)
+            return PreservedAnalyses.all()
+        shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             ctx.remark("missed", self.name, proc, f"cannot stage: {why}")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         original = copy.deepcopy(proc)       # plans regenerate from the kernel as it is now
         blocks = [(16, 16), (32, 8)] if uses_y(proc) else [(256, 1), (128, 1), (64, 1)]
@@ -72,13 +75,13 @@ class Coalesce(OptimizationPass):
         if not variants:
             ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "
                        f"launch (naive block {default_block(proc)})")
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no staging variant fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
-        proc.tiling = best.plan
+        ctx.am.record(proc, TilingAnalysis, best.plan)
         tiles = ", ".join(f"{s.describe()} -> s_{s.array}"
                           + "".join(f"[{d}]" for d in tile_dims(s, best.plan, target))
                           for s in best.plan.stagings)
@@ -89,7 +92,7 @@ class Coalesce(OptimizationPass):
     def _candidates(self, proc: GProcedure, ctx: PassContext
                     ) -> tuple[int | None, list[Staging]]:
         written = {m.array for m in proc.memory_expressions if m.is_write}
-        env = symbol_env(proc, ctx)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
         loop_index: int | None = None
         stagings: dict[tuple, Staging] = {}
         broadcasts = []
@@ -113,7 +116,8 @@ class Coalesce(OptimizationPass):
                 if kind is not None and kind != "row_x":
                     kind, why = None, "not of the form A(idx + c, k + c)"
             if not why and m.array in written:
-                why = written_array_obstacle(proc, m, loop, env)
+                why = written_array_obstacle(proc, ctx.am.get(proc, ShapeAnalysis)[0], m, loop,
+                                             env)
                 if not why:
                     ctx.remark("analysis", self.name, proc, f"{m.describe()}: the kernel also "
                                "writes this array; islpy proves no element read through the "

@@ -24,6 +24,9 @@ import copy
 import sympy
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import ShapeAnalysis, kernel_shape
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, PredefId
 from ...ir.build import from_sympy, statements
 from ...ir.elements import element_bytes
@@ -31,11 +34,10 @@ from ...ir.rewrite import identifiers, walk
 from ...ir.symbolic import decompose
 from ...launch import allowed_blocks, default_block, relied_multiple
 from ...targets import get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
-from .shape import contains_barrier, kernel_shape
+from .shape import contains_barrier
 from .staging import adopt, coalescing, fresh, shared_array
 
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
@@ -45,22 +47,22 @@ class CoalesceWrites(OptimizationPass):
     name = "coalesce-writes"
     requires = ("memory-expressions", "nvcc")
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         writes = [m for m in proc.memory_expressions if m.space == "global" and m.is_write]
         bad = [m for m in writes if coalescing(m) == "uncoalesced"]
         if not bad:
             ctx.remark("missed", self.name, proc, "no global write moves by a non-unit stride "
                        "between neighbouring threads")
-            return
+            return PreservedAnalyses.all()
         m = bad[0]
         why = self._obstacle(proc, ctx, m, writes)
         if why:
             ctx.remark("missed", self.name, proc, f"{m.describe()}: uncoalesced write, not "
                        f"staged: {why}")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         variants = []
-        guarded = kernel_shape(proc)[0].guard is not None
+        guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
         for side, _ in allowed_blocks(proc, [(32, 32), (16, 16), (8, 8)], guarded):
             pad = _pad(side, target)
             variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
@@ -69,12 +71,12 @@ class CoalesceWrites(OptimizationPass):
         if not variants:
             ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
                        f"unguarded launch (naive block {default_block(proc)})")
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants,
                       lambda v: _transform(proc, m, v.block[0], target, ctx))
         if best is None:
             ctx.remark("missed", self.name, proc, "no tile fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
         side = best.block[0]
         pad, order = _layout(side, target)
@@ -93,7 +95,7 @@ class CoalesceWrites(OptimizationPass):
             return "the write is a read-modify-write or inside a loop"
         if contains_barrier(proc.body):
             return "the kernel already has barriers"
-        shape, why = kernel_shape(proc)
+        shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             return why
         last = shape.body[-1] if shape.body else None
@@ -108,7 +110,7 @@ class CoalesceWrites(OptimizationPass):
             return "the guard is not 'idx < X && idy < Y'"
         if m.two_d is None:
             return "no 2-D form"
-        env = symbol_env(proc, ctx)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
         dy, dx = decompose(m.two_d[0], env), decompose(m.two_d[1], env)
         if not (dy.resolved and dx.resolved) or dy.loop or dx.loop or \
                 dy.predefined != {"idx": 1} or dx.predefined != {"idy": 1}:

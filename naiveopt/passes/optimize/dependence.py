@@ -19,10 +19,11 @@ import re
 import sympy
 from pycparser import c_ast
 
+from ...analysis.shape import KernelShape
 from ...ir import GProcedure, MemoryExpression
 from ...ir.rewrite import walk
 from ...ir.symbolic import SymbolEnv, to_sympy
-from .shape import enclosing_loop, kernel_shape
+from .shape import enclosing_loop
 
 VARYING = ("idx", "idy", "tidx", "tidy", "bidx", "bidy")
 
@@ -119,10 +120,10 @@ def _set(isl, accesses, proc: GProcedure, bounds, env: SymbolEnv, extra: list[st
         raise NotAffine(text) from exc
 
 
-def written_array_obstacle(proc: GProcedure, m: MemoryExpression, loop, env: SymbolEnv) -> str:
-    """Why the read ``m`` of an array the kernel writes may not be staged in ``loop``."""
-
-    shape, _ = kernel_shape(proc)
+def written_array_obstacle(proc: GProcedure, shape: KernelShape | None, m: MemoryExpression,
+                           loop, env: SymbolEnv) -> str:
+    """Why the read ``m`` of an array the kernel writes may not be staged in ``loop``
+    (``shape``: the kernel's, analysis/shape.py)."""
     if shape is None or loop.node not in shape.body:
         return "the kernel also writes this array (and its shape defeats the dependence check)"
     end = shape.body.index(loop.node) + 1

@@ -58,6 +58,8 @@ from dataclasses import dataclass
 import sympy
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, statements
 from ...ir.elements import element_bytes
@@ -67,10 +69,10 @@ from ...launch import evaluate, geometry, uses_y, variables
 from ...targets import Target, get_target
 from ..functional.builtins import (CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_IDS,
                                    OPENCL_TO_CUDA_MATH, call_name)
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .shape import contains_barrier
 from .staging import fresh
+from .tiling import TilingAnalysis
 
 #: Problem size the camping model evaluates strides at (the library's default size).
 MODEL_SIZE = 4096
@@ -112,18 +114,18 @@ class PartitionCamping(OptimizationPass):
     name = "partition-camping"
     requires = ("memory-expressions",)
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         target = get_target(ctx.arch)
         force = ctx.options.partition_camping == "force"
         if not target.has_partition_camping and not force:
             ctx.remark("missed", self.name, proc, f"{target.name}: addresses are hashed "
                        "across partitions; no partition camping")
-            return
+            return PreservedAnalyses.all()
         accesses = block_strided(proc, ctx)
         if not accesses:
             ctx.remark("missed", self.name, proc, "no block-strided global access (no access "
                        "moves between blocks)")
-            return
+            return PreservedAnalyses.all()
         wave = first_wave(proc, target)
         before = {id(a): wave.channels(_addresses(a, wave)) for a in accesses}
         camping = [a for a in accesses if before[id(a)] * 2 < min(wave.size, target.partitions)]
@@ -133,18 +135,19 @@ class PartitionCamping(OptimizationPass):
             ctx.remark("missed", self.name, proc, f"no partition camping: a wave of "
                        f"{wave.size} blocks hits enough of {target.partitions} channels "
                        f"({spread})")
-            return
+            return PreservedAnalyses.all()
         chosen = camping or accesses
         why = self._rotate(proc, ctx, chosen, wave, before, force)
         if why is None:
-            return
+            return None         # rotated
         why_diag = self._diagonal(proc, ctx, chosen, wave, before, force)
         if why_diag is None:
-            return
+            return None         # blocks reordered
         worst = ", ".join(dict.fromkeys(f"{_describe(a)} hits {before[id(a)]} of "
                                         f"{target.partitions} channels" for a in chosen))
         ctx.remark("missed", self.name, proc, f"{worst} in a wave of {wave.size} blocks; "
                    f"loop rotation: {why}; diagonal block order: {why_diag}")
+        return PreservedAnalyses.all()
 
     # ---------------------------------------------------------------- (b) loop rotation
     def _rotate(self, proc: GProcedure, ctx: PassContext, chosen: list[Access], wave: Wave,
@@ -267,7 +270,7 @@ def _addresses(a: Access, wave: Wave, rotation: tuple | None = None) -> list[int
 
 
 def _trip_count(proc: GProcedure, ctx: PassContext, loop: GLoop) -> int:
-    env = symbol_env(proc, ctx)
+    env = ctx.am.get(proc, SymbolAnalysis).env()
     lo, hi = to_sympy(loop.lower, env), to_sympy(loop.upper, env)
     if (hi - lo).has(sympy.Function):
         return 0
@@ -325,7 +328,7 @@ def rotation_obstacle(proc: GProcedure, ctx: PassContext, loop: GLoop) -> str:
         return "the loop does not declare an int iterator"
     if not (isinstance(node.cond, c_ast.BinaryOp) and node.cond.op in ("<", "<=", ">", ">=")):
         return "the condition is not an ordered comparison"
-    env = symbol_env(proc, ctx)
+    env = ctx.am.get(proc, SymbolAnalysis).env()
     for bound in (loop.lower, loop.upper):
         value = to_sympy(bound, env)
         if value.has(sympy.Function) or any(s.name in ("idx", "idy", "tidx", "tidy", "bidx",
@@ -333,7 +336,7 @@ def rotation_obstacle(proc: GProcedure, ctx: PassContext, loop: GLoop) -> str:
             return "loop bounds differ between threads"
     if not contains_barrier(node.stmt):
         return _independence_obstacle(node.stmt, loop.iterator, set())
-    plan = proc.tiling
+    plan = ctx.am.get(proc, TilingAnalysis)
     if plan is None or loop.depth != 0 or loop.step != plan.tile:
         return "the loop has barriers but is not the loop naiveopt staged"
     why = _independence_obstacle(node.stmt, loop.iterator, _shared_arrays(proc))

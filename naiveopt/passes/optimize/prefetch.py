@@ -19,23 +19,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext
 from .selection import measure_refinement
 from .staging import adopt
-from .tiling import TilingPlan, prefetch_registers
+from .tiling import TilingAnalysis, TilingPlan, prefetch_registers
 
 
 class Prefetch(OptimizationPass):
     name = "prefetch"
     requires = ("memory-expressions", "nvcc")
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)    # it records the plan
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        plan: TilingPlan | None = proc.tiling
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
+        plan: TilingPlan | None = ctx.am.get(proc, TilingAnalysis)
         if plan is None:
             ctx.remark("missed", self.name, proc, "no staged loop")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         candidate = replace(plan, prefetch=True)
         registers = prefetch_registers(candidate)
@@ -43,14 +45,14 @@ class Prefetch(OptimizationPass):
         if measured is None:
             ctx.remark("missed", self.name, proc, f"prefetching {registers} registers per "
                        f"thread not applied: {why}")
-            return
+            return PreservedAnalyses.all()
         if not measured.keeps_occupancy(target):
             ctx.remark("missed", self.name, proc, f"prefetching would need {registers} "
                        f"registers per thread: {measured.facts} < "
                        f"{target.occupancy_target:.0%} (limited by {measured.limiter})")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, measured.proc, ctx)
-        proc.tiling = candidate
+        ctx.am.record(proc, TilingAnalysis, candidate)
         ctx.remark("applied", self.name, proc, f"prefetching {registers} registers per "
                    "thread: the next tile's loads are issued before the compute; "
                    f"{measured.facts} >= {target.occupancy_target:.0%}")

@@ -23,11 +23,13 @@ import copy
 
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import is_pure
 from ...ir import GLoop, GProcedure, MemoryExpression
 from ...ir.build import statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import OptimizationPass, PassContext, reanalyse
-from .shape import contains_barrier, is_pure
+from .shape import contains_barrier
 from .staging import fresh
 
 
@@ -35,11 +37,11 @@ class RegisterPromotion(OptimizationPass):
     name = "register-promotion"
     requires = ("memory-expressions",)
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         if contains_barrier(proc.body):
             ctx.remark("missed", self.name, proc, "kernel has barriers: other threads may "
                        "read promoted elements during the loop")
-            return
+            return PreservedAnalyses.all()
         missed: dict[str, None] = {}
         promoted = False
         changed = True
@@ -68,6 +70,7 @@ class RegisterPromotion(OptimizationPass):
         if not promoted and not missed:
             ctx.remark("missed", self.name, proc, "no loop accesses the same global element "
                        "in every iteration")
+        return None if promoted else PreservedAnalyses.all()
 
     @staticmethod
     def _groups(proc: GProcedure, loop: GLoop) -> dict[str, list[MemoryExpression]]:

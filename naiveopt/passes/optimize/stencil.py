@@ -51,6 +51,10 @@ from dataclasses import dataclass, field
 import sympy
 from pycparser import c_ast
 
+from ...analysis.guards import ThreadIdAliases
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import ShapeAnalysis, is_pure, kernel_shape
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, MemoryExpression, PredefId
 from ...ir.build import from_sympy, statements, sympy_text
 from ...ir.elements import element_bytes
@@ -58,15 +62,13 @@ from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import SymbolEnv, decompose, to_sympy
 from ...launch import default_block, uses_y
 from ...targets import Target, get_target
-from ..functional.memory_expressions import symbol_env
-from ..functional.predefined import id_aliases
 from ..manager import OptimizationPass, PassContext
 from .banks import tile_pad
 from .copies import local_names, rewrite_copy
 from .selection import Variant, choose
-from .shape import contains_barrier, enclosing_loop, is_pure, kernel_shape
+from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, fresh, shared_array
-from .tiling import SYM, uses_raw_thread_ids
+from .tiling import SYM, TilingAnalysis, uses_raw_thread_ids
 
 #: The largest offset span (amax - amin) a window is sized for when it is only known at run
 #: time; larger spans take the unstaged version of the kernel.
@@ -170,33 +172,33 @@ class Stencil(OptimizationPass):
     name = "stencil"
     requires = ("memory-expressions", "nvcc")
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         why = self._obstacle(proc, ctx)
         if why:
             ctx.remark("missed", self.name, proc, why)
-            return
-        env = symbol_env(proc, ctx)
-        shape, _ = kernel_shape(proc)
+            return PreservedAnalyses.all()
+        env = ctx.am.get(proc, SymbolAnalysis).env()
+        shape, _ = ctx.am.get(proc, ShapeAnalysis)
         box = None
         if shape.guard is not None:
-            box, why = guard_box(shape.guard, id_aliases(proc), env)
+            box, why = guard_box(shape.guard, ctx.am.get(proc, ThreadIdAliases), env)
             if box is None:
                 ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
                            f"bounds: {why}")
-                return
+                return PreservedAnalyses.all()
         windows, loops = self._windows(proc, ctx, env, shape.body, box)
         if not windows:
             ctx.remark("missed", self.name, proc, "no read-only global array is read around "
                        "each thread's own element or by all threads alike in loops")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         variants = self._variants(proc, ctx, windows, box, loops, target)
         if not variants:
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants, build=lambda v: generate(v.plan, target))
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no window variant fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
         plan: StencilPlan = best.plan
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
@@ -212,14 +214,14 @@ class Stencil(OptimizationPass):
     def _obstacle(self, proc: GProcedure, ctx: PassContext) -> str:
         if ctx.options.memory == "texture":
             return "not applied with texture memory (reads go through the texture cache)"
-        if proc.tiling is not None:
+        if ctx.am.get(proc, TilingAnalysis) is not None:
             return "the kernel's loop is already staged (coalesce / thread-block merge)"
         if contains_barrier(proc.body):
             return "kernel already has barriers"
         if uses_raw_thread_ids(proc):
             return "the kernel uses tidx/tidy/bidx/bidy or the block size directly, whose " \
                 "meaning a new block shape would change"
-        shape, why = kernel_shape(proc)
+        shape, why = ctx.am.get(proc, ShapeAnalysis)
         if shape is None:
             return f"cannot stage: {why}"
         if any(isinstance(n, (c_ast.Return, c_ast.Goto)) for st in shape.body
@@ -643,7 +645,6 @@ def generate(plan: StencilPlan, target: Target) -> GProcedure | None:
     p.body.block_items = decls + prologue_all + code
     p.launch_block = plan.block
     p.coarsen = plan.merge
-    p.tiling = None
     return p
 
 

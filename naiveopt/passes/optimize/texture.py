@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure, MemoryExpression
 from ...ir.nodes import TEXTURE_ELEMENTS, TexFetch
 from ...ir.rewrite import identifiers, map_nodes, walk
@@ -36,11 +37,11 @@ class Texture(OptimizationPass):
     name = "texture"
     requires = ("memory-expressions",)
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         if ctx.options.memory != "texture":
             ctx.remark("missed", self.name, proc, "read-only arrays stay in global memory "
                        "(--memory global)")
-            return
+            return PreservedAnalyses.all()
         chosen: dict[str, list[MemoryExpression]] = {}
         for param in proc.arrays:
             reads = [m for m in proc.memory_expressions if m.array == param.name]
@@ -52,7 +53,7 @@ class Texture(OptimizationPass):
             chosen[param.name] = reads
         if not chosen:
             ctx.remark("missed", self.name, proc, "no array qualifies for texture memory")
-            return
+            return PreservedAnalyses.all()
         targets = {id(m.node): m.array for reads in chosen.values() for m in reads}
 
         def fetch(node: c_ast.Node) -> c_ast.Node:

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import copy
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import ShapeAnalysis
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
 from ...launch import uses_y
 from ...targets import get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
-from .shape import contains_barrier, enclosing_loop, kernel_shape
+from .shape import contains_barrier, enclosing_loop
 from .staging import adopt, staging_of
-from .tiling import Staging, TilingPlan, classify, loop_obstacle, traffic
+from .tiling import (Staging, TilingAnalysis, TilingPlan, classify, loop_obstacle,
+                     traffic)
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
 BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
@@ -34,28 +37,30 @@ BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
 class ThreadBlockMerge(OptimizationPass):
     name = "thread-block-merge"
     requires = ("memory-expressions", "nvcc")
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)    # it records the plan
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         if ctx.options.memory == "texture":
             ctx.remark("missed", self.name, proc, "not applied with texture memory (the "
                        "texture cache serves the reuse)")
-            return
+            return PreservedAnalyses.all()
         if not uses_y(proc):
             ctx.remark("missed", self.name, proc, "1-D kernel: no data is shared between "
                        "threads of neighbouring blocks along y")
-            return
-        base: TilingPlan | None = proc.tiling  # what coalescing already staged, if anything
+            return PreservedAnalyses.all()
+        # what coalescing already staged, if anything
+        base: TilingPlan | None = ctx.am.get(proc, TilingAnalysis)
         original = base.original if base else copy.deepcopy(proc)
         if base is None and contains_barrier(proc.body):
             ctx.remark("missed", self.name, proc, "kernel already has barriers")
-            return
+            return PreservedAnalyses.all()
         loop_index, stagings = self._stagings(original, ctx, base)
         if loop_index is None:
-            return
-        shape, why = kernel_shape(original)
+            return PreservedAnalyses.all()
+        shape, why = ctx.am.get(original, ShapeAnalysis)
         if shape is None:
             ctx.remark("missed", self.name, proc, f"cannot merge: {why}")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         variants = tiling_variants(original, loop_index, stagings, BLOCKS, (16, 32),
                                    shape.guard is not None, target,
@@ -64,13 +69,13 @@ class ThreadBlockMerge(OptimizationPass):
         if not variants:
             ctx.remark("missed", self.name, proc, "no merged block tiles the kernel's "
                        "unguarded launch")
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
         if best is None:
             ctx.remark("missed", self.name, proc, "no merged block fits the target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
-        proc.tiling = best.plan
+        ctx.am.record(proc, TilingAnalysis, best.plan)
         reuse = ", ".join(f"{s.describe()} shared along {REUSE_KINDS[s.kind]} "
                           f"(reused by {_reuse(s.kind, best.block)} threads)"
                           for s in best.plan.stagings)
@@ -81,7 +86,7 @@ class ThreadBlockMerge(OptimizationPass):
 
     def _stagings(self, proc: GProcedure, ctx: PassContext, base: TilingPlan | None
                   ) -> tuple[int | None, list[Staging]]:
-        env = symbol_env(proc, ctx)
+        env = ctx.am.get(proc, SymbolAnalysis).env()
         written = {m.array for m in proc.memory_expressions if m.is_write}
         stagings = list(base.stagings) if base else []
         staged = {i for s in stagings for i in s.accesses}
@@ -96,7 +101,8 @@ class ThreadBlockMerge(OptimizationPass):
             if not why:
                 kind, why = classify(m, loop, env)
             if not why and m.array in written:
-                why = written_array_obstacle(proc, m, loop, env)
+                why = written_array_obstacle(proc, ctx.am.get(proc, ShapeAnalysis)[0], m, loop,
+                                             env)
             if not why and loop_index is not None and proc.loops.index(loop) != loop_index:
                 why = "in another loop than the one already staged"
             if why:

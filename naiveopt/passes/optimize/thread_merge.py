@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import ShapeAnalysis
 from ...ir import GProcedure
 from ...launch import unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext
 from .selection import Variant, choose
-from .shape import kernel_shape
 from .staging import adopt
-from .tiling import (TilingPlan, fits_unguarded, tiles_bytes, traffic,
+from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
 
 FACTORS_2D = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4)]
@@ -33,16 +34,17 @@ FACTORS_1D = [(1, 1), (2, 1), (4, 1)]
 class ThreadMerge(OptimizationPass):
     name = "thread-merge"
     requires = ("memory-expressions", "nvcc")
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)    # it records the plan
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        plan: TilingPlan | None = proc.tiling
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
+        plan: TilingPlan | None = ctx.am.get(proc, TilingAnalysis)
         if plan is None:
             ctx.remark("missed", self.name, proc, "no staged loop to merge threads over")
-            return
+            return PreservedAnalyses.all()
         if uses_raw_thread_ids(plan.original):
             ctx.remark("missed", self.name, proc, "the kernel uses tidx/tidy/bidx/bidy "
                        "directly, whose meaning merging would change")
-            return
+            return PreservedAnalyses.all()
         forced = ctx.options.merge
         if forced and forced[1] != 1 and not uses_y(proc):
             ctx.remark("missed", self.name, proc, f"--merge {forced[0]}:{forced[1]}: the kernel "
@@ -50,7 +52,7 @@ class ThreadMerge(OptimizationPass):
                        f"work; merging {forced[0]}:1")
             forced = (forced[0], 1)
         factors = [tuple(forced)] if forced else (FACTORS_2D if uses_y(proc) else FACTORS_1D)
-        guarded_kernel = kernel_shape(plan.original)[0].guard is not None
+        guarded_kernel = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
         target = get_target(ctx.arch)
         variants = []
         for mx, my in factors:
@@ -66,15 +68,15 @@ class ThreadMerge(OptimizationPass):
                                     (-traffic(candidate), -(mx * my)), plan=candidate,
                                     shared_bytes=shared))
         if not variants:
-            return
+            return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
         if best is None or best.plan.merge == (1, 1):
             if best is not None:
                 ctx.remark("missed", self.name, proc, "no merge factor beats one output per "
                            "thread within the occupancy target")
-            return
+            return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
-        proc.tiling = best.plan
+        ctx.am.record(proc, TilingAnalysis, best.plan)
         mx, my = best.plan.merge
         ctx.remark("applied", self.name, proc, f"each thread computes {mx}x{my} outputs "
                    f"(x={mx}, y={my}); block covers {best.plan.coverage[0]}x"

@@ -52,6 +52,8 @@ from dataclasses import dataclass, field, replace
 import sympy
 from pycparser import c_ast
 
+from ...analysis.manager import Analysis
+from ...analysis.shape import KernelShape, kernel_shape
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, from_sympy, statements
 from ...ir.elements import element_bytes
@@ -63,7 +65,7 @@ from ...launch import relied_multiple, unguarded_obstacle
 from ...targets import Target
 from .banks import interleaved, pad_and_degree
 from .copies import local_names, rewrite_copy
-from .shape import KernelShape, guarded, kernel_shape
+from .shape import guarded
 from .staging import fresh, shared_array
 
 SYM = {n: sympy.Symbol(n, integer=True) for n in ("idx", "idy", "tidx", "tidy", "bidx",
@@ -109,6 +111,15 @@ class TilingPlan:
     @property
     def coverage(self) -> tuple[int, int]:
         return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
+
+
+class TilingAnalysis(Analysis[TilingPlan | None]):
+    """The plan a kernel's staged loop was generated from. The pass that generates it records
+    it (coalesce, thread-block merge, thread merge, prefetch, vector tile loads), and later
+    passes refine the plan rather than the code. The tree does not say it again, so it lasts
+    until a pass changes the kernel without preserving it (coalesce-writes would)."""
+
+    recorded = True
 
 
 def classify(m: MemoryExpression, loop: GLoop, env) -> tuple[str | None, str]:

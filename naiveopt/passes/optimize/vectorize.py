@@ -48,6 +48,9 @@ from dataclasses import dataclass
 import sympy
 from pycparser import c_ast
 
+from ...analysis.manager import PreservedAnalyses
+from ...analysis.shape import ShapeAnalysis, is_pure
+from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import from_sympy, statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
@@ -57,13 +60,12 @@ from ...ir.nodes import TexFetch
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
 from ...targets import Target, get_target
-from ..functional.memory_expressions import symbol_env
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .copies import local_names, rewrite_copy
-from .shape import contains_barrier, is_pure, kernel_shape
+from .shape import contains_barrier
 from .selection import measure_refinement
 from .staging import adopt, fresh
-from .tiling import uses_raw_thread_ids, with_load_width
+from .tiling import TilingAnalysis, uses_raw_thread_ids, with_load_width
 
 IDX = sympy.Symbol("idx", integer=True)
 _BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_ast.DoWhile)
@@ -72,12 +74,15 @@ _BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_
 class Vectorize(OptimizationPass):
     name = "vectorize"
     requires = ("memory-expressions", "nvcc")
+    # the tiling plan still describes the staged loop: vectorizing loops and threads leaves
+    # its tiles as generated, and vector tile loads record their own plan
+    preserves = PreservedAnalyses.none().preserve(TilingAnalysis)
 
-    def run(self, proc: GProcedure, ctx: PassContext) -> None:
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
         mode = ctx.options.vectorize
         if mode == "never":
             ctx.remark("missed", self.name, proc, "disabled (--vectorize never)")
-            return
+            return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         everywhere = mode == "always" or target.vendor == "amd" or \
             ctx.options.memory == "texture"
@@ -87,6 +92,7 @@ class Vectorize(OptimizationPass):
         if not fired:
             ctx.remark("missed", self.name, proc, "no access to vectorize (see the remarks "
                        "above)")
+            return PreservedAnalyses.all()
 
 
 # --------------------------------------------------------------------------- shared checks
@@ -144,17 +150,18 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
     instructions. Not on NVIDIA by default: its scalar cooperative loads already reach full
     bandwidth (paper 002), and a float4 unit keeps 4 more registers live per load. Kept only
     when the occupancy stays at the target's threshold."""
-    plan = proc.tiling
-    if plan is None:
+    plan = ctx.am.get(proc, TilingAnalysis)
+    rewritten_by = ctx.am.dropped_by(proc, TilingAnalysis) if plan is None else ""
+    if plan is None and not rewritten_by:
         return False
     if not everywhere:
         ctx.remark("missed", name, proc, "tile loads: on NVIDIA the scalar cooperative loads "
                    "are coalesced already and reach full bandwidth (--vectorize always uses "
                    "float4 units)")
         return False
-    if "coalesce-writes" in ctx.applied.get(proc.name, []):
+    if rewritten_by:
         ctx.remark("missed", name, proc, "tile loads: the kernel was rewritten after tiling "
-                   "(coalesce-writes)")
+                   f"({rewritten_by})")
         return False
     wider, why = with_load_width(plan, 4)
     measured = None
@@ -169,7 +176,7 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
                    f"{measured.limiter})")
         return False
     adopt(proc, measured.proc, ctx)
-    proc.tiling = wider
+    ctx.am.record(proc, TilingAnalysis, wider)
     ctx.remark("applied", name, proc, "tile loads: each thread loads 4 consecutive elements of "
                "a tile row with one vector load (scalar, zero-filled loads at the edges); "
                f"{measured.facts}")
@@ -255,7 +262,7 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
     parents = {id(n): p for n, p in walk(lp.node)}
     body_names = set(assigned_names(lp.node.stmt)) | {
         n.name for n, _ in walk(lp.node.stmt) if isinstance(n, c_ast.Decl) and n.name}
-    written, env = _written(proc), symbol_env(proc, ctx)
+    written, env = _written(proc), ctx.am.get(proc, SymbolAnalysis).env()
     uniforms = env.uniforms
     k = lp.iterator
     groups: dict[str, list[MemoryExpression]] = {}
@@ -388,7 +395,7 @@ def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere
             ctx.remark("missed", name, proc, f"across threads: {why}")
         return False
     width, vector_reads, shared_reads, writes = plan
-    _merge_lanes(proc, width, vector_reads, shared_reads, writes)
+    _merge_lanes(proc, ctx, width, vector_reads, shared_reads, writes)
     proc.coarsen = (proc.coarsen[0] * width, proc.coarsen[1])
     parts = [f"{m.describe()} read as {vector_type(_elem(proc, m), width)}" for m in vector_reads]
     parts += [f"{m.describe()} written as {vector_type(_elem(proc, m), width)}" for m in writes]
@@ -401,11 +408,12 @@ def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere
 
 def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
     """(width, vector reads, shared reads, vector writes), or (None, why not)."""
-    if proc.tiling is not None or any(m.space == "shared" for m in proc.memory_expressions):
+    if ctx.am.get(proc, TilingAnalysis) is not None or \
+            any(m.space == "shared" for m in proc.memory_expressions):
         return None, ""       # staged kernels get vector tile loads instead
     if contains_barrier(proc.body) or uses_raw_thread_ids(proc):
         return None, "the kernel uses barriers or thread ids other than idx/idy"
-    shape, why = kernel_shape(proc)
+    shape, why = ctx.am.get(proc, ShapeAnalysis)
     if shape is None or shape.guard is None:
         return None, why or "no bounds guard (the scalar path for partial vectors needs one)"
     if not any(isinstance(n, PredefId) and n.name == "idx" for n, _ in walk(proc.body)):
@@ -459,8 +467,9 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
     return (widths.pop(), vector_reads, shared_reads, writes), ""
 
 
-def _merge_lanes(proc: GProcedure, width: int, vector_reads, shared_reads, writes) -> None:
-    shape, _ = kernel_shape(proc)
+def _merge_lanes(proc: GProcedure, ctx: PassContext, width: int, vector_reads, shared_reads,
+                 writes) -> None:
+    shape, _ = ctx.am.get(proc, ShapeAnalysis)
     taken = identifiers(proc.func)
     idx_of = {i: from_sympy(width * IDX + i) for i in range(width)}
 

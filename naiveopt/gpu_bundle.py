@@ -42,7 +42,7 @@ from .emit import render
 from .errors import NaiveoptError
 from .frontend import macro_defines
 from .frontend.clang_setup import PAPER_IDS
-from .ir.elements import element
+from .ir.elements import element, vector_element
 from .targets import get_target
 from .verify.expr import evaluate
 from .verify.spec import TRAFFIC, ArgSpec, KernelSpec, with_file_data
@@ -106,13 +106,14 @@ def arg_recipe(arg: ArgSpec, kernel: KernelSpec, sizes: dict[str, int]) -> dict:
     """How the GPU side makes one argument, as verify/check.make_args makes it on the CPU:
     the same fills (floats uniform in [-1, 1] or metadata's init, signed integers in [-8, 8],
     unsigned ones in [0, 16], index arrays in range), drawn there from the case's generator."""
-    elem = element(arg.type) or element("float")
+    elem, lanes = vector_element(arg.type)          # a float4 array: 4 floats an element
+    elem = elem or element("float")
     out = {"name": arg.name, "role": arg.role, "dtype": np.dtype(elem.dtype).name}
     if arg.role in ("size", "scalar"):
         value = evaluate(arg.value or (arg.name if arg.role == "size" else "1"), sizes)
         out["value"] = int(value) if not elem.is_float else float(value)
         return out
-    dims = [int(evaluate(d, sizes)) for d in arg.shape]
+    dims = [int(evaluate(d, sizes)) for d in arg.shape] + ([lanes] if lanes > 1 else [])
     out["shape"] = dims
     if arg.name in kernel.indices:
         fill = kernel.indices[arg.name]

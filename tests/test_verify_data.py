@@ -352,3 +352,18 @@ def test_an_internal_error_in_verification_is_not_a_pass(monkeypatch):
     monkeypatch.setattr(check, "_naive_run", broken)
     v = _verify(DAXPY_CU, "daxpy.cu")
     assert v.status == "skipped" and "internal error RuntimeError: boom" in v.detail
+
+
+def test_vector_element_arrays_hold_all_their_lanes():
+    """A float4 array of n elements is 4n floats: verification allocated n floats, so the
+    naive kernel itself ran past them (PoCL crashed, 'double free or corruption')."""
+    import numpy as np
+
+    from naiveopt.ir.elements import vector_element
+    from naiveopt.verify.check import make_arg
+    from naiveopt.verify.spec import ArgSpec
+
+    assert vector_element("float4")[1] == 4 and vector_element("float3")[1] == 4
+    assert vector_element("float")[1] == 1 and vector_element("int2")[0].dtype == "int32"
+    arg = make_arg(ArgSpec("x", "in", "float4", ["n"]), {"n": 5}, np.random.default_rng(0))
+    assert arg.dtype == np.float32 and arg.size == 20

@@ -59,6 +59,18 @@ def element(name: str) -> Element | None:
                    bits // 8)
 
 
+def vector_element(name: str) -> tuple[Element | None, int]:
+    """(element, lanes in memory) of a vector type name (``float4`` -> float, 4; ``float3``
+    takes the room of 4, as in CUDA and OpenCL), or (element(name), 1) for a scalar."""
+    import re
+
+    m = re.fullmatch(r"(\w*?[a-z])(2|3|4|8|16)", name.strip())
+    if m and element(m.group(1)) is not None:
+        lanes = int(m.group(2))
+        return element(m.group(1)), 4 if lanes == 3 else lanes
+    return element(name), 1
+
+
 def element_bytes(name: str, default: int = 4) -> int:
     """Bytes of one element of type ``name`` (``default`` for types not in the table)."""
     e = element(name)

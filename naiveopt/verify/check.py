@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import NaiveoptError
-from ..ir.elements import Element, element
+from ..ir.elements import Element, element, vector_element
 from ..launch import LaunchGeometry
 from . import opencl
 from .expr import evaluate
@@ -313,15 +313,17 @@ def make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator,
 
     Arrays get random data that suits the type: floats uniform in [-1, 1] (or metadata's
     init; ``value_range`` replaces the uniform default), signed integers in [-8, 8],
-    unsigned ones in [0, 16]. Unknown types (vectors) are float32."""
-    elem = element(arg.type) or element("float")
+    unsigned ones in [0, 16]; a vector type (float4) has its lanes (4 floats per element);
+    unknown types are float32."""
+    elem, lanes = vector_element(arg.type)
+    elem = elem or element("float")
     dtype = np.dtype(elem.dtype)
     if arg.role == "size":
         return dtype.type(evaluate(arg.value or arg.name, sizes))
     if arg.role == "scalar":
         return dtype.type(evaluate(arg.value or "1", sizes))
     dims = [int(evaluate(d, sizes)) for d in arg.shape]
-    count = int(np.prod(dims)) if dims else 0
+    count = (int(np.prod(dims)) if dims else 0) * lanes   # a float4 array: 4 floats each
     if not elem.is_float:
         low, high = (0, 16) if elem.kind == "unsigned" else (-8, 8)
         return rng.integers(low, high + 1, size=count).astype(dtype)

@@ -1,7 +1,6 @@
 // float4 values: per-pixel RGBA scale and bias, component by component.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: verified: cannot check: the naive kernel itself fails at these sizes
 #pragma naiveopt sizes(n=1025) array(in, n) array(out, n) scalar(s, 0.5) scalar(b, 0.25)
 __global__ void scaleBias4(const float4 *in, float4 *out, float s, float b, int n)
 {

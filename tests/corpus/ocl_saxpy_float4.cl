@@ -1,7 +1,6 @@
 // OpenCL style: SAXPY on float4 elements (the vector type carries the width).
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: verified: cannot check: the naive kernel itself fails at these sizes
 #pragma naiveopt sizes(n=1001) array(x, n) array(y, n) scalar(a, 0.75)
 __kernel void saxpy4(__global const float4 *x, __global float4 *y, float a, int n)
 {

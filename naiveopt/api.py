@@ -17,7 +17,7 @@ from .ir import GModule, Resources
 from .ir.textures import host_texture_params, param_layout
 from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
                      default_block, geometry, texture_json)
-from .passes.manager import PassContext, Remark, run_passes
+from .passes.manager import InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
@@ -82,6 +82,8 @@ class OptimizeResult:
     remarks: list[Remark] = field(default_factory=list)
     # CUDA output: the file-scope data the host fills with cudaMemcpyToSymbol
     constant_symbols: list[dict] = field(default_factory=list)
+    # passes that raised (bugs): their kernels are written as the passes before left them
+    internal_errors: list[InternalError] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -102,6 +104,11 @@ class OptimizeResult:
         return [f"{self.input}: {name}: warning: written unverified: {reason}"
                 for name, reason in self.unverified.items()]
 
+    def internal_error_messages(self) -> list[str]:
+        """One ``FILE: KERNEL: warning: pass P failed internally (please report): ...`` line
+        per pass that raised on a kernel (passes/manager.py: the kernel was kept as it was)."""
+        return [e.warning(self.input) for e in self.internal_errors]
+
     def launch_json(self) -> dict:
         out = {"input": self.input, "target": self.target, "arch": self.arch,
                "kernels": {k.name: k.launch_json() for k in self.kernels}}
@@ -112,7 +119,8 @@ class OptimizeResult:
     def to_json(self) -> dict:
         return {"input": self.input, "target": self.target, "arch": self.arch,
                 "verified": self.verified, "kernels": [k.to_json() for k in self.kernels],
-                "remarks": [r.to_json() for r in self.remarks]}
+                "remarks": [r.to_json() for r in self.remarks],
+                "internal_errors": [e.to_json() for e in self.internal_errors]}
 
 
 def pipeline_options(options: PipelineOptions | dict | None = None, *,
@@ -219,7 +227,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
                             data_json(c.module, p, c.target))
                for p in c.module.procedures]
     result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks,
-                            constant_symbols(c.module) if c.target == "cuda" else [])
+                            constant_symbols(c.module) if c.target == "cuda" else [],
+                            list(c.ctx.internal_errors))
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,

@@ -61,7 +61,8 @@ class Outcome:
     result: dict | None = None
     launch: dict | None = None
     explain: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)    # one per kernel written unverified
+    # one per kernel written unverified, one per pass that failed internally on a kernel
+    warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -122,7 +123,7 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
                 f"{path}: {name}: error: not verified: {reason} (--require-verified: no "
                 "output written)" for name, reason in result.unverified.items())
             return outcome
-        outcome.warnings = result.unverified_messages()
+        outcome.warnings = result.internal_error_messages() + result.unverified_messages()
         outcome.code, outcome.launch = result.code, result.launch_json()
         outcome.result = result.to_json()
         if settings.profile:

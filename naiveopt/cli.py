@@ -297,7 +297,9 @@ def _batch_main(args: argparse.Namespace, jobs: list[tuple[str, str | None]], se
               file=sys.stderr)
         return 130
     summary = {"version": __version__, "files": [o.entry() for o in outcomes],
-               "failed": sum(o.error is not None for o in outcomes)}
+               "failed": sum(o.error is not None for o in outcomes),
+               "internal_errors": sum(len((o.result or {}).get("internal_errors", []))
+                                      for o in outcomes)}
     measurements.attach(summary)
     status = 1 if summary["failed"] else 0
     if args.report:

@@ -92,9 +92,11 @@ def table(summary: dict) -> str:
     lines.insert(1, "-+-".join("-" * w for w in widths))
     kernels = [r for r in rows if r.error is None]
     passed = sum(1 for r in kernels if r.verification == "passed")
+    internal = summary.get("internal_errors", 0)
     unverified = sum(1 for r in kernels if r.verification.startswith("unverified"))
     lines.append(f"\n{passed}/{len(kernels)} kernels verified, "
                  + (f"{unverified} written unverified, " if unverified else "")
+                 + (f"{internal} internal pass error(s) (please report), " if internal else "")
                  + f"{summary.get('failed', 0)} file(s) failed")
     return "\n".join(lines)
 

@@ -132,6 +132,19 @@ class AnalysisManager:
             if analysis.recorded and by:
                 kernel.dropped[analysis] = by
 
+    def recorded_facts(self, proc: GProcedure) -> tuple[dict, dict]:
+        """``proc``'s recorded facts and which pass dropped which (for :meth:`restore`)."""
+        kernel = self._kernels.get(id(proc))
+        if kernel is None or kernel.ref() is not proc:
+            return {}, {}
+        return ({a: r for a, r in kernel.results.items() if a.recorded}, dict(kernel.dropped))
+
+    def restore(self, proc: GProcedure, facts: tuple[dict, dict]) -> None:
+        """``proc``'s tree was put back as it was (a pass failed internally): drop everything
+        computed and put back the recorded facts as :meth:`recorded_facts` gave them."""
+        kernel = self._kernel(proc)
+        kernel.results, kernel.dropped = dict(facts[0]), dict(facts[1])
+
     def tree_changed(self, proc: GProcedure) -> None:
         """A pass rewrote ``proc``'s tree in the middle of its run: drop what was computed from
         the old tree. Recorded facts stay; whether they still hold the pass says when it ends,

@@ -4,7 +4,8 @@ A case's outcome is one of:
 
 - ``passed``: every kernel was optimized and verified against its input;
 - ``miscompile``: a kernel failed verification (the output computes something else);
-- ``crash``: naiveopt raised something other than its located NaiveoptError (a traceback);
+- ``crash``: naiveopt raised something other than its located NaiveoptError (a traceback), or
+  a pass failed internally and the pass manager kept the kernel as it was (its warning lines);
 - ``rejected``: naiveopt refused the input with a located error (a generator gap, not a bug);
 - ``skipped``: verification could not run (e.g. the naive kernel itself failed).
 
@@ -64,6 +65,8 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
         return Outcome("crash", traceback.format_exc())
     applied = tuple(sorted({p for k in result.kernels for p in k.passes}))
     remarks = tuple(str(r) for r in result.remarks)
+    if result.internal_errors:     # the pass manager's safety net caught a pass's bug
+        return Outcome("crash", "\n".join(result.internal_error_messages()), applied, remarks)
     broken = unverified_contract(result)
     if broken:
         return Outcome("miscompile", broken, applied, remarks)

@@ -8,15 +8,26 @@ analysis, as clang's -Rpass, -Rpass-missed and -Rpass-analysis) saying what it d
 Passes get the analyses of a kernel from the context's analysis manager (``ctx.am``,
 analysis/manager.py). After a pass has run on a kernel the manager drops the analyses the run
 did not preserve, as LLVM's new pass manager does with PreservedAnalyses.
+
+An exception inside a pass (other than a NaiveoptError, which is the input's fault and is
+reported as such) is a bug in naiveopt, never the user's: the manager catches it, puts the
+kernel back as it was before that pass (its remarks from the failed run dropped with it), records
+an :class:`InternalError` that the CLI prints as ``file: kernel: warning: pass P failed
+internally (please report): ...`` and the JSON and summary count, and goes on with the next pass.
+The output is then the kernel as the earlier passes left it, still verified. Tests set
+``NAIVEOPT_INTERNAL_ERRORS=raise`` (tests/conftest.py) so that none relies on this net.
 """
 from __future__ import annotations
 
+import copy
 import os
+import traceback
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..analysis.manager import AnalysisManager, PreservedAnalyses
 from ..analysis.memory_expressions import store_in_ir
+from ..errors import NaiveoptError
 from ..ir import GModule, GProcedure
 from .options import PipelineOptions
 
@@ -39,6 +50,30 @@ class Remark:
 
 
 @dataclass
+class InternalError:
+    """A pass that raised on a kernel: kept out of the output, reported, counted."""
+
+    pass_name: str
+    kernel: str
+    message: str        # the exception, one line
+    where: str = ""     # the innermost naiveopt frame, file:line, for the report
+
+    def warning(self, filename: str) -> str:
+        """The CLI's warning line."""
+        at = f" [{self.where}]" if self.where else ""
+        return (f"{filename}: {self.kernel}: warning: pass {self.pass_name} failed internally "
+                f"(please report): {self.message}{at}")
+
+    def to_json(self) -> dict:
+        return {"pass": self.pass_name, "kernel": self.kernel, "message": self.message,
+                "where": self.where}
+
+
+#: Set to ``raise`` (the test suite does) to let a pass's exception propagate.
+INTERNAL_ERRORS_ENV = "NAIVEOPT_INTERNAL_ERRORS"
+
+
+@dataclass
 class PassContext:
     """What passes share: the options of the run, the remarks they emit and the analyses of
     the module's kernels."""
@@ -50,6 +85,7 @@ class PassContext:
     remarks: list[Remark] = field(default_factory=list)
     completed: list[str] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)   # kernel -> passes that fired
+    internal_errors: list[InternalError] = field(default_factory=list)
     am: AnalysisManager = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,9 +118,12 @@ class Pass:
             self.run_kernel(proc, ctx)
 
     def run_kernel(self, proc: GProcedure, ctx: PassContext) -> None:
-        """Run on one kernel, then drop the analyses of it that the run did not preserve."""
-        preserved = self.run(proc, ctx)
-        ctx.am.invalidate(proc, self.preserves if preserved is None else preserved, self.name)
+        """Run on one kernel, then drop the analyses of it that the run did not preserve.
+        Where the run raises (a bug), the kernel is put back as it was (module docstring)."""
+        with guarded(self.name, [proc], ctx):
+            preserved = self.run(proc, ctx)
+            ctx.am.invalidate(proc, self.preserves if preserved is None else preserved,
+                              self.name)
 
 
 class OptimizationPass(Pass):
@@ -138,10 +177,54 @@ def run_passes(passes: list[Pass], ctx: PassContext, dump_dir: str | None = None
         missing = [r for r in p.requires if r not in ctx.completed]
         if missing:
             raise PassOrderError(f"pass {p.name} requires {', '.join(missing)} to run first")
-        p.run_module(ctx.module, ctx)
+        if type(p).run_module in (Pass.run_module, OptimizationPass.run_module):
+            p.run_module(ctx.module, ctx)        # guarded kernel by kernel (run_kernel)
+        else:
+            with guarded(p.name, list(ctx.module.procedures), ctx):
+                p.run_module(ctx.module, ctx)
         ctx.completed.append(p.name)
         if dump_dir:
             _write(dump_dir, number, p.name, ctx.module)
+
+
+class guarded:
+    """Context manager: run a pass over ``procs`` so that an exception other than a
+    NaiveoptError puts each of them back as it was (the same object, its state restored, so
+    that the module and any caller holding it see the old kernel), drops the remarks and
+    'applied' entries the failed run made, and records an InternalError instead of raising.
+    Nested use (run_passes around run_kernel) records the error once, at the innermost."""
+
+    def __init__(self, pass_name: str, procs: list[GProcedure], ctx: PassContext) -> None:
+        self.pass_name, self.procs, self.ctx = pass_name, procs, ctx
+
+    def __enter__(self) -> None:
+        if os.environ.get(INTERNAL_ERRORS_ENV) == "raise":
+            self.saved = None
+            return
+        # the tree and the facts recorded about it copied together, so that they still agree
+        self.saved = [copy.deepcopy((p.__dict__, self.ctx.am.recorded_facts(p)))
+                      for p in self.procs]
+        self.remarks = len(self.ctx.remarks)
+        self.applied = copy.deepcopy(self.ctx.applied)
+
+    def __exit__(self, kind, error, tb) -> bool:
+        if error is None or self.saved is None or not isinstance(error, Exception) \
+                or isinstance(error, NaiveoptError):
+            return False
+        for proc, (state, facts) in zip(self.procs, self.saved):
+            proc.__dict__.clear()
+            proc.__dict__.update(state)
+            self.ctx.am.restore(proc, facts)
+        del self.ctx.remarks[self.remarks:]
+        self.ctx.applied.clear()
+        self.ctx.applied.update(self.applied)
+        kernels = ", ".join(p.name for p in self.procs) or "*"
+        message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+        frames = [f for f in traceback.extract_tb(tb) if f"{os.sep}naiveopt{os.sep}" in f.filename]
+        where = (f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}"
+                 if frames else "")
+        self.ctx.internal_errors.append(InternalError(self.pass_name, kernels, message, where))
+        return True
 
 
 def _write(dump_dir: str, number: int, name: str, module: GModule) -> None:

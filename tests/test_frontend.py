@@ -334,10 +334,11 @@ UNSUPPORTED = [
      3, 5, "inline asm"),
     ("recursion", "k.cu", "__device__ int f(int n)\n{\n    return n <= 0 ? 0 : f(n - 1);\n}\n"
      "__global__ void k(float *A)\n{\n    A[0] = f(3);\n}\n", 3, 25, "recursive call to 'f'"),
-    ("pointer-arith", "k.cu", "__global__ void k(float *A, int i)\n{\n    *(A + i) = 1.0f;\n}\n",
-     3, 5, "pointer arithmetic"),
-    ("address-of", "k.cu", "__global__ void k(float *A)\n{\n    float *p = &A[1];\n}\n",
-     3, 16, "address-of"),
+    ("pointer-arith", "k.cu", "__global__ void k(float *A, int i)\n{\n    (A + i)[0] = 1.0f;\n}\n",
+     3, 6, "pointer arithmetic"),
+    ("address-of", "k.cu", "__global__ void k(float *A)\n{\n    float x = 1.0f;\n"
+     "    float *p = &x;\n    A[0] = *p;\n}\n", 4, 12, "local pointer 'p': only an offset of "
+     "an array parameter"),
     ("atomic-cuda", "k.cu", "__device__ int atomicAdd(int *a, int v);\n"
      "__global__ void k(int *A)\n{\n    atomicAdd(A, 1);\n}\n", 4, 5, "atomic operation"),
     ("atomic-opencl", "k.cl", "__kernel void k(__global int *A)\n{\n    atomic_add(A, 1);\n}\n",
@@ -361,6 +362,39 @@ UNSUPPORTED = [
     ("syntax", "k.cu", "__global__ void k(float *A)\n{\n    A[0] = ;\n}\n", 3, 12,
      "expected expression"),
 ]
+
+
+#: Local pointers naiveopt cannot read as offsets of a parameter (frontend/pointer_offsets.py).
+POINTER_ERRORS = [
+    ("moved", "    float *p = A + 1;\n    p++;\n    A[0] = p[0];\n", 3, 12,
+     "local pointer 'p' is assigned after its declaration"),
+    ("offset-changes", "    int j = 0;\n    float *p = A + j;\n    j = 2;\n    A[1] = p[0];\n",
+     4, 12, "local pointer 'p' offsets by 'j', which changes after the pointer is set"),
+    ("offset-changes-in-loop", "    int j = 0;\n    for (int t = 0; t < n; t++) {\n"
+     "        const float *p = A + j;\n        A[t] = p[1];\n        j += 1;\n    }\n",
+     5, 22, "offsets by 'j', which changes"),
+    ("not-an-offset", "    float x = 1.0f;\n    float *p = &x;\n    A[0] = *p;\n", 4, 12,
+     "only an offset of an array parameter"),
+    ("reinterpreted", "    int *p = (int *)(A + n);\n    A[0] = p[0];\n", 3, 10,
+     "only an offset of an array parameter"),
+    ("passed-on", "    const float *p = A + n;\n    A[0] = f(p);\n", 4, 14,
+     "local pointer 'p' is used other than by indexing it"),
+    ("uninitialized", "    float *p;\n    A[0] = 1.0f;\n", 3, 12, "has no initializer"),
+]
+
+
+@pytest.mark.parametrize("what, body, line, col, message", POINTER_ERRORS,
+                         ids=[e[0] for e in POINTER_ERRORS])
+def test_local_pointers_that_are_not_fixed_offsets_are_located_errors(what, body, line, col,
+                                                                    message):
+    source = ("__device__ float f(const float *x) { return x[0]; }\n" if what == "passed-on"
+              else "") + "__global__ void k(float *A, int n)\n{\n" + body + "}\n"
+    if what == "passed-on":
+        line += 1
+    with pytest.raises(NaiveoptError) as info:
+        naiveopt.optimize(source, filename="k.cu", verify=False, arch="none")
+    assert (info.value.line, info.value.col) == (line, col)
+    assert message in info.value.message
 
 
 @pytest.mark.parametrize("what, filename, source, line, col, message", UNSUPPORTED,

@@ -78,6 +78,23 @@ def test_generator_is_deterministic_and_varied():
         assert construct in text
 
 
+def test_generator_reaches_arrays_through_local_pointers():
+    """Some cases read or write an array through a local pointer (``P_at = P + 1``, ``P_at[e -
+    1]``, ``*(P + e)``); the front end reads them back as the plain accesses, so the case's
+    memory expressions are those of the kernel without pointers."""
+    from naiveopt.frontend import parse_module
+
+    pointered = [c for c in (generate_case(11, i, [], ("global",)) for i in range(80))
+                 if "_at = " in c.source]
+    assert len(pointered) >= 5
+    text = "".join(c.source for c in pointered)
+    assert "_at[(" in text and "*(" in text
+    for case in pointered[:5]:
+        module = parse_module(case.filename, case.source, {})
+        code = str([p.func for p in module.procedures])
+        assert "_at" not in code
+
+
 def test_generated_writes_use_own_thread_ids():
     """Race freedom by construction: a written array's thread dimensions are indexed by the
     thread ids alone."""

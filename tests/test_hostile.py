@@ -33,8 +33,8 @@ REJECTED = [
     ("pointer-arithmetic", "k.cu", "__global__ void k(float *A, int N)\n{\n" + GUARD +
      "    if (i < N) (A + 1)[i - 1] = 2.0f;\n}\n", 4, "pointer arithmetic"),
     ("local-pointer", "k.cu", "__global__ void k(float *A, int N)\n{\n" + GUARD +
-     "    float *p = A;\n    if (i < N) p[i] = 2.0f * p[i];\n}\n", 4,
-     "local pointer variables"),
+     "    float *p = A;\n    p += 1;\n    if (i < N) p[i] = 2.0f * p[i];\n}\n", 4,
+     "local pointer 'p' is assigned after its declaration"),
     ("atomics", "k.cu", "__global__ void k(float *A, float *sum, int N)\n{\n" + GUARD +
      "    if (i < N) atomicAdd(sum, A[i]);\n}\n", 4, "atomic operation 'atomicAdd'"),
     ("atomics-opencl", "k.cl", "__kernel void k(__global int *A, int N)\n{\n"

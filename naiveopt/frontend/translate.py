@@ -15,6 +15,7 @@ from pycparser import c_ast
 from ..errors import UnsupportedConstruct
 from ..ir.literals import float_suffix, literal_token
 from . import clang_setup as cs
+from .pointer_offsets import PointerOffsets
 
 K = ci.CursorKind
 
@@ -56,6 +57,7 @@ class Translator:
         self.source_bytes = source.encode()
         self.macro_at = macro_at          # literal cursor hash -> object-like macro name
         self.used_macros: set[str] = set()
+        self.pointers = PointerOffsets(self.error, self.expr)   # local pointers into arrays
 
     # ----------------------------------------------------------------- helpers
     def error(self, cursor: ci.Cursor, message: str) -> UnsupportedConstruct:
@@ -120,8 +122,11 @@ class Translator:
         if kind == K.COMPOUND_STMT:
             return [self.compound(cursor)]
         if kind == K.DECL_STMT:
-            return [self.var_decl(child) for child in cursor.get_children()
-                    if child.kind == K.VAR_DECL] or self._reject(cursor)
+            decls = [child for child in cursor.get_children() if child.kind == K.VAR_DECL]
+            if not decls:
+                return self._reject(cursor)
+            # a resolved local pointer (pointer_offsets.py) leaves no declaration
+            return [d for d in map(self.var_decl, decls) if d is not None]
         if kind == K.FOR_STMT:
             return [self.for_stmt(cursor)]
         if kind == K.WHILE_STMT:
@@ -169,9 +174,10 @@ class Translator:
         stmts = self.statement(cursor)
         return stmts[0] if len(stmts) == 1 else c_ast.Compound(stmts)
 
-    def var_decl(self, cursor: ci.Cursor, file_scope: bool = False) -> c_ast.Decl:
+    def var_decl(self, cursor: ci.Cursor, file_scope: bool = False) -> c_ast.Decl | None:
         """A local variable, or (``file_scope``) the name, type and initializer of a
-        file-scope one, without its address space (the front end keeps that apart)."""
+        file-scope one, without its address space (the front end keeps that apart). A local
+        pointer into an array parameter is resolved (pointer_offsets.py) and gives None."""
         storage = []
         for child in cursor.get_children():
             if child.kind == K.CUDASHARED_ATTR:
@@ -189,11 +195,14 @@ class Translator:
                 and not file_scope:
             raise self.error(cursor, "static variables are not supported in kernels")
         init_cursor = cs.var_initializer(cursor)
+        if ctype.get_canonical().kind == ci.TypeKind.POINTER:
+            if file_scope or storage:
+                raise self.error(cursor, "pointer variables are only supported as local "
+                                         "offsets of the kernel's array parameters")
+            self.pointers.declare(cursor, init_cursor)
+            return None
         init = (self.initializer(init_cursor) if file_scope else self.expr(init_cursor)) \
             if init_cursor is not None else None
-        if ctype.get_canonical().kind == ci.TypeKind.POINTER:
-            raise self.error(cursor, "local pointer variables are not supported: index the "
-                                     "kernel's array parameters directly")
         dims = [self.expr(c) for c in cursor.get_children() if c.kind.is_expression() and
                 (init_cursor is None or c.hash != init_cursor.hash)][::-1]  # innermost first
         depth, t = 0, ctype
@@ -228,7 +237,11 @@ class Translator:
         init = None
         if init_c is not None:
             if init_c.kind == K.DECL_STMT:
-                init = c_ast.DeclList([self.var_decl(v) for v in init_c.get_children()])
+                decls = [self.var_decl(v) for v in init_c.get_children()]
+                if None in decls:
+                    raise self.error(init_c, "a pointer declared in a for statement's header "
+                                             "is not supported")
+                init = c_ast.DeclList(decls)
             else:
                 init = self.expr(init_c)
         cond = self.expr(cond_c) if cond_c is not None else None
@@ -282,6 +295,10 @@ class Translator:
             return c_ast.Constant("int", "1" if self.token_at(cursor) == "true" else "0")
         if kind == K.DECL_REF_EXPR:
             ref = cursor.referenced
+            if self.pointers.alias_of(cursor) is not None:
+                raise self.error(cursor, f"local pointer '{cursor.spelling}' is used other "
+                                 f"than by indexing it ('{cursor.spelling}[i]', "
+                                 f"'*{cursor.spelling}'): not supported")
             if ref is not None and ref.kind == K.ENUM_CONSTANT_DECL:
                 return c_ast.Constant("int", str(ref.enum_value))
             return c_ast.ID(cursor.spelling, coord=coord)
@@ -294,6 +311,9 @@ class Translator:
             return c_ast.StructRef(self.expr(base), op, c_ast.ID(cursor.spelling), coord=coord)
         if kind == K.ARRAY_SUBSCRIPT_EXPR:
             base, index = list(cursor.get_children())
+            alias = self.pointers.alias_of(base)
+            if alias is not None:
+                return alias.access(self.expr(index), coord)
             return c_ast.ArrayRef(self.expr(base), self.expr(index), coord=coord)
         if kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and any(
                 c.type.get_canonical().kind == ci.TypeKind.POINTER
@@ -314,6 +334,9 @@ class Translator:
         if kind == K.UNARY_OPERATOR:
             (operand,) = list(cursor.get_children())
             op = cs.unary_operator(cursor)
+            access = self.pointers.dereference(operand, coord) if op == "*" else None
+            if access is not None:
+                return access
             if op in ("&", "*"):
                 raise self.error(cursor, "pointer arithmetic and address-of are not supported")
             return c_ast.UnaryOp(op, self.expr(operand), coord=coord)

@@ -582,6 +582,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     if geo.random() < GEOMETRY_SHARE:
         source = geometry_file(geo, dialect)
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
+    source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -670,3 +671,65 @@ def _nan_prone_math(source: str, rng: random.Random, dialect: str, floating: str
         name += "f"
     lines[n] = re.sub(r"acc \+= (.+);$", rf"acc += {name}(\1);", lines[n])
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- local pointers
+#: Share of cases where an array is reached through a local pointer (llm.c's row pointers).
+POINTER_SHARE = 0.15
+
+_POINTER_PARAM = re.compile(r"((?:__global\s+)?(?:const\s+)?(\w+)\s*\*\s*"
+                            r"(?:__restrict__\s+|restrict\s+)?)([A-Z])\b")
+
+
+def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, one array parameter ``P`` of the first kernel reached through
+    local pointers, as llm.c and SDK code write it: ``const float *P_at = P + 1;`` declared
+    first in the kernel, then every ``P[e]`` written ``P_at[e - 1]`` or ``*(P + e)``. The front
+    end must read both back as ``P[e]`` (frontend/pointer_offsets.py)."""
+    if rng.random() >= POINTER_SHARE:
+        return source
+    head = re.search(r"(__global__ void|__kernel void) \w+\(([^)]*)\)\n\{\n", source)
+    if head is None:
+        return source
+    params = [m for m in _POINTER_PARAM.finditer(head.group(2))]
+    if not params:
+        return source
+    param = rng.choice(params)
+    decl, name = param.group(1), param.group(3)
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    out, at = [], 0
+    for m in re.finditer(rf"\b{name}\[", body):
+        if m.start() < at:
+            continue
+        close = _closing_bracket(body, m.end())
+        index = body[m.end():close]
+        out.append(body[at:m.start()])
+        if rng.random() < 0.5:
+            out.append(f"{name}_at[({index}) - 1]")
+        else:
+            out.append(f"*({name} + ({index}))")
+        at = close + 1
+    out.append(body[at:])
+    alias = f"    {' '.join(decl.split())} {name}_at = {name} + 1;\n"
+    alias = alias.replace("* ", "*").replace(" *", " *")
+    return source[:head.end()] + alias + "".join(out) + source[end:]
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    depth = 1
+    for n in range(start, len(text)):
+        depth += {"[": 1, "]": -1}.get(text[n], 0)
+        if depth == 0:
+            return n
+    raise ValueError("unbalanced brackets in a generated kernel")
+
+
+def _kernel_end(source: str, start: int) -> int:
+    """The offset of the closing brace of the kernel whose body starts at ``start``."""
+    depth = 1
+    for n in range(start, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[n], 0)
+        if depth == 0:
+            return n
+    return len(source)

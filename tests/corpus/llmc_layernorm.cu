@@ -2,7 +2,6 @@
 // reciprocal standard deviation saved for the backward pass.
 // EXPECT-PASSES: coalesce
 // EXPECT: verified
-// XFAIL: rejected: pointer arithmetic and address-of are not supported
 #pragma naiveopt sizes(N=100, C=48) array(out, N, C) array(mean, N) array(rstd, N)
 #pragma naiveopt array(inp, N, C) array(weight, C) array(bias, C)
 __global__ void layernorm_forward_kernel1(float* out, float* mean, float* rstd,

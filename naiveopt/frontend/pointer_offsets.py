@@ -1,0 +1,231 @@
+"""Local pointers that offset an array parameter, read as indexed accesses of the array.
+
+llm.c and much tutorial code seek to a row before walking it::
+
+    const float* x = inp + idx * C;      // x[i] is inp[idx * C + i]
+    float* out_btc = out + b * T * C + t * C + c;
+    *out_btc = *wte_ix + *wpe_tc;        // *p is p[0]
+
+naiveopt's IR has no pointer variables: every analysis (memory expressions, coalescing, tiling)
+reads accesses as ``array[index]`` of a kernel parameter. So the front end resolves such a
+pointer when it reads the kernel: the declaration disappears and every use becomes an access of
+the parameter at ``offset + index``. That is only the same program when the offset means the
+same at every use as at the declaration, and when the pointer is only ever indexed or
+dereferenced; :class:`PointerOffsets` proves both or the file is refused with a located error
+naming the reason:
+
+- the pointer is never assigned after its declaration (no ``p++``, no ``p = q``);
+- no variable of the offset is assigned after the declaration, nor anywhere in a loop that
+  contains the declaration (the offset would be evaluated anew at each use);
+- the pointer's element type is the parameter's (a cast to another element type reinterprets
+  bytes, which an index of the parameter cannot say);
+- every use indexes it (``p[e]``) or dereferences it (``*p``, ``*(p + e)``).
+
+Offsets chain: ``const float* row = a + i * n; const float* x = row + j;`` makes ``x[k]``
+``a[i * n + j + k]``.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import clang.cindex as ci
+from pycparser import c_ast
+
+K = ci.CursorKind
+_LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+_WRITES = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
+
+
+def _key(decl: ci.Cursor) -> tuple[int, str]:
+    """A declaration's identity across cursors that reference it."""
+    return decl.location.offset, decl.spelling
+
+
+def strip(cursor: ci.Cursor) -> ci.Cursor:
+    """The cursor under implicit casts and parentheses."""
+    while cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+        children = list(cursor.get_children())
+        if len(children) != 1:
+            break
+        cursor = children[0]
+    return cursor
+
+
+def is_pointer(cursor: ci.Cursor) -> bool:
+    return cursor.type.get_canonical().kind == ci.TypeKind.POINTER
+
+
+def _pointee(cursor_or_type) -> str:
+    """A pointer's element type without qualifiers (``const float`` and ``float`` agree)."""
+    t = cursor_or_type.type if isinstance(cursor_or_type, ci.Cursor) else cursor_or_type
+    return t.get_canonical().get_pointee().get_canonical().spelling.replace("const ", "") \
+        .replace("volatile ", "").strip()
+
+
+@dataclass
+class Alias:
+    """A local pointer resolved to its array parameter: uses become ``base[offset + i]``."""
+
+    base: str                    # the array parameter's name
+    offset: c_ast.Node | None    # the element offset as a c_ast expression (None: 0)
+
+    def access(self, index: c_ast.Node | None, coord=None) -> c_ast.ArrayRef:
+        """``base[offset + index]`` (either part may be absent)."""
+        parts = [copy.deepcopy(p) for p in (self.offset, index) if p is not None]
+        subscript = parts[0] if len(parts) == 1 else (
+            c_ast.BinaryOp("+", parts[0], parts[1]) if parts else c_ast.Constant("int", "0"))
+        return c_ast.ArrayRef(c_ast.ID(self.base), subscript, coord=coord)
+
+
+class PointerOffsets:
+    """The resolved local pointers of the functions a translator reads.
+
+    ``error(cursor, message)`` makes the translator's located error; ``expr(cursor)``
+    translates an integer expression."""
+
+    def __init__(self, error, expr) -> None:
+        self.error, self.expr = error, expr
+        self.aliases: dict[tuple[int, str], Alias] = {}
+        self._writes: dict[tuple[int, str], dict[tuple[int, str], list[int]]] = {}
+        self._loops: dict[tuple[int, str], list[tuple[int, int]]] = {}
+
+    # ------------------------------------------------------------ declarations
+    def declare(self, decl: ci.Cursor, init: ci.Cursor | None) -> None:
+        """Resolve the local pointer ``decl`` (its declaration is then dropped) or raise."""
+        name = decl.spelling
+        if init is None:
+            raise self.error(decl, f"local pointer '{name}' has no initializer: only a pointer "
+                             "initialized to an offset of an array parameter is supported "
+                             "('p = a + i * n')")
+        fn = self._function(decl)
+        writes = self._scan(fn)
+        if writes.get(_key(decl)):
+            raise self.error(decl, f"local pointer '{name}' is assigned after its declaration; "
+                             "only a fixed offset of an array parameter is supported: index "
+                             "the array instead")
+        base, offset = self._resolve(init, decl)
+        if _pointee(decl) != _pointee(base):
+            raise self.error(decl, f"local pointer '{name}' reinterprets '{base.spelling}' "
+                             f"({_pointee(base)}) as {_pointee(decl)}: not supported")
+        self._check_offset_fixed(decl, init, fn, writes)
+        alias = self.aliases.get(_key(base.referenced))
+        if alias is not None:        # an offset of an offset
+            offset = offset if alias.offset is None else (
+                copy.deepcopy(alias.offset) if offset is None else
+                c_ast.BinaryOp("+", copy.deepcopy(alias.offset), offset))
+            self.aliases[_key(decl)] = Alias(alias.base, offset)
+        else:
+            self.aliases[_key(decl)] = Alias(base.spelling, offset)
+
+    def _resolve(self, init: ci.Cursor, decl: ci.Cursor) -> tuple[ci.Cursor, c_ast.Node | None]:
+        """(the pointer the initializer offsets, the offset) of ``a``, ``a + e``, ``e + a``,
+        ``a - e``, ``&a[e]`` and sums of these (``out + b * T * C + t * C + c``)."""
+        from .clang_setup import binary_operator, unary_operator
+
+        init = strip(init)
+        if init.kind == K.DECL_REF_EXPR and self._is_array(init):
+            return init, None
+        if init.kind == K.BINARY_OPERATOR and binary_operator(init) in ("+", "-"):
+            left, right = (strip(c) for c in init.get_children())
+            op = binary_operator(init)
+            if op == "+" and is_pointer(right) and not is_pointer(left):
+                left, right = right, left
+            if is_pointer(left) and not is_pointer(right):
+                base, offset = self._resolve(left, decl)
+                step = self.expr(right)
+                if op == "-":
+                    step = c_ast.UnaryOp("-", step)
+                return base, step if offset is None else c_ast.BinaryOp(
+                    "-" if op == "-" else "+", offset, self.expr(right) if op == "-" else step)
+        if init.kind == K.UNARY_OPERATOR and unary_operator(init) == "&":
+            (operand,) = [strip(c) for c in init.get_children()]
+            if operand.kind == K.ARRAY_SUBSCRIPT_EXPR:
+                base, index = (strip(c) for c in operand.get_children())
+                if base.kind == K.DECL_REF_EXPR and self._is_array(base):
+                    return base, self.expr(index)
+        raise self.error(decl, f"local pointer '{decl.spelling}': only an offset of an array "
+                         "parameter is supported ('p = a + i * n', '&a[i * n]')")
+
+    def _is_array(self, ref: ci.Cursor) -> bool:
+        """A reference to a pointer parameter or to a resolved local pointer."""
+        target = ref.referenced
+        return target is not None and is_pointer(ref) and (
+            target.kind == K.PARM_DECL or _key(target) in self.aliases)
+
+    def _check_offset_fixed(self, decl: ci.Cursor, init: ci.Cursor, fn: ci.Cursor,
+                            writes: dict) -> None:
+        """Every variable of the offset keeps its value from the declaration on."""
+        at = decl.extent.start.offset
+        loops = [span for span in self._loops[_key(fn)] if span[0] <= at < span[1]]
+        for ref in init.walk_preorder():
+            if ref.kind != K.DECL_REF_EXPR or ref.referenced is None or is_pointer(ref):
+                continue
+            for where in writes.get(_key(ref.referenced), []):
+                if where > at or any(lo <= where < hi for lo, hi in loops):
+                    raise self.error(decl, f"local pointer '{decl.spelling}' offsets by "
+                                     f"'{ref.spelling}', which changes after the pointer is "
+                                     "set: index the array instead")
+
+    def _function(self, decl: ci.Cursor) -> ci.Cursor:
+        fn = decl.semantic_parent
+        while fn is not None and fn.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
+            fn = fn.semantic_parent
+        return fn
+
+    def _scan(self, fn: ci.Cursor) -> dict[tuple[int, str], list[int]]:
+        """Where each variable of ``fn`` is written (file offsets), and its loops' extents."""
+        from .clang_setup import binary_operator, unary_operator
+
+        key = _key(fn)
+        if key in self._writes:
+            return self._writes[key]
+        writes: dict[tuple[int, str], list[int]] = {}
+        loops = []
+        for c in fn.walk_preorder():
+            target = None
+            if c.kind in _LOOPS:
+                loops.append((c.extent.start.offset, c.extent.end.offset))
+            elif c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+                if binary_operator(c) in _WRITES:
+                    target = strip(next(iter(c.get_children())))
+            elif c.kind == K.UNARY_OPERATOR and unary_operator(c) in ("p++", "p--", "++", "--"):
+                target = strip(next(iter(c.get_children())))
+            if target is not None and target.kind == K.DECL_REF_EXPR and target.referenced:
+                writes.setdefault(_key(target.referenced), []).append(c.extent.start.offset)
+        self._writes[key], self._loops[key] = writes, loops
+        return writes
+
+    # -------------------------------------------------------------------- uses
+    def alias_of(self, cursor: ci.Cursor) -> Alias | None:
+        """The resolved pointer ``cursor`` (under casts) refers to, or None."""
+        cursor = strip(cursor)
+        if cursor.kind != K.DECL_REF_EXPR or cursor.referenced is None:
+            return None
+        return self.aliases.get(_key(cursor.referenced))
+
+    def dereference(self, operand: ci.Cursor, coord) -> c_ast.Node | None:
+        """``*p`` / ``*(p + e)`` / ``*(a + e)`` as an array access, or None when ``operand``
+        is not such a pointer expression."""
+        from .clang_setup import binary_operator
+
+        alias = self.alias_of(operand)
+        if alias is not None:
+            return alias.access(None, coord)
+        operand = strip(operand)
+        if operand.kind == K.DECL_REF_EXPR and operand.referenced is not None and \
+                operand.referenced.kind == K.PARM_DECL and is_pointer(operand):
+            return c_ast.ArrayRef(c_ast.ID(operand.spelling), c_ast.Constant("int", "0"),
+                                  coord=coord)
+        if operand.kind == K.BINARY_OPERATOR and binary_operator(operand) == "+":
+            left, right = (strip(c) for c in operand.get_children())
+            if is_pointer(right):
+                left, right = right, left
+            if is_pointer(left) and not is_pointer(right) and left.kind == K.DECL_REF_EXPR:
+                alias = self.alias_of(left)
+                if alias is not None:
+                    return alias.access(self.expr(right), coord)
+                if left.referenced is not None and left.referenced.kind == K.PARM_DECL:
+                    return c_ast.ArrayRef(c_ast.ID(left.spelling), self.expr(right),
+                                          coord=coord)
+        return None

@@ -1,8 +1,11 @@
-"""Building c_ast fragments for transformations: from C snippets and from sympy expressions.
+"""Building c_ast fragments for transformations: from C snippets and from sympy expressions,
+new names, array declarations.
 
 Passes write the code they generate as C text (readable, reviewable) and splice it into the
 kernel's tree; placeholders let them drop existing subtrees in. Predefined ids are written as
-``@tidx`` in snippets and become PredefId nodes.
+``@tidx`` in snippets and become PredefId nodes. The variables they introduce get names no
+identifier of the kernel has (:func:`fresh`), so that generated code never captures or
+shadows the user's.
 """
 from __future__ import annotations
 
@@ -80,3 +83,31 @@ def sympy_text(expr: sympy.Expr, expand: bool = True) -> str:
 def from_sympy(expr: sympy.Expr) -> c_ast.Node:
     """A c_ast expression for an integer sympy expression over ids, params and locals."""
     return expression(sympy_text(expr))
+
+
+def fresh(taken: set[str], base: str) -> str:
+    """``base``, or ``base_1``, ``base_2``... : the first not in ``taken`` (which gets it)."""
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name
+
+
+def shared_array(name: str, elem_type: str, dims: list[int]) -> c_ast.Decl:
+    """``__shared__ elem_type name[d0][d1]...;``"""
+    return _array(name, elem_type, dims, ["__shared__"])
+
+
+def private_array(name: str, elem_type: str, dims: list[int]) -> c_ast.Decl:
+    """``elem_type name[d0]...;``: a thread's own array (in registers where it is indexed by
+    constants only)."""
+    return _array(name, elem_type, dims, [])
+
+
+def _array(name: str, elem_type: str, dims: list[int], storage: list[str]) -> c_ast.Decl:
+    node: c_ast.Node = c_ast.TypeDecl(name, [], None, c_ast.IdentifierType([elem_type]))
+    for dim in reversed(dims):
+        node = c_ast.ArrayDecl(node, c_ast.Constant("int", str(dim)), [])
+    return c_ast.Decl(name, [], [], storage, [], node, None, None)

@@ -236,6 +236,18 @@ def _write(dump_dir: str, number: int, name: str, module: GModule) -> None:
         fh.write(dump_module(module))
 
 
+def adopt(proc: GProcedure, new: GProcedure, ctx: PassContext) -> None:
+    """Make ``proc`` the kernel a pass built as a transformed copy ``new`` (the variant it
+    chose): take over its tree and launch facts, and redo the analyses on it. The kernel
+    object stays the one the module and the analysis manager know."""
+    proc.func = new.func
+    proc.launch_block = new.launch_block
+    proc.coarsen = new.coarsen
+    proc.launch_multiple = new.launch_multiple
+    proc.resources = new.resources
+    reanalyse(proc, ctx)
+
+
 def reanalyse(proc: GProcedure, ctx: PassContext) -> None:
     """A pass rewrote ``proc``'s tree: drop the analyses of the old tree and store the loops
     and memory expressions of the new one in the IR (quietly: the analysis passes' remarks

@@ -29,18 +29,19 @@ from __future__ import annotations
 
 import copy
 
+from ...analysis.coalescing import coalescing
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
 from ...launch import default_block, uses_y
 from ...targets import get_target
-from ..manager import OptimizationPass, PassContext
+from ..manager import OptimizationPass, PassContext, adopt
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop
-from .staging import adopt, coalescing, staging_of
-from .tiling import Staging, TilingAnalysis, classify, loop_obstacle, tile_dims
+from .tiling import (Staging, TilingAnalysis, classify, loop_obstacle, staging_of,
+                     tile_dims)
 
 
 class Coalesce(OptimizationPass):

@@ -24,21 +24,21 @@ import copy
 import sympy
 from pycparser import c_ast
 
+from ...analysis.coalescing import coalescing
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, kernel_shape
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, PredefId
-from ...ir.build import from_sympy, statements
+from ...ir.build import fresh, from_sympy, shared_array, statements
 from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, walk
 from ...ir.symbolic import decompose
 from ...launch import allowed_blocks, default_block, relied_multiple
 from ...targets import get_target
-from ..manager import OptimizationPass, PassContext
+from ..manager import OptimizationPass, PassContext, adopt
 from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
 from .shape import contains_barrier
-from .staging import adopt, coalescing, fresh, shared_array
 
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
 

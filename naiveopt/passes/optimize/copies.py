@@ -8,8 +8,8 @@ import copy
 from pycparser import c_ast
 
 from ...ir import GProcedure, PredefId
+from ...ir.build import fresh
 from ...ir.rewrite import map_nodes, walk
-from .staging import fresh
 
 
 def local_names(p: GProcedure, iterator: str, suffix: str, taken: set[str]) -> dict[str, str]:

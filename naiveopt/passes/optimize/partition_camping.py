@@ -61,7 +61,7 @@ from pycparser import c_ast
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
-from ...ir.build import expression, statements
+from ...ir.build import expression, fresh, statements
 from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
@@ -71,7 +71,6 @@ from ..functional.builtins import (CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_IDS,
                                    OPENCL_TO_CUDA_MATH, call_name)
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .shape import contains_barrier
-from .staging import fresh
 from .tiling import TilingAnalysis
 
 #: Problem size the camping model evaluates strides at (the library's default size).

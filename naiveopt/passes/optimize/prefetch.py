@@ -22,9 +22,8 @@ from dataclasses import replace
 from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure
 from ...targets import get_target
-from ..manager import OptimizationPass, PassContext
+from ..manager import OptimizationPass, PassContext, adopt
 from .selection import measure_refinement
-from .staging import adopt
 from .tiling import TilingAnalysis, TilingPlan, prefetch_registers
 
 

@@ -26,11 +26,10 @@ from pycparser import c_ast
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import is_pure
 from ...ir import GLoop, GProcedure, MemoryExpression
-from ...ir.build import statements
+from ...ir.build import fresh, statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .shape import contains_barrier
-from .staging import fresh
 
 
 class RegisterPromotion(OptimizationPass):

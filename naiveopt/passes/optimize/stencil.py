@@ -56,18 +56,17 @@ from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, is_pure, kernel_shape
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, MemoryExpression, PredefId
-from ...ir.build import from_sympy, statements, sympy_text
+from ...ir.build import fresh, from_sympy, shared_array, statements, sympy_text
 from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import SymbolEnv, decompose, to_sympy
 from ...launch import default_block, uses_y
 from ...targets import Target, get_target
-from ..manager import OptimizationPass, PassContext
+from ..manager import OptimizationPass, PassContext, adopt
 from .banks import tile_pad
 from .copies import local_names, rewrite_copy
 from .selection import Variant, choose
 from .shape import contains_barrier, enclosing_loop
-from .staging import adopt, fresh, shared_array
 from .tiling import SYM, TilingAnalysis, uses_raw_thread_ids
 
 #: The largest offset span (amax - amin) a window is sized for when it is only known at run

@@ -22,13 +22,12 @@ from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure
 from ...launch import uses_y
 from ...targets import get_target
-from ..manager import OptimizationPass, PassContext
+from ..manager import OptimizationPass, PassContext, adopt
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop
-from .staging import adopt, staging_of
 from .tiling import (Staging, TilingAnalysis, TilingPlan, classify, loop_obstacle,
-                     traffic)
+                     staging_of, traffic)
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
 BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]

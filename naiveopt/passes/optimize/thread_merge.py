@@ -21,9 +21,8 @@ from ...analysis.shape import ShapeAnalysis
 from ...ir import GProcedure
 from ...launch import unguarded_obstacle, uses_y
 from ...targets import get_target
-from ..manager import OptimizationPass, PassContext
+from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
-from .staging import adopt
 from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
 

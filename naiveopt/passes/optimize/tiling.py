@@ -55,7 +55,8 @@ from pycparser import c_ast
 from ...analysis.manager import Analysis
 from ...analysis.shape import KernelShape, kernel_shape
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
-from ...ir.build import expression, from_sympy, statements
+from ...ir.build import (expression, fresh, from_sympy, private_array, shared_array,
+                          statements)
 from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import decompose, to_sympy
@@ -66,7 +67,6 @@ from ...targets import Target
 from .banks import interleaved, pad_and_degree
 from .copies import local_names, rewrite_copy
 from .shape import guarded
-from .staging import fresh, shared_array
 
 SYM = {n: sympy.Symbol(n, integer=True) for n in ("idx", "idy", "tidx", "tidy", "bidx",
                                                    "bidy")}
@@ -143,6 +143,16 @@ def classify(m: MemoryExpression, loop: GLoop, env) -> tuple[str | None, str]:
                 not along_k.predefined and along_k.loop == {k: 1}:
             return kind, ""
     return None, f"not of the form A(id + c, {k} + c) or A({k} + c, id + c)"
+
+
+def staging_of(proc: GProcedure, m: MemoryExpression, kind: str) -> Staging:
+    """A new Staging for the read ``m`` of ``kind`` (:func:`classify`): a 2-D access is staged
+    by its ``(y, x)`` form; a 'vec' read (``A[k + c]``, the same for every thread, perhaps of a
+    1-D array) as one row indexed by its flat index."""
+    elem = proc.param(m.array).base_type
+    if kind == VEC:
+        return Staging(m.array, VEC, sympy.Integer(0), m.index, sympy.Integer(0), elem)
+    return Staging(m.array, kind, m.two_d[0], m.two_d[1], m.width, elem)
 
 
 def loop_obstacle(loop: GLoop, env) -> str:
@@ -287,11 +297,8 @@ def _staging_head(loaders: list[_TileLoad], plan: TilingPlan, taken: set[str], k
     if not plan.prefetch:
         return [st for ld in loaders for st in ld.loop()] + barrier, []
     registers = [fresh(taken, f"p_{ld.s.array}") for ld in loaders]
-    decls = []
-    for ld, reg in zip(loaders, registers):
-        decl = shared_array(reg, ld.s.elem_type, [ld.slots * ld.width])
-        decl.storage = []                      # a private array indexed by constants only
-        decls.append(decl)
+    decls = [private_array(reg, ld.s.elem_type, [ld.slots * ld.width])
+             for ld, reg in zip(loaders, registers)]
     k0sym = sympy.Symbol(k0, integer=True)
     tile0 = statements(f"const int {k0} = LO;", LO=copy.deepcopy(lp.lower))
     for ld, reg in zip(loaders, registers):

@@ -52,7 +52,7 @@ from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, is_pure
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
-from ...ir.build import from_sympy, statements
+from ...ir.build import fresh, from_sympy, statements
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vector, lane,
                           vector_type)
@@ -60,11 +60,10 @@ from ...ir.nodes import TexFetch
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
 from ...targets import Target, get_target
-from ..manager import OptimizationPass, PassContext, reanalyse
+from ..manager import OptimizationPass, PassContext, adopt, reanalyse
 from .copies import local_names, rewrite_copy
 from .shape import contains_barrier
 from .selection import measure_refinement
-from .staging import adopt, fresh
 from .tiling import TilingAnalysis, uses_raw_thread_ids, with_load_width
 
 IDX = sympy.Symbol("idx", integer=True)

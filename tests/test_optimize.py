@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 import naiveopt
-from naiveopt.passes.optimize import tiling
+from naiveopt.ir.build import from_sympy
+from naiveopt.passes.optimize.tiling import SYM, generation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNELS = os.path.join(ROOT, "kernels", "naive")
@@ -174,15 +175,15 @@ def test_arrays_the_kernel_writes_are_not_staged_and_the_remark_says_so():
 
 
 def test_verification_catches_a_broken_transformation(monkeypatch):
-    real = tiling._tile_read
+    real = generation._tile_read
 
-    def off_by_one(s, name, plan, m_x, m_y, kk):
-        node = real(s, name, plan, m_x, m_y, kk)
+    def off_by_one(s, name, copies, m_x, m_y, kk):
+        node = real(s, name, copies, m_x, m_y, kk)
         if s.kind == "row_x":
-            node.name.subscript = tiling.from_sympy(tiling.SYM["tidx"] + 1)
+            node.name.subscript = from_sympy(SYM["tidx"] + 1)
         return node
 
-    monkeypatch.setattr(tiling, "_tile_read", off_by_one)
+    monkeypatch.setattr(generation, "_tile_read", off_by_one)
     result = run("mv.cu")
     assert kernel(result).verification.status == "failed"
 

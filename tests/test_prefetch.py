@@ -254,11 +254,11 @@ def load_width_4(monkeypatch):
     """Every tiling plan generated with 4-wide tile loads (as the vectorize pass asks)."""
     real = tiling.generate
 
-    def generate(plan, target):
+    def generate(plan, target, am):
         wider, _ = tiling.with_load_width(plan, 4)
-        return real(wider or plan, target)
+        return real(wider or plan, target, am)
 
-    monkeypatch.setattr(tiling, "generate", generate)
+    monkeypatch.setattr(selection, "generate", generate)
 
 
 @pytest.mark.parametrize("disable", [[], ["prefetch"]])

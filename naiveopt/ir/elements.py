@@ -75,3 +75,11 @@ def element_bytes(name: str, default: int = 4) -> int:
     """Bytes of one element of type ``name`` (``default`` for types not in the table)."""
     e = element(name)
     return e.bytes if e else default
+
+
+def array_bytes(name: str, dims) -> int:
+    """Bytes of an array of ``dims`` (its extents) elements of type ``name``."""
+    total = element_bytes(name)
+    for dim in dims:
+        total *= dim
+    return total

@@ -22,6 +22,7 @@ from ...ir import GProcedure
 from ...targets import Target, get_target, occupancy
 from ..functional.nvcc import measure
 from ..manager import PassContext
+from .tiling import TilingPlan, fits_unguarded, generate, tiles_bytes
 
 
 @dataclass
@@ -49,8 +50,6 @@ def tiling_variants(original: GProcedure, loop_index: int, stagings: list,
                     target: Target, score: Callable) -> list[Variant]:
     """One variant per (block, tile) of a tiling plan that keeps an unguarded kernel's launch
     exact; ``score(plan)`` ranks them by reuse."""
-    from .tiling import TilingPlan, fits_unguarded, tiles_bytes
-
     variants = []
     for block in blocks:
         for tile in tiles:
@@ -71,9 +70,7 @@ def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Va
     target = get_target(ctx.arch)
     if build is None:
         def build(v: Variant) -> GProcedure | None:
-            from .tiling import generate
-
-            built, why = generate(v.plan, target)
+            built, why = generate(v.plan, target, ctx.am)
             if built is None:
                 ctx.remark("missed", pass_name, proc, f"{v.label} not built: {why}")
             return built
@@ -160,9 +157,7 @@ def measure_refinement(ctx: PassContext, plan, target: Target
     (None, why it cannot be). Without a resource query of its own the target borrows the
     registers of the compile for its ``register_proxy`` (targets.py); with no query at all the
     refinement cannot be checked, and passes then decline."""
-    from .tiling import generate, tiles_bytes
-
-    built, why = generate(plan, target)
+    built, why = generate(plan, target, ctx.am)
     if built is None:
         return None, f"not built: {why}"
     arch = target.register_proxy or ctx.arch

@@ -13,8 +13,12 @@ row by row (a warp per row: coalesced loads and conflict-free stores), waits at 
 and runs the kernel's body with the reads served from the window. Reads the same for every
 thread whose index only moves with the loops (the filter ``F(i, j)``) get a window too, of
 the offsets alone. With thread merge (CX, CY larger than the block) each thread computes
-several outputs, as in tiling.py, so that one window serves more outputs; the variants are
+several outputs, as in a tiled loop, so that one window serves more outputs; the variants are
 ranked by window elements per output and chosen by the occupancy model (selection.py).
+
+This module is the window analysis: which reads are staged, the windows they need and the
+guard's box of active threads. The plan it builds is one kind of the staging engine's, which
+generates the code (tiling/window.py) with the copies thread merge makes of a tiled loop.
 
 Window sizes follow from the loop bounds. When an extent depends on a runtime size (a filter
 of K x K, K a parameter), the window is sized for offsets spanning up to HALO_CAP and the
@@ -46,125 +50,30 @@ from __future__ import annotations
 
 import copy
 import itertools
-from dataclasses import dataclass, field
 
 import sympy
 from pycparser import c_ast
 
 from ...analysis.guards import ThreadIdAliases
 from ...analysis.manager import PreservedAnalyses
-from ...analysis.shape import ShapeAnalysis, is_pure, kernel_shape
+from ...analysis.shape import ShapeAnalysis, is_pure
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, MemoryExpression, PredefId
-from ...ir.build import fresh, from_sympy, shared_array, statements, sympy_text
-from ...ir.elements import element_bytes
-from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.rewrite import walk
 from ...ir.symbolic import SymbolEnv, decompose, to_sympy
 from ...launch import default_block, uses_y
 from ...targets import Target, get_target
 from ..manager import OptimizationPass, PassContext, adopt
-from .banks import tile_pad
-from .copies import local_names, rewrite_copy
 from .selection import Variant, choose
 from .shape import contains_barrier, enclosing_loop
-from .tiling import SYM, TilingAnalysis, uses_raw_thread_ids
+from .tiling import (AXES, HALO_CAP, SYM, THREAD, Box, Fence, Read, TilingAnalysis, Window,
+                     WindowPlan, uses_raw_thread_ids, windows_bytes)
 
-#: The largest offset span (amax - amin) a window is sized for when it is only known at run
-#: time; larger spans take the unstaged version of the kernel.
-HALO_CAP = 16
 SCALARS = {"float", "int", "unsigned int"}      # 4-byte words: the bank model's unit
 BLOCKS_2D = [(32, 8), (64, 4), (16, 16), (32, 16)]
 MERGES_2D = [(1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8)]
 BLOCKS_1D = [(128, 1), (256, 1)]
 MERGES_1D = [(1, 1), (2, 1), (4, 1)]
-AXES = ("y", "x")
-THREAD = {"y": "idy", "x": "idx"}
-
-
-@dataclass
-class Read:
-    """One staged access: its memory expression and its (row, column) offsets from the
-    thread's own element (from nothing, on an axis that does not follow the threads)."""
-
-    index: int
-    offsets: tuple[sympy.Expr, sympy.Expr]
-    low: tuple[sympy.Expr, sympy.Expr]      # least offsets over the loops
-    high: tuple[sympy.Expr, sympy.Expr]     # greatest offsets over the loops
-    fence: "Fence | None" = None            # the bounds test the read is under, if any
-
-
-#: Bounds (lo, hi) on a read's row and on its column (lo <= row < hi; None: no bound) from
-#: the ``if`` it is under: ``if (yy >= 0 && yy < H && xx >= 0 && xx < W) ... A[yy][xx]``.
-Fence = tuple[tuple["sympy.Expr | None", "sympy.Expr | None"],
-              tuple["sympy.Expr | None", "sympy.Expr | None"]]
-
-
-@dataclass
-class Window:
-    """The shared window of one array and the reads it serves."""
-
-    array: str
-    width: sympy.Expr                       # row pitch of the 2-D form (0 for a 1-D array)
-    elem: str
-    follows: tuple[bool, bool]              # (rows follow idy, columns follow idx)
-    reads: list[Read] = field(default_factory=list)
-    low: list[sympy.Expr] = field(default_factory=list)      # amin, bmin
-    high: list[sympy.Expr] = field(default_factory=list)     # amax, bmax
-    fence: Fence | None = None              # the bounds test of its conditional reads
-    corners: bool = True                    # some read reaches both least (greatest) offsets
-
-    def span(self, axis: int) -> sympy.Expr:
-        return sympy.expand(self.high[axis] - self.low[axis])
-
-    def capacity(self, axis: int) -> int:
-        """The window's extra rows (columns) beyond the threads' own: the span, or HALO_CAP
-        when the span is only known at run time."""
-        span = self.span(axis)
-        return int(span) if span.is_number else HALO_CAP
-
-    def describe(self) -> str:
-        axes = [f"{THREAD[a]} + [{lo}, {hi}]" if f else f"[{lo}, {hi}]"
-                for a, f, lo, hi in zip(AXES, self.follows, self.low, self.high)]
-        if self.width == 0:                 # a 1-D array: its index only
-            return f"{self.array}[{axes[1]}]"
-        return f"{self.array}({', '.join(axes)})"
-
-
-@dataclass
-class Box:
-    """The guard as bounds on the thread ids: lo[axis] <= id < hi[axis] (None: unbounded),
-    plus conditions that involve no thread (all must hold for any thread to be active)."""
-
-    lo: dict[str, sympy.Expr]
-    hi: dict[str, sympy.Expr]
-    uniform: list[c_ast.Node]
-
-
-@dataclass
-class StencilPlan:
-    original: GProcedure
-    windows: list[Window]
-    box: Box | None                         # None: the kernel has no guard
-    block: tuple[int, int]
-    merge: tuple[int, int]
-    loops: list[tuple[sympy.Expr, sympy.Expr]]   # bounds of every loop around a staged read
-
-    @property
-    def coverage(self) -> tuple[int, int]:
-        return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
-
-    def extent(self, w: Window, axis: int) -> tuple[int, int]:
-        """(rows or columns of the threads' own elements, capacity beyond them)."""
-        own = self.coverage[1 - axis] if w.follows[axis] else 1
-        return own, w.capacity(axis)
-
-    def elements_per_output(self) -> float:
-        cx, cy = self.coverage
-        total = 0
-        for w in self.windows:
-            rows, cols = (sum(self.extent(w, a)) for a in (0, 1))
-            total += rows * cols
-        return total / (cx * cy)
 
 
 class Stencil(OptimizationPass):
@@ -194,12 +103,12 @@ class Stencil(OptimizationPass):
         variants = self._variants(proc, ctx, windows, box, loops, target)
         if not variants:
             return PreservedAnalyses.all()
-        best = choose(ctx, proc, self.name, variants, build=lambda v: generate(v.plan, target))
+        best = choose(ctx, proc, self.name, variants)
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no window variant fits the target")
             return PreservedAnalyses.all()
         adopt(proc, best.proc, ctx)
-        plan: StencilPlan = best.plan
+        plan: WindowPlan = best.plan
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
                                      for a in (0, 1) if not w.span(a).is_number))
         ctx.remark("applied", self.name, proc, "staged in shared memory once per block: "
@@ -275,12 +184,12 @@ class Stencil(OptimizationPass):
         original = copy.deepcopy(proc)
         variants, refused = [], []
         for block, merge in itertools.product(blocks, merges):
-            plan = StencilPlan(original, windows, box, block, merge, loops)
+            plan = WindowPlan(original, windows, box, block, merge, loops)
             why = _launch_obstacle(plan, naive)
             if why:
                 refused.append(why)
                 continue
-            shared = tiles_bytes(plan, target)
+            shared = windows_bytes(plan, target)
             variants.append(Variant(f"block {block[0]}x{block[1]} merge {merge[0]}x{merge[1]}",
                                     block, (-plan.elements_per_output(),
                                             -(block[0] * block[1])),
@@ -492,7 +401,7 @@ def _around(w: Window) -> bool:
     return any(f and w.span(a) != 0 for a, f in enumerate(w.follows))
 
 
-def _launch_obstacle(plan: StencilPlan, naive: tuple[int, int]) -> str:
+def _launch_obstacle(plan: WindowPlan, naive: tuple[int, int]) -> str:
     """An axis the guard does not bound relies on the launch covering the thread space
     exactly: there the coverage must divide the naive block."""
     for axis, cover, size in (("x", plan.coverage[0], naive[0]),
@@ -563,209 +472,3 @@ def _id_of(node: c_ast.Node, aliases: dict[str, str]) -> str | None:
 
 
 # --------------------------------------------------------------------------- generation
-def tile_dims(w: Window, plan: StencilPlan, target: Target) -> tuple[int, int]:
-    """The window's shared array: rows x (columns + pad against the warp's read pattern)."""
-    rows, cols = (sum(plan.extent(w, a)) for a in (0, 1))
-    bx = plan.block[0]
-    if not w.follows[1] or rows == 1:
-        return rows, cols
-    lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
-    reads = [((lane // bx) if w.follows[0] else 0, lane % bx) for lane in lanes]
-    return rows, cols + tile_pad(cols, [reads], target)
-
-
-def tiles_bytes(plan: StencilPlan, target: Target) -> int:
-    """Shared memory the plan's windows take (elements sized by ir/elements.py)."""
-    total = 0
-    for w in plan.windows:
-        rows, cols = tile_dims(w, plan, target)
-        total += rows * cols * element_bytes(w.elem)
-    return total
-
-
-def generate(plan: StencilPlan, target: Target) -> GProcedure | None:
-    """The staged kernel for ``plan`` (a new GProcedure)."""
-    p = copy.deepcopy(plan.original)
-    shape, _ = kernel_shape(p)
-    bx, by = plan.block
-    mx, my = plan.merge
-    cx, cy = plan.coverage
-    taken = identifiers(p.func)
-    copies = list(itertools.product(range(my), range(mx)))
-    merged = len(copies) > 1
-    names = [fresh(taken, f"s_{w.array}") for w in plan.windows]
-    decls = [shared_array(n, w.elem, list(tile_dims(w, plan, target)))
-             for n, w in zip(names, plan.windows)]
-
-    def id_of(axis: str, m: int) -> c_ast.Node:
-        b, t, size, cover = (("bidx", "tidx", bx, cx) if axis == "x"
-                             else ("bidy", "tidy", by, cy))
-        if cover == size:
-            return PredefId(THREAD[axis])
-        return from_sympy(SYM[b] * cover + m * size + SYM[t])
-
-    node_of = {id(p.memory_expressions[r.index].node): (w, n, r)
-               for w, n in zip(plan.windows, names) for r in w.reads}
-    prologue_all, staged_all, plain_all = [], [], []
-    for m_y, m_x in copies:
-        suffix = f"_{m_y}_{m_x}" if merged else ""
-        memo: dict = {}
-        body = copy.deepcopy(shape.body, memo)
-        reads = {id(memo[k]): _window_read(w, n, r, plan, m_x, m_y)
-                 for k, (w, n, r) in node_of.items() if k in memo}
-        staged = [map_nodes(st, lambda nd: reads.get(id(nd), nd)) for st in body]
-        pieces = [copy.deepcopy(shape.prologue), staged, copy.deepcopy(shape.body)]
-        guard = copy.deepcopy(shape.guard)
-        if merged:
-            subst = {"idx": id_of("x", m_x), "idy": id_of("y", m_y)}
-            renames = local_names(p, "", suffix, taken)
-            pieces = [[rewrite_copy(st, subst, renames) for st in piece] for piece in pieces]
-            guard = rewrite_copy(guard, subst, renames) if guard is not None else None
-        prologue, staged, plain = pieces
-        prologue_all += prologue
-        if guard is not None:
-            active = fresh(taken, f"active{suffix}")
-            prologue_all += statements(f"const int {active} = COND;", COND=guard)
-            staged = [c_ast.If(c_ast.ID(active), c_ast.Compound(staged), None)]
-            plain = [c_ast.If(c_ast.ID(active), c_ast.Compound(plain), None)]
-        staged_all += staged
-        plain_all += plain
-
-    loads = [st for w, n in zip(plan.windows, names) for st in _load(w, n, plan, target, taken)]
-    nonempty = _nonempty(plan)
-    if nonempty is not None:
-        loads = [c_ast.If(nonempty, c_ast.Compound(loads), None)]
-    staged_code = loads + statements("__syncthreads();") + staged_all
-    fits = _fits(plan)
-    if fits is None:
-        code = staged_code
-    else:
-        code = [c_ast.If(fits, c_ast.Compound(staged_code), c_ast.Compound(plain_all))]
-    p.body.block_items = decls + prologue_all + code
-    p.launch_block = plan.block
-    p.coarsen = plan.merge
-    return p
-
-
-def _window_read(w: Window, name: str, r: Read, plan: StencilPlan, m_x: int, m_y: int
-                 ) -> c_ast.ArrayRef:
-    """The shared-window element that replaces read ``r`` in thread-merge copy (m_y, m_x)."""
-    bx, by = plan.block
-    own = (SYM["tidy"] + m_y * by, SYM["tidx"] + m_x * bx)
-    cells = [from_sympy((own[a] if w.follows[a] else 0) + r.offsets[a] - w.low[a])
-             for a in (0, 1)]
-    return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), cells[0]), cells[1])
-
-
-def _load(w: Window, name: str, plan: StencilPlan, target: Target, taken: set[str]
-          ) -> list[c_ast.Node]:
-    """The window, row by row: each warp loads whole rows, lane by lane (coalesced loads,
-    stores to consecutive words)."""
-    bx, by = plan.block
-    threads = bx * by
-    lanes = min(target.warp_size, threads)
-    r, c = fresh(taken, "r"), fresh(taken, "c")
-    rs, cs = sympy.Symbol(r, integer=True), sympy.Symbol(c, integer=True)
-    origin = (SYM["bidy"] * plan.coverage[1], SYM["bidx"] * plan.coverage[0])
-    spans = []
-    for a in (0, 1):
-        own = plan.extent(w, a)[0]
-        spans.append(sympy.expand(own + w.span(a)))
-    coords = [sympy.expand((origin[a] if w.follows[a] else 0) + w.low[a] + (rs, cs)[a])
-              for a in (0, 1)]
-    conds = []
-    box = plan.box
-    for a, axis in enumerate(AXES):
-        if not w.follows[a] or box is None:
-            continue
-        gid = THREAD[axis]
-        if gid in box.lo:
-            conds.append(f"({_c(coords[a])}) >= ({_c(box.lo[gid] + w.low[a])})")
-        if gid in box.hi:
-            conds.append(f"({_c(coords[a])}) < ({_c(box.hi[gid] + w.high[a])})")
-    for a in (0, 1):
-        lo, hi = w.fence[a] if w.fence is not None else (None, None)
-        if lo is not None:
-            conds.append(f"({_c(coords[a])}) >= ({_c(lo)})")
-        if hi is not None:
-            conds.append(f"({_c(coords[a])}) < ({_c(hi)})")
-    index = coords[0] * w.width + coords[1]
-    if not w.corners:
-        least, most = _flat_range(w, plan, origin)
-        conds += [f"({_c(index)}) >= {least}", f"({_c(index)}) <= {most}"]
-    value = f"{w.array}[{_c(index)}]"
-    if conds:
-        value = f"({' && '.join(conds)}) ? {value} : 0"
-    return statements(
-        f"for (int {r} = (@tidy * {bx} + @tidx) / {lanes}; {r} < {_c(spans[0])}; "
-        f"{r} += {threads // lanes}) "
-        f"for (int {c} = (@tidy * {bx} + @tidx) % {lanes}; {c} < {_c(spans[1])}; "
-        f"{c} += {lanes}) {name}[{r}][{c}] = {value};")
-
-
-def _flat_range(w: Window, plan: StencilPlan, origin: tuple[sympy.Expr, sympy.Expr]
-                ) -> tuple[str, str]:
-    """C expressions of the least and greatest flat index the naive kernel reads through the
-    window: each read reaches its own least (greatest) row and column offsets together (its
-    row and column move with different loops), at the first (last) active thread, of the
-    guard's box or, unguarded, of the block. A row-major array is contiguous, so every
-    element between the two is inside it."""
-    box = plan.box
-    first, last = [], []
-    for a, axis in enumerate(AXES):
-        gid, cover = THREAD[axis], plan.coverage[1 - a]
-        if not w.follows[a]:
-            first.append(sympy.Integer(0))
-            last.append(sympy.Integer(0))
-            continue
-        first.append(box.lo.get(gid, sympy.Integer(0)) if box is not None else origin[a])
-        last.append(box.hi[gid] - 1 if box is not None and gid in box.hi
-                    else origin[a] + cover - 1)
-    def flat(base, r_offsets):
-        return _c((base[0] + r_offsets[0]) * w.width + base[1] + r_offsets[1])
-
-    least = [flat(first, r.low) for r in w.reads]
-    most = [flat(last, r.high) for r in w.reads]
-
-    def fold(fn: str, items: list[str]) -> str:
-        out = items[0]
-        for item in dict.fromkeys(items[1:]):
-            out = f"{fn}({out}, {item})"
-        return out
-
-    return fold("min", list(dict.fromkeys(least))), fold("max", list(dict.fromkeys(most)))
-
-
-def _c(expr: sympy.Expr) -> str:
-    """C text (with @ids) of an integer sympy expression, products kept factored."""
-    return sympy_text(expr, expand=False)
-
-
-def _nonempty(plan: StencilPlan) -> c_ast.Node | None:
-    """When any thread reads the windows: every loop around a staged read iterates, and the
-    guard's box holds a thread (None: always)."""
-    conds = [f"({_c(lo)}) < ({_c(hi)})" for lo, hi in plan.loops
-             if not sympy.expand(hi - lo).is_positive]
-    box = plan.box
-    if box is not None:
-        for gid, hi in box.hi.items():
-            lo = box.lo.get(gid, sympy.Integer(0))
-            if not sympy.expand(hi - lo).is_positive:
-                conds.append(f"({_c(lo)}) < ({_c(hi)})")
-    text = " && ".join(dict.fromkeys(conds))
-    extra = list(box.uniform) if box is not None else []
-    if not conds and not extra:
-        return None
-    node = statements(f"__naiveopt_x = {text or '1'};")[0].rvalue
-    for u in extra:
-        node = c_ast.BinaryOp("&&", node, copy.deepcopy(u))
-    return node
-
-
-def _fits(plan: StencilPlan) -> c_ast.Node | None:
-    """The uniform test that runtime offset spans fit the windows (None: they always do)."""
-    conds = [f"({_c(w.span(a))}) <= {HALO_CAP}" for w in plan.windows for a in (0, 1)
-             if not w.span(a).is_number]
-    if not conds:
-        return None
-    return statements(f"__naiveopt_x = {' && '.join(dict.fromkeys(conds))};")[0].rvalue

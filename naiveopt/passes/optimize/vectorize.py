@@ -61,10 +61,10 @@ from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
 from ...targets import Target, get_target
 from ..manager import OptimizationPass, PassContext, adopt, reanalyse
-from .copies import local_names, rewrite_copy
 from .shape import contains_barrier
 from .selection import measure_refinement
-from .tiling import TilingAnalysis, uses_raw_thread_ids, with_load_width
+from .tiling import (TilingAnalysis, local_names, rewrite_copy, uses_raw_thread_ids,
+                     with_load_width)
 
 IDX = sympy.Symbol("idx", integer=True)
 _BRANCHES = (c_ast.If, c_ast.TernaryOp, c_ast.Switch, c_ast.For, c_ast.While, c_ast.DoWhile)

@@ -1,0 +1,157 @@
+"""The kernel of a plan, generated from scratch: here that of a tiled loop.
+
+The plan's loop over k becomes a loop over k-tiles of T iterations: the block loads the tiles
+of every staging cooperatively (loads.py), waits at a barrier, runs the loop body T times with
+the staged reads served from the tiles, and waits again before the next tile is loaded:
+
+    for (int k0 = lo; k0 < hi; k0 += T) {
+        <tile loads>; __syncthreads();
+        for (int kk = 0; kk < T && k0 + kk < hi; kk++) { const int k = k0 + kk; BODY }
+        __syncthreads();
+    }
+
+With thread merge each thread runs one copy of the code per output (copies.py); the copies
+share the tiles and, through registers, the values they read from them. Every thread must
+reach the barriers, so the kernel's bounds guard is hoisted (passes/optimize/shape.py): it
+becomes a flag per copy, the statements around the loop run under it, and the loop body only
+where it touches memory (a copy whose body only touches registers and tiles may run for
+inactive threads too, since tiles are zero-filled outside the bounds).
+"""
+from __future__ import annotations
+
+import copy
+
+from pycparser import c_ast
+
+from ....analysis.manager import AnalysisManager
+from ....analysis.shape import ShapeAnalysis
+from ....ir import GProcedure, PredefId
+from ....ir.build import fresh, from_sympy, shared_array, statements
+from ....ir.rewrite import identifiers, map_nodes, walk
+from ....launch import relied_multiple
+from ....targets import Target
+from ..shape import guarded
+from .copies import ThreadCopies
+from .loads import TileLoad, tile_loads
+from .plan import VEC, Staging, TilingPlan, load_order, tile_dims, unit_width
+from .window import WindowPlan, generate_window
+
+
+def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
+             ) -> tuple[GProcedure | None, str]:
+    """Build the kernel for ``plan`` (a new GProcedure), or (None, why it cannot): a tiled
+    loop here, a stencil's windows by window.py. Every statement of the new kernel is built or
+    copied anew: the plan's original kernel, whose shape ``am`` analyses, is never modified."""
+    if isinstance(plan, WindowPlan):
+        return generate_window(plan, target, am), ""
+    original = plan.original
+    lp = original.loops[plan.loop_index]
+    shape, why = am.get(original, ShapeAnalysis)
+    if shape is None or lp.node not in shape.body:
+        return None, why or "the loop is not at the top level of the kernel or its guard"
+    p = copy.deepcopy(original)
+    by = plan.block[1]
+    tile = plan.tile
+    taken = identifiers(p.func)
+    k = lp.iterator
+    k0, kk, e, r, c = (fresh(taken, n) for n in (f"{k}0", f"{k}{k}", "e", "r", "c"))
+    copies = ThreadCopies(plan.block, plan.merge)
+
+    # tiles and their loads
+    decls, loaders, tile_names = [], [], []
+    first = "@tidy * %d + @tidx" % plan.block[0] if by > 1 else "@tidx"
+    for s in plan.stagings:
+        name = fresh(taken, f"s_{s.array}")
+        tile_names.append(name)
+        decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
+        vector = fresh(taken, f"v_{s.array}") if unit_width(s, plan) > 1 else ""
+        segment, interleave = load_order(s, plan, target)[:2] if s.kind != VEC else (0, None)
+        loaders.append(TileLoad(s, name, plan, shape, lp, (k0, r, c, e, vector), first,
+                                segment, interleave))
+
+    # per-copy statements
+    position = shape.body.index(lp.node)
+    pre_all, body_all, post_all, prologue_all, actives = [], [], [], [], []
+    for m_y, m_x in copies.each:
+        memo: dict = {}
+        body = copy.deepcopy(lp.node.stmt, memo)
+        replace = {}
+        for s, name in zip(plan.stagings, tile_names):
+            read = _tile_read(s, name, copies, m_x, m_y, kk)
+            for i in s.accesses:
+                replace[id(memo[id(original.memory_expressions[i].node)])] = read
+        body = map_nodes(body, lambda n: copy.deepcopy(replace[id(n)])
+                         if id(n) in replace else n)
+        pieces = [copy.deepcopy(shape.prologue), copy.deepcopy(shape.body[:position]), [body],
+                  copy.deepcopy(shape.body[position + 1:])]
+        pieces, active, flag = copies.instantiate(original, m_y, m_x, pieces, shape.guard,
+                                                  taken, k)
+        prologue, pre, (body,), post = pieces
+        prologue_all += prologue + flag
+        if active:
+            pre, problem = guarded(pre, active)
+            if problem:
+                return None, f"cannot hoist the guard: {problem}"
+            if post:
+                post = [c_ast.If(c_ast.ID(active), c_ast.Compound(post), None)]
+        pre_all += pre
+        post_all += post
+        actives.append(active)
+        body_all.append(body)
+
+    decl = lp.node.init.decls[0]
+    iter_type = decl.type.type.names[0] if isinstance(decl.type, c_ast.TypeDecl) else "int"
+    uses_k = any(k in identifiers(b) for b in body_all)
+    iterator = f"{iter_type} {k} = {k0} + {kk};" if uses_k else ""
+    if copies.merged:
+        # a copy whose body only touches registers and shared tiles may run for inactive
+        # threads too (tiles are zero-filled outside the bounds); only its results are guarded
+        inner_body = [c_ast.If(c_ast.ID(a), b, None) if a and _touches_memory(b, p) else b
+                      for a, b in zip(actives, body_all)]
+        inner = statements(f"for (int {kk} = 0; {kk} < {tile} && {k0} + {kk} < HI; {kk}++) "
+                           f"{{ {iterator} BODY; }}", HI=copy.deepcopy(lp.upper),
+                           BODY=c_ast.Compound(inner_body))
+    else:
+        inner = statements(f"for (int {kk} = 0; {kk} < {tile} && {k0} + {kk} < HI; {kk}++) "
+                           f"{{ {iterator} BODY; }}", HI=copy.deepcopy(lp.upper),
+                           BODY=body_all[0])
+        if actives[0] and _touches_memory(body_all[0], p):
+            inner = [c_ast.If(c_ast.ID(actives[0]), c_ast.Compound(inner), None)]
+    head, first_tile = tile_loads(loaders, plan, taken, k0, lp)
+    staged = first_tile + statements(
+        f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) {{ HEAD; INNER; __syncthreads(); }}",
+        LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper), HEAD=c_ast.Compound(head),
+        INNER=c_ast.Compound(inner))
+    p.body.block_items = decls + prologue_all + pre_all + staged + post_all
+    p.launch_block = plan.block
+    p.coarsen = plan.merge
+    p.launch_multiple = relied_multiple(p, plan.coverage, shape.guard is not None)
+    return p, ""
+
+
+def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str
+               ) -> c_ast.Node:
+    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk."""
+    if s.kind == VEC:
+        return c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(kk))
+    if s.thread_axis == "x":
+        within = PredefId("tidx") if m_x == 0 else from_sympy(copies.within("x", m_x))
+    else:
+        within = PredefId("tidy") if m_y == 0 else from_sympy(copies.within("y", m_y))
+    row, col = (within, c_ast.ID(kk)) if s.kind.startswith("row") else (c_ast.ID(kk), within)
+    return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), row), col)
+
+
+def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:
+    """Whether a loop body reads or writes global memory or calls a function."""
+    arrays = {q.name for q in p.params if q.is_pointer}
+    for n, _ in walk(body):
+        if isinstance(n, c_ast.FuncCall):
+            return True
+        if isinstance(n, c_ast.ArrayRef):
+            base = n
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            if isinstance(base, c_ast.ID) and base.name in arrays:
+                return True
+    return False

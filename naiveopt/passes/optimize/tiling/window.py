@@ -1,0 +1,322 @@
+"""Neighbourhood windows: the stencil pass's kind of plan, and its code.
+
+A :class:`WindowPlan` stages, for each array a stencil reads around every thread's own element
+(found by the stencil pass's window analysis, stencil.py), the block's window of it: the rows
+and columns of the block's outputs widened by the reads' least and greatest offsets. The
+kernel loads every window row by row (a warp per row: coalesced loads, conflict-free stores),
+waits at a barrier, and runs its guarded body with the reads served from the windows:
+
+    __shared__ float s_A[CY + amax - amin][CX + bmax - bmin + pad];
+    const int active = <guard>;
+    for (each row r of the window, a warp per row) for (each column c, a lane per column)
+        s_A[r][c] = (inside what the naive kernel reads) ? A[...] : 0;
+    __syncthreads();
+    if (active) { BODY, A(idy + i, idx + j) read as s_A[tidy + i - amin][tidx + j - bmin] }
+
+Only elements the naive kernel itself reads are loaded: the guard's box shifted by the
+offsets, inside the reads' bounds tests, and within the flat index range of the reads where
+no read reaches both corners (stencil.py says why that is safe). With thread merge each
+thread runs one copy of the body per output (copies.py), so that a window serves more outputs.
+A window sized for an offset span known only at run time (HALO_CAP) is used where the span
+fits: ``if (span <= HALO_CAP) { staged } else { the original body }``, a uniform branch.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import sympy
+from pycparser import c_ast
+
+from ....analysis.manager import AnalysisManager
+from ....analysis.shape import ShapeAnalysis
+from ....ir import GProcedure
+from ....ir.build import fresh, from_sympy, shared_array, statements, sympy_text
+from ....ir.elements import array_bytes
+from ....ir.rewrite import identifiers, map_nodes
+from ....targets import Target
+from ..banks import tile_pad
+from .copies import ThreadCopies
+from .plan import SYM
+
+#: The largest offset span (amax - amin) a window is sized for when it is only known at run
+#: time; larger spans take the unstaged version of the kernel.
+HALO_CAP = 16
+AXES = ("y", "x")
+THREAD = {"y": "idy", "x": "idx"}
+
+
+@dataclass
+class Read:
+    """One staged access: its memory expression and its (row, column) offsets from the
+    thread's own element (from nothing, on an axis that does not follow the threads)."""
+
+    index: int
+    offsets: tuple[sympy.Expr, sympy.Expr]
+    low: tuple[sympy.Expr, sympy.Expr]      # least offsets over the loops
+    high: tuple[sympy.Expr, sympy.Expr]     # greatest offsets over the loops
+    fence: "Fence | None" = None            # the bounds test the read is under, if any
+
+
+#: Bounds (lo, hi) on a read's row and on its column (lo <= row < hi; None: no bound) from
+#: the ``if`` it is under: ``if (yy >= 0 && yy < H && xx >= 0 && xx < W) ... A[yy][xx]``.
+Fence = tuple[tuple["sympy.Expr | None", "sympy.Expr | None"],
+              tuple["sympy.Expr | None", "sympy.Expr | None"]]
+
+
+@dataclass
+class Window:
+    """The shared window of one array and the reads it serves."""
+
+    array: str
+    width: sympy.Expr                       # row pitch of the 2-D form (0 for a 1-D array)
+    elem: str
+    follows: tuple[bool, bool]              # (rows follow idy, columns follow idx)
+    reads: list[Read] = field(default_factory=list)
+    low: list[sympy.Expr] = field(default_factory=list)      # amin, bmin
+    high: list[sympy.Expr] = field(default_factory=list)     # amax, bmax
+    fence: Fence | None = None              # the bounds test of its conditional reads
+    corners: bool = True                    # some read reaches both least (greatest) offsets
+
+    def span(self, axis: int) -> sympy.Expr:
+        return sympy.expand(self.high[axis] - self.low[axis])
+
+    def capacity(self, axis: int) -> int:
+        """The window's extra rows (columns) beyond the threads' own: the span, or HALO_CAP
+        when the span is only known at run time."""
+        span = self.span(axis)
+        return int(span) if span.is_number else HALO_CAP
+
+    def describe(self) -> str:
+        axes = [f"{THREAD[a]} + [{lo}, {hi}]" if f else f"[{lo}, {hi}]"
+                for a, f, lo, hi in zip(AXES, self.follows, self.low, self.high)]
+        if self.width == 0:                 # a 1-D array: its index only
+            return f"{self.array}[{axes[1]}]"
+        return f"{self.array}({', '.join(axes)})"
+
+
+@dataclass
+class Box:
+    """The guard as bounds on the thread ids: lo[axis] <= id < hi[axis] (None: unbounded),
+    plus conditions that involve no thread (all must hold for any thread to be active)."""
+
+    lo: dict[str, sympy.Expr]
+    hi: dict[str, sympy.Expr]
+    uniform: list[c_ast.Node]
+
+
+@dataclass
+class WindowPlan:
+    """The windows a block stages, its shape and merge factors, and what the code generated
+    for them must test: the guard's box and the bounds of the loops around the reads."""
+
+    original: GProcedure                    # the analysed kernel before staging
+    windows: list[Window]
+    box: Box | None                         # None: the kernel has no guard
+    block: tuple[int, int]
+    merge: tuple[int, int]
+    loops: list[tuple[sympy.Expr, sympy.Expr]]   # bounds of every loop around a staged read
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
+
+    def extent(self, w: Window, axis: int) -> tuple[int, int]:
+        """(rows or columns of the threads' own elements, capacity beyond them)."""
+        own = self.coverage[1 - axis] if w.follows[axis] else 1
+        return own, w.capacity(axis)
+
+    def elements_per_output(self) -> float:
+        cx, cy = self.coverage
+        total = 0
+        for w in self.windows:
+            rows, cols = (sum(self.extent(w, a)) for a in (0, 1))
+            total += rows * cols
+        return total / (cx * cy)
+
+
+def window_dims(w: Window, plan: WindowPlan, target: Target) -> tuple[int, int]:
+    """The window's shared array: rows x (columns + pad against the warp's read pattern)."""
+    rows, cols = (sum(plan.extent(w, a)) for a in (0, 1))
+    bx = plan.block[0]
+    if not w.follows[1] or rows == 1:
+        return rows, cols
+    lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
+    reads = [((lane // bx) if w.follows[0] else 0, lane % bx) for lane in lanes]
+    return rows, cols + tile_pad(cols, [reads], target)
+
+
+def windows_bytes(plan: WindowPlan, target: Target) -> int:
+    """Shared memory the plan's windows take (elements sized by ir/elements.py)."""
+    return sum(array_bytes(w.elem, window_dims(w, plan, target)) for w in plan.windows)
+
+
+def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GProcedure:
+    """The staged kernel for ``plan`` (a new GProcedure). Every statement of it is built or
+    copied anew: the plan's original kernel, whose shape ``am`` analyses, is never modified."""
+    original = plan.original
+    shape, _ = am.get(original, ShapeAnalysis)
+    p = copy.deepcopy(original)
+    taken = identifiers(p.func)
+    copies = ThreadCopies(plan.block, plan.merge)
+    names = [fresh(taken, f"s_{w.array}") for w in plan.windows]
+    decls = [shared_array(n, w.elem, list(window_dims(w, plan, target)))
+             for n, w in zip(names, plan.windows)]
+
+    node_of = {id(original.memory_expressions[r.index].node): (w, n, r)
+               for w, n in zip(plan.windows, names) for r in w.reads}
+    prologue_all, staged_all, plain_all = [], [], []
+    for m_y, m_x in copies.each:
+        memo: dict = {}
+        body = copy.deepcopy(shape.body, memo)
+        reads = {id(memo[k]): _window_read(w, n, r, copies, m_x, m_y)
+                 for k, (w, n, r) in node_of.items() if k in memo}
+        staged = [map_nodes(st, lambda nd: reads.get(id(nd), nd)) for st in body]
+        pieces = [copy.deepcopy(shape.prologue), staged, copy.deepcopy(shape.body)]
+        pieces, active, flag = copies.instantiate(original, m_y, m_x, pieces, shape.guard,
+                                                  taken)
+        prologue, staged, plain = pieces
+        prologue_all += prologue + flag
+        if active:
+            staged = [c_ast.If(c_ast.ID(active), c_ast.Compound(staged), None)]
+            plain = [c_ast.If(c_ast.ID(active), c_ast.Compound(plain), None)]
+        staged_all += staged
+        plain_all += plain
+
+    loads = [st for w, n in zip(plan.windows, names) for st in _load(w, n, plan, target, taken)]
+    nonempty = _nonempty(plan)
+    if nonempty is not None:
+        loads = [c_ast.If(nonempty, c_ast.Compound(loads), None)]
+    staged_code = loads + statements("__syncthreads();") + staged_all
+    fits = _fits(plan)
+    if fits is None:
+        code = staged_code
+    else:
+        code = [c_ast.If(fits, c_ast.Compound(staged_code), c_ast.Compound(plain_all))]
+    p.body.block_items = decls + prologue_all + code
+    p.launch_block = plan.block
+    p.coarsen = plan.merge
+    return p
+
+
+def _window_read(w: Window, name: str, r: Read, copies: ThreadCopies, m_x: int, m_y: int
+                 ) -> c_ast.ArrayRef:
+    """The shared-window element that replaces read ``r`` in thread-merge copy (m_y, m_x)."""
+    own = (copies.within("y", m_y), copies.within("x", m_x))
+    cells = [from_sympy((own[a] if w.follows[a] else 0) + r.offsets[a] - w.low[a])
+             for a in (0, 1)]
+    return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), cells[0]), cells[1])
+
+
+def _load(w: Window, name: str, plan: WindowPlan, target: Target, taken: set[str]
+          ) -> list[c_ast.Node]:
+    """The window, row by row: each warp loads whole rows, lane by lane (coalesced loads,
+    stores to consecutive words)."""
+    bx, by = plan.block
+    threads = bx * by
+    lanes = min(target.warp_size, threads)
+    r, c = fresh(taken, "r"), fresh(taken, "c")
+    rs, cs = sympy.Symbol(r, integer=True), sympy.Symbol(c, integer=True)
+    origin = (SYM["bidy"] * plan.coverage[1], SYM["bidx"] * plan.coverage[0])
+    spans = []
+    for a in (0, 1):
+        own = plan.extent(w, a)[0]
+        spans.append(sympy.expand(own + w.span(a)))
+    coords = [sympy.expand((origin[a] if w.follows[a] else 0) + w.low[a] + (rs, cs)[a])
+              for a in (0, 1)]
+    conds = []
+    box = plan.box
+    for a, axis in enumerate(AXES):
+        if not w.follows[a] or box is None:
+            continue
+        gid = THREAD[axis]
+        if gid in box.lo:
+            conds.append(f"({_c(coords[a])}) >= ({_c(box.lo[gid] + w.low[a])})")
+        if gid in box.hi:
+            conds.append(f"({_c(coords[a])}) < ({_c(box.hi[gid] + w.high[a])})")
+    for a in (0, 1):
+        lo, hi = w.fence[a] if w.fence is not None else (None, None)
+        if lo is not None:
+            conds.append(f"({_c(coords[a])}) >= ({_c(lo)})")
+        if hi is not None:
+            conds.append(f"({_c(coords[a])}) < ({_c(hi)})")
+    index = coords[0] * w.width + coords[1]
+    if not w.corners:
+        least, most = _flat_range(w, plan, origin)
+        conds += [f"({_c(index)}) >= {least}", f"({_c(index)}) <= {most}"]
+    value = f"{w.array}[{_c(index)}]"
+    if conds:
+        value = f"({' && '.join(conds)}) ? {value} : 0"
+    return statements(
+        f"for (int {r} = (@tidy * {bx} + @tidx) / {lanes}; {r} < {_c(spans[0])}; "
+        f"{r} += {threads // lanes}) "
+        f"for (int {c} = (@tidy * {bx} + @tidx) % {lanes}; {c} < {_c(spans[1])}; "
+        f"{c} += {lanes}) {name}[{r}][{c}] = {value};")
+
+
+def _flat_range(w: Window, plan: WindowPlan, origin: tuple[sympy.Expr, sympy.Expr]
+                ) -> tuple[str, str]:
+    """C expressions of the least and greatest flat index the naive kernel reads through the
+    window: each read reaches its own least (greatest) row and column offsets together (its
+    row and column move with different loops), at the first (last) active thread, of the
+    guard's box or, unguarded, of the block. A row-major array is contiguous, so every
+    element between the two is inside it."""
+    box = plan.box
+    first, last = [], []
+    for a, axis in enumerate(AXES):
+        gid, cover = THREAD[axis], plan.coverage[1 - a]
+        if not w.follows[a]:
+            first.append(sympy.Integer(0))
+            last.append(sympy.Integer(0))
+            continue
+        first.append(box.lo.get(gid, sympy.Integer(0)) if box is not None else origin[a])
+        last.append(box.hi[gid] - 1 if box is not None and gid in box.hi
+                    else origin[a] + cover - 1)
+    def flat(base, r_offsets):
+        return _c((base[0] + r_offsets[0]) * w.width + base[1] + r_offsets[1])
+
+    least = [flat(first, r.low) for r in w.reads]
+    most = [flat(last, r.high) for r in w.reads]
+
+    def fold(fn: str, items: list[str]) -> str:
+        out = items[0]
+        for item in dict.fromkeys(items[1:]):
+            out = f"{fn}({out}, {item})"
+        return out
+
+    return fold("min", list(dict.fromkeys(least))), fold("max", list(dict.fromkeys(most)))
+
+
+def _c(expr: sympy.Expr) -> str:
+    """C text (with @ids) of an integer sympy expression, products kept factored."""
+    return sympy_text(expr, expand=False)
+
+
+def _nonempty(plan: WindowPlan) -> c_ast.Node | None:
+    """When any thread reads the windows: every loop around a staged read iterates, and the
+    guard's box holds a thread (None: always)."""
+    conds = [f"({_c(lo)}) < ({_c(hi)})" for lo, hi in plan.loops
+             if not sympy.expand(hi - lo).is_positive]
+    box = plan.box
+    if box is not None:
+        for gid, hi in box.hi.items():
+            lo = box.lo.get(gid, sympy.Integer(0))
+            if not sympy.expand(hi - lo).is_positive:
+                conds.append(f"({_c(lo)}) < ({_c(hi)})")
+    text = " && ".join(dict.fromkeys(conds))
+    extra = list(box.uniform) if box is not None else []
+    if not conds and not extra:
+        return None
+    node = statements(f"__naiveopt_x = {text or '1'};")[0].rvalue
+    for u in extra:
+        node = c_ast.BinaryOp("&&", node, copy.deepcopy(u))
+    return node
+
+
+def _fits(plan: WindowPlan) -> c_ast.Node | None:
+    """The uniform test that runtime offset spans fit the windows (None: they always do)."""
+    conds = [f"({_c(w.span(a))}) <= {HALO_CAP}" for w in plan.windows for a in (0, 1)
+             if not w.span(a).is_number]
+    if not conds:
+        return None
+    return statements(f"__naiveopt_x = {' && '.join(dict.fromkeys(conds))};")[0].rvalue

@@ -2,8 +2,9 @@
 
 Staging passes restructure a kernel around its guard (passes/optimize/shape.py hoists it so
 that every thread reaches the barriers); others only need to know whether there is one and what
-it bounds. :class:`ShapeAnalysis` is the cached shape of a kernel the passes run on;
-:func:`kernel_shape` computes it for a transformed copy that no pass manager sees.
+it bounds. :class:`ShapeAnalysis` is the cached shape of a kernel, got through the analysis
+manager by the passes, also for the copies of it that staging plans keep; :func:`kernel_shape`
+computes it where no manager is at hand (the GPU kit reads whether a parsed kernel is guarded).
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from pycparser import c_ast
 
 from ...analysis.coalescing import coalescing
 from ...analysis.manager import PreservedAnalyses
-from ...analysis.shape import ShapeAnalysis, kernel_shape
+from ...analysis.shape import ShapeAnalysis
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, PredefId
 from ...ir.build import fresh, from_sympy, shared_array, statements
@@ -174,10 +174,11 @@ def _comparisons(cond: c_ast.Node) -> int:
 
 
 def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GProcedure:
+    """The kernel with its write ``m`` staged through a ``side`` x ``side`` tile (a new
+    GProcedure; its body is built from copies of ``proc``'s shape, so ``proc`` stays as it
+    is for the other variants)."""
     p = copy.deepcopy(proc)
-    index = proc.memory_expressions.index(m)
-    mm = p.memory_expressions[index]
-    shape, _ = kernel_shape(p)
+    shape = copy.deepcopy(ctx.am.get(proc, ShapeAnalysis)[0])
     taken = identifiers(p.func)
     tile = fresh(taken, f"s_{m.array}")
     elem = p.param(m.array).base_type
@@ -193,8 +194,8 @@ def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GPro
     bidx, bidy = sympy.Symbol("bidx", integer=True), sympy.Symbol("bidy", integer=True)
     tidx, tidy = sympy.Symbol("tidx", integer=True), sympy.Symbol("tidy", integer=True)
     sx, sy = bidx * side + tidy, bidy * side + tidx      # the thread whose value we store
-    y, x = mm.two_d
-    target_index = {"Y": from_sympy(y.subs(IDX, sx)), "W": from_sympy(mm.width),
+    y, x = m.two_d
+    target_index = {"Y": from_sympy(y.subs(IDX, sx)), "W": from_sympy(m.width),
                     "X": from_sympy(x.subs(IDY, sy))}
     if shape.guard is not None:
         cond = "SX < BX && SY < BY"

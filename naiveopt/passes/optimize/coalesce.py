@@ -4,7 +4,7 @@ A global read whose address moves by a non-unit stride between neighbouring thre
 ``A(idx, k)`` in a loop over k, i.e. ``A[idx*W + k]`` — makes every thread of a warp touch its
 own memory sector. The pass tiles the loop by T, lets the block's threads load the block's rows
 of the tile cooperatively (consecutive threads, consecutive addresses: coalesced), waits at a
-barrier, and reads the values from shared memory instead (tiling.py generates the code):
+barrier, and reads the values from shared memory instead (the tiling engine generates the code):
 
     for (int k0 = lo; k0 < hi; k0 += T) {
         for (int e = tid; e < BX*T; e += nthreads)               // coalesced loads

@@ -4,7 +4,7 @@ A staged loop loads a k-tile, waits at a barrier, computes on it and waits again
 loads, its threads have nothing else to do, and only other resident blocks hide the latency.
 Prefetching issues the global loads of tile k+1 into registers before the block computes on
 tile k, so the loads are in flight during the compute; the next iteration stores the registers
-into the shared tile (tiling.py generates the code from the plan's ``prefetch`` flag).
+into the shared tile (tiling/loads.py generates the code from the plan's ``prefetch`` flag).
 
 The registers are paid for with occupancy: each thread holds its share of every tile (MV's
 256x32 tile on 256 threads is 32 floats per thread). The pass builds the prefetching variant,

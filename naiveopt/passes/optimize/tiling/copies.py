@@ -62,6 +62,11 @@ def rewrite_copy(node: c_ast.Node, subst: dict[str, c_ast.Node], renames: dict[s
     return map_nodes(node, fn)
 
 
+def when_active(active: str, stmts: list[c_ast.Node]) -> list[c_ast.Node]:
+    """``if (active) { stmts }``: what only the copy's active threads may run."""
+    return [c_ast.If(c_ast.ID(active), c_ast.Compound(stmts), None)]
+
+
 class ThreadCopies:
     """The copies a thread runs for blocks of ``block`` threads merged by ``merge`` = (MX, MY):
     ``each`` lists them as (my, mx), y-major; with one copy (merge 1x1) the code keeps its

@@ -31,7 +31,7 @@ from ....ir.rewrite import identifiers, map_nodes, walk
 from ....launch import relied_multiple
 from ....targets import Target
 from ..shape import guarded
-from .copies import ThreadCopies
+from .copies import ThreadCopies, when_active
 from .loads import TileLoad, tile_loads
 from .plan import VEC, Staging, TilingPlan, load_order, tile_dims, unit_width
 from .window import WindowPlan, generate_window
@@ -93,7 +93,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
             if problem:
                 return None, f"cannot hoist the guard: {problem}"
             if post:
-                post = [c_ast.If(c_ast.ID(active), c_ast.Compound(post), None)]
+                post = when_active(active, post)
         pre_all += pre
         post_all += post
         actives.append(active)
@@ -116,7 +116,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
                            f"{{ {iterator} BODY; }}", HI=copy.deepcopy(lp.upper),
                            BODY=body_all[0])
         if actives[0] and _touches_memory(body_all[0], p):
-            inner = [c_ast.If(c_ast.ID(actives[0]), c_ast.Compound(inner), None)]
+            inner = when_active(actives[0], inner)
     head, first_tile = tile_loads(loaders, plan, taken, k0, lp)
     staged = first_tile + statements(
         f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) {{ HEAD; INNER; __syncthreads(); }}",

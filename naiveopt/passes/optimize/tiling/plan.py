@@ -44,6 +44,19 @@ KINDS = ("row_x", "row_y", "col_x", "col_y")
 VEC = "vec"
 
 
+class MergedBlocks:
+    """What every kind of plan fixes: blocks of ``block`` threads (x, y), each thread
+    computing ``merge`` outputs (thread merge: copies.py)."""
+
+    block: tuple[int, int]
+    merge: tuple[int, int]
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        """The outputs a block covers along x and y."""
+        return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
+
+
 @dataclass
 class Staging:
     """One shared tile and the accesses it serves."""
@@ -67,7 +80,7 @@ class Staging:
 
 
 @dataclass
-class TilingPlan:
+class TilingPlan(MergedBlocks):
     """A staged loop: the loop, the tiles and the accesses they serve, the block shape, the
     tile width along the loop, the merge factors and how the tiles are loaded."""
 
@@ -79,10 +92,6 @@ class TilingPlan:
     merge: tuple[int, int] = (1, 1)
     prefetch: bool = False        # register prefetching of the next k-tile
     load_width: int = 1           # elements per cooperative tile load (vector loads)
-
-    @property
-    def coverage(self) -> tuple[int, int]:
-        return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
 
 
 class TilingAnalysis(Analysis[TilingPlan | None]):
@@ -203,7 +212,7 @@ def segment_units(s: Staging, plan: TilingPlan, target: Target) -> int:
 
 def unit_cell(u: int, s: Staging, plan: TilingPlan, segment: int,
               interleave: tuple[int, int] | None = None) -> tuple[int, int]:
-    """Tile (row, column) of the first element of unit ``u`` (what :class:`_TileLoad` emits);
+    """Tile (row, column) of the first element of unit ``u`` (what loads.TileLoad emits);
     ``interleave`` is (rows per warp, spacing) of an interleaved row order (load_order)."""
     width = unit_width(s, plan)
     per_row = tile_extent(s, plan)[1] // width

@@ -36,8 +36,8 @@ from ....ir.elements import array_bytes
 from ....ir.rewrite import identifiers, map_nodes
 from ....targets import Target
 from ..banks import tile_pad
-from .copies import ThreadCopies
-from .plan import SYM
+from .copies import ThreadCopies, when_active
+from .plan import SYM, MergedBlocks
 
 #: The largest offset span (amax - amin) a window is sized for when it is only known at run
 #: time; larger spans take the unstaged version of the kernel.
@@ -106,7 +106,7 @@ class Box:
 
 
 @dataclass
-class WindowPlan:
+class WindowPlan(MergedBlocks):
     """The windows a block stages, its shape and merge factors, and what the code generated
     for them must test: the guard's box and the bounds of the loops around the reads."""
 
@@ -116,10 +116,6 @@ class WindowPlan:
     block: tuple[int, int]
     merge: tuple[int, int]
     loops: list[tuple[sympy.Expr, sympy.Expr]]   # bounds of every loop around a staged read
-
-    @property
-    def coverage(self) -> tuple[int, int]:
-        return self.block[0] * self.merge[0], self.block[1] * self.merge[1]
 
     def extent(self, w: Window, axis: int) -> tuple[int, int]:
         """(rows or columns of the threads' own elements, capacity beyond them)."""
@@ -178,8 +174,7 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
         prologue, staged, plain = pieces
         prologue_all += prologue + flag
         if active:
-            staged = [c_ast.If(c_ast.ID(active), c_ast.Compound(staged), None)]
-            plain = [c_ast.If(c_ast.ID(active), c_ast.Compound(plain), None)]
+            staged, plain = when_active(active, staged), when_active(active, plain)
         staged_all += staged
         plain_all += plain
 

@@ -7,8 +7,10 @@ each kernel's GPragma.
 """
 from __future__ import annotations
 
+import copy
 import os
 import re
+from dataclasses import dataclass
 
 import clang.cindex as ci
 from pycparser import c_ast
@@ -142,9 +144,59 @@ def macro_defines(source: str, defines: dict[str, str]) -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class SourceUnit:
+    """One kernel file as the front end read it: all that later stages need from the text.
+
+    The source is read here once (:func:`parse_unit`); the pipeline, verification and emission
+    take this, not the text, so none of them parses or scans it again. ``module`` is never
+    changed: each consumer (the optimized compile, an unoptimized one, the naive program of
+    verification) takes its own copy with :meth:`fresh_module`. ``source`` stays for where the
+    text itself is the product: an OpenCL input is its own naive program, and the GPU kit
+    stores the naive file as the user wrote it."""
+
+    path: str
+    source: str
+    dialect: str
+    defines: dict[str, str]      # the -D NAME=VALUE given, macros and problem sizes alike
+    macros: dict[str, str]       # those of them that are preprocessor macros (macro_defines)
+    fixed: dict[str, int]        # the integer values this compile fixes (fixed_macros)
+    overridable: set[str]        # #define defaults under a conditional a build may override
+    module: GModule              # the parsed file; copy it with fresh_module
+
+    def fresh_module(self) -> GModule:
+        """A copy of the parsed module for a consumer to transform (the unit keeps its own)."""
+        return copy.deepcopy(self.module)
+
+    def macros_among(self, defines: dict[str, str]) -> dict[str, str]:
+        """Which of ``defines`` (another size set's names, say) are macros for this file."""
+        return macro_defines(self.source, defines)
+
+
+def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) -> SourceUnit:
+    """Read a kernel file once: its GModule, its macros and the sizes its compile fixes, or
+    a located NaiveoptError.
+
+    libclang may parse the text more than once within this call, and only here: again with
+    the paper's predefined ids (``idx``...) defined when the file uses them undeclared (the
+    first parse is how naiveopt learns which), and once more with every integer macro set to
+    a sentinel value (:func:`_macro_literals`: clang folds macros away, and the twin parse is
+    how a literal is traced back to the macro it came from)."""
+    defines = dict(defines or {})
+    macros = macro_defines(source, defines)
+    module = _parse(path, source, macros)
+    fixed, overridable = fixed_macros(source, defines)
+    return SourceUnit(path, source, module.dialect, defines, macros, fixed, overridable, module)
+
+
 def parse_module(path: str, source: str, defines: dict[str, str] | None = None) -> GModule:
-    """Parse a kernel file into a GModule, or raise a located NaiveoptError."""
-    defines = macro_defines(source, dict(defines or {}))
+    """Parse a kernel file into a GModule, or raise a located NaiveoptError (the module of
+    :func:`parse_unit`, for callers that need nothing else)."""
+    return parse_unit(path, source, defines).module
+
+
+def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
+    """The GModule of a file; ``defines`` are the -D definitions that are its macros."""
     dialect = dialect_of(path)
     if "\0" in source:
         raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)
@@ -455,4 +507,5 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                       pragma=pragma)
 
 
-__all__ = ["dialect_of", "parse_module", "param_decl", "NaiveoptError", "UnsupportedConstruct"]
+__all__ = ["dialect_of", "parse_module", "parse_unit", "SourceUnit", "param_decl", "NaiveoptError",
+           "UnsupportedConstruct"]

@@ -261,7 +261,8 @@ def test_shared_2d_array():
     assert same(w.index, "17*tidy + tidx") and w.width == 17
     assert same(w.two_d[0], "tidy") and same(w.two_d[1], "tidx")
     assert same(r.two_d[0], "tidx") and same(r.two_d[1], "tidy")
-    assert all(m.space == "global" for m in mems(proc, "A"))
+    assert [(m.space, m.kind) for m in mems(proc, "A")] == [("global", "read"),
+                                                            ("global", "write")]
 
 
 def test_const_pointer_and_constant_space():
@@ -346,6 +347,7 @@ def test_non_canonical_loops(body, why):
     assert not lp.canonical
     assert why in lp.why_not_canonical
     # the iterator of a non-canonical loop is not a loop symbol
+    assert proc.memory_expressions
     assert all(not m.decomposition.loop for m in proc.memory_expressions)
 
 

@@ -71,7 +71,13 @@ def vector_element(name: str) -> tuple[Element | None, int]:
     return element(name), 1
 
 
-def element_bytes(name: str, default: int = 4) -> int:
+#: Bytes of a 32-bit word: the element size assumed for a type the table does not know (a
+#: struct or typedef the front end let through), and the size of every element type that has
+#: a vector form (ir/vector.VECTOR_ELEMENTS: float, int, unsigned int).
+WORD_BYTES = 4
+
+
+def element_bytes(name: str, default: int = WORD_BYTES) -> int:
     """Bytes of one element of type ``name`` (``default`` for types not in the table)."""
     e = element(name)
     return e.bytes if e else default

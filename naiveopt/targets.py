@@ -75,6 +75,11 @@ class Candidates:
     thread_merge_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
     #: coalesce-writes: sides of the square tile a transposed write goes through
     transpose_sides: tuple[int, ...] = (32, 16, 8)
+    #: stencil: blocks and (x, y) outputs per thread of a 2-D and a 1-D kernel
+    stencil_blocks_2d: tuple[Pair, ...] = ((32, 8), (64, 4), (16, 16), (32, 16))
+    stencil_merges_2d: tuple[Pair, ...] = ((1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8))
+    stencil_blocks_1d: tuple[Pair, ...] = ((128, 1), (256, 1))
+    stencil_merges_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
 
 
 @dataclass(frozen=True)

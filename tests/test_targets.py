@@ -25,13 +25,14 @@ def test_candidate_blocks_are_whole_warps_that_fit(arch):
     c = t.candidates
     squares = [(s, s) for s in c.transpose_sides]
     blocks = [*c.coalesce_blocks_2d, *c.coalesce_blocks_1d, *c.merge_blocks, *squares,
-              NAIVE_BLOCK_1D, NAIVE_BLOCK_2D]
+              *c.stencil_blocks_2d, *c.stencil_blocks_1d, NAIVE_BLOCK_1D, NAIVE_BLOCK_2D]
     for x, y in blocks:
         assert (x * y) % t.warp_size == 0 and x * y <= t.threads_per_block, (arch, x, y)
     assert min(c.coalesce_tiles + c.merge_tiles) > 0
-    for factors in (c.thread_merge_2d, c.thread_merge_1d):
+    for factors in (c.thread_merge_2d, c.thread_merge_1d, c.stencil_merges_2d,
+                    c.stencil_merges_1d):
         assert (1, 1) in factors and min(min(f) for f in factors) >= 1
-    assert all(my == 1 for _, my in c.thread_merge_1d)
+    assert all(my == 1 for _, my in c.thread_merge_1d + c.stencil_merges_1d)
 
 
 def test_other_sm_versions_fall_back_and_unknown_arch_is_an_error():

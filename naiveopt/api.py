@@ -218,7 +218,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
         raise NaiveoptError("opt=False runs no optimization pass, yet passes were named")
     c = compile_module(source, filename, target, arch, opt, defines, metadata, dump_ir, options)
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                  os.path.basename(filename), sidecar_name)
+                  os.path.basename(filename), sidecar_name, host=True)
     verifications = _verify(source, filename, c, code, defines) if verify else {}
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
@@ -232,7 +232,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                             os.path.basename(filename), sidecar_name, result.unverified)
+                             os.path.basename(filename), sidecar_name, result.unverified,
+                             host=True)
     if require_verified and result.unverified:
         raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
                                       in result.unverified.items())

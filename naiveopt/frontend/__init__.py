@@ -21,8 +21,10 @@ from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
+from . import host, prelude
 from ..verify.expr import evaluate
-from .translate import VECTOR_TYPES, Translator, base_type_name
+from ..ir.typenames import type_node as ir_type_node
+from .translate import _SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name, type_spelling
 
 K = ci.CursorKind
 CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
@@ -148,16 +150,22 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     dialect = dialect_of(path)
     if "\0" in source:
         raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)
+    _check_headers(path, source)
     tu = cs.parse(path, source, dialect, defines)
     missing = _undeclared_paper_ids(tu)
     if missing:
         tu = cs.parse(path, source, dialect, {**_paper_defines(dialect, missing), **defines})
-    err = cs.first_error(tu, path, source)
+    parts = host.FileParts(tu, path, source, dialect)
+    err = cs.first_error(tu, path, source, parts.in_host_code,
+                         prelude.unknown_headers(path, source))
     if err is not None:
+        called = re.match(r"no matching function for call to '(\w+)'", err.message)
+        if called and called.group(1) in {c.spelling for c in parts.host}:
+            err.message = (f"host function '{called.group(1)}' is called from device code: "
+                           "declare it __device__")
         raise err
-    for cursor in tu.cursor.get_children():
-        if cursor.kind == K.FUNCTION_TEMPLATE and cursor.location.file is not None and \
-                cursor.location.file.name == path:
+    for cursor in parts.device:
+        if cursor.kind == K.FUNCTION_TEMPLATE:
             raise UnsupportedConstruct("templates are not supported: write the kernel for one "
                                        "type", path, cursor.location.line,
                                        cursor.location.column)
@@ -168,9 +176,8 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
                                    dialect, missing).items()})
     translator = Translator(path, source, macro_at)
     module = GModule(path=path, dialect=dialect, procedures=[], paper_ids=missing)
-    functions = [c for c in tu.cursor.get_children()
-                 if c.kind == K.FUNCTION_DECL and c.location.file is not None
-                 and c.location.file.name == path and c.is_definition()]
+    functions = [c for c in parts.declarations
+                 if c.kind == K.FUNCTION_DECL and c.is_definition()]
     config = _config_from_macros(file_macros, defines)
     pragma_lines = _pragmas_by_line(source)
     previous_end = 0
@@ -180,17 +187,19 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
         previous_end = fn.extent.end.line
         if _is_kernel(fn, dialect):
             module.procedures.append(_procedure(fn, translator, dialect, config, user))
-        elif dialect == "opencl" or any(c.kind == K.CUDADEVICE_ATTR for c in fn.get_children()):
+        elif parts.is_device(fn):
             module.helpers.append(_function_def(fn, translator, "__device__"))
-        else:
-            raise translator.error(fn, f"host function '{fn.spelling}' is not supported: give "
-                                       "naiveopt a file of kernels and __device__ functions")
     module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
-    module.globals = [_global(c, translator, dialect) for c in tu.cursor.get_children()
-                      if c.kind == K.VAR_DECL and c.location.file is not None
-                      and c.location.file.name == path]
+    _check_no_host_references(parts, translator)
+    module.globals = [_global(c, translator, dialect) for c in parts.device
+                      if c.kind == K.VAR_DECL]
+    module.typedefs = _typedefs(parts)
+    module.includes = [source.split("\n")[line - 1].strip()
+                       for line, _, _ in prelude.includes(source)]
+    if parts.host:
+        module.host_code = host.host_text(source, parts.device)
     _check_globals_read_only(module)
     helpers = helper_globals(module)
     for proc in module.procedures:
@@ -199,6 +208,48 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     module.macros = {name: defines.get(name, file_macros.get(name, ""))
                      for name in sorted(translator.used_macros)}
     return module
+
+
+def _check_headers(path: str, source: str) -> None:
+    """An include of a header whose constructs naiveopt does not model is a located error
+    naming the construct."""
+    for line, _, name in prelude.includes(source):
+        if name in prelude.OUT_OF_SCOPE_HEADERS:
+            text = source.split("\n")[line - 1]
+            raise UnsupportedConstruct(f"{prelude.OUT_OF_SCOPE_HEADERS[name]} are not "
+                                       f"supported (#include <{name}>)", path, line,
+                                       text.index("#") + 1)
+
+
+def _check_no_host_references(parts: host.FileParts, translator: Translator) -> None:
+    """Device code that names host code (a host variable or function) is a located error:
+    the output's kernels could not compile."""
+    for fn in parts.device:
+        if fn.kind != K.FUNCTION_DECL:
+            continue
+        for node in fn.walk_preorder():
+            ref = node.referenced if node.kind in (K.DECL_REF_EXPR, K.CALL_EXPR) else None
+            if ref is None or not parts.is_host(ref):
+                continue
+            if ref.kind == K.VAR_DECL:
+                raise translator.error(node, f"host variable '{ref.spelling}' is read in "
+                                             "device code: kernels read file-scope data "
+                                             "declared __constant__ or __device__")
+            if ref.kind == K.FUNCTION_DECL:
+                raise translator.error(node, f"host function '{ref.spelling}' is called from "
+                                             "device code: declare it __device__")
+
+
+def _typedefs(parts: host.FileParts) -> dict[str, str]:
+    """The file's typedefs of scalar and vector types: name -> the type it denotes."""
+    out = {}
+    for c in parts.device:
+        if c.kind == K.TYPEDEF_DECL:
+            under = c.underlying_typedef_type
+            if under.get_canonical().kind in _SCALAR_KINDS or \
+                    base_type_name(under) in VECTOR_TYPES:
+                out[c.spelling] = base_type_name(under)
+    return out
 
 
 def _global(cursor: ci.Cursor, translator: Translator, dialect: str) -> GlobalVar:
@@ -378,36 +429,43 @@ def _check_not_recursive(fn: ci.Cursor, translator: Translator) -> None:
 
 def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
     ctype = cursor.type
-    if ctype.kind == ci.TypeKind.POINTER:
+    if ctype.get_canonical().kind == ci.TypeKind.POINTER:
+        if ctype.kind != ci.TypeKind.POINTER:
+            ctype = ctype.get_canonical()        # a typedef of a pointer: written out
         pointee = ctype.get_pointee()
-        if pointee.kind == ci.TypeKind.POINTER:
+        if pointee.get_canonical().kind == ci.TypeKind.POINTER:
             raise translator.error(cursor, "pointer-to-pointer parameters are not supported")
         if pointee.get_canonical().kind == ci.TypeKind.RECORD and \
                 base_type_name(pointee) not in VECTOR_TYPES:
             raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not "
                                            "supported: arrays of structs")
+        if pointee.get_canonical().kind == ci.TypeKind.FUNCTIONPROTO:
+            raise translator.error(cursor, "function pointer parameters are not supported")
         space = {1: "global", 2: "local", 3: "constant"}.get(pointee.get_address_space(),
                                                              "global")
         if dialect == "opencl" and space == "local":
             raise translator.error(cursor, "__local pointer parameters are not supported")
         return Param(cursor.spelling, base_type_name(pointee), True,
                      const=pointee.is_const_qualified() or space == "constant",
-                     restrict=ctype.is_restrict_qualified(), address_space=space)
-    if ctype.kind in (ci.TypeKind.RECORD, ci.TypeKind.ELABORATED) and \
-            "image" not in ctype.spelling and base_type_name(ctype) not in (
-            "float2", "float4", "int2", "int4"):
-        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
+                     restrict=ctype.is_restrict_qualified(), address_space=space,
+                     spelling=type_spelling(pointee) or "")
     if "image" in ctype.spelling or "sampler" in ctype.spelling:
         raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported "
                                        "in naive kernels")
+    if ctype.get_canonical().kind == ci.TypeKind.RECORD and \
+            base_type_name(ctype) not in VECTOR_TYPES:
+        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
+    if ctype.get_canonical().kind not in _SCALAR_KINDS and \
+            base_type_name(ctype) not in VECTOR_TYPES:
+        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
     return Param(cursor.spelling, base_type_name(ctype), False,
-                 const=ctype.is_const_qualified())
+                 const=ctype.is_const_qualified(), spelling=type_spelling(ctype) or "")
 
 
 def param_decl(p: Param) -> c_ast.Decl:
     """The c_ast declaration of a parameter (dialect-neutral: no address-space qualifier)."""
     base = c_ast.TypeDecl(p.name, ["const"] if p.const else [], None,
-                          c_ast.IdentifierType([p.base_type]))
+                          ir_type_node(p.base_type, p.spelling))
     if p.is_pointer:
         ptr_quals = ["__restrict__"] if p.restrict else []
         type_node: c_ast.Node = c_ast.PtrDecl(ptr_quals, base)

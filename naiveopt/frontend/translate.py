@@ -14,8 +14,10 @@ from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
 from ..ir.literals import float_suffix, literal_token
+from ..ir.typenames import type_node as ir_type_node
 from . import clang_setup as cs
 from .pointer_offsets import PointerOffsets
+from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS
 
 K = ci.CursorKind
 
@@ -24,7 +26,8 @@ _QUALIFIER_WORDS = {"const", "volatile", "restrict", "__restrict", "__restrict__
                     "private", "struct"}
 _TYPEDEF_SPELLINGS = {"uint": "unsigned int", "uchar": "unsigned char",
                       "ushort": "unsigned short", "ulong": "unsigned long"}
-VECTOR_TYPES = {f"{b}{n}" for b in ("float", "int", "uint", "char", "uchar", "short", "double")
+VECTOR_TYPES = {f"{b}{n}" for b in ("float", "int", "uint", "char", "uchar", "short", "ushort",
+                                    "long", "ulong", "double")
                 for n in (2, 3, 4, 8, 16)}
 _SCALAR_KINDS = {getattr(ci.TypeKind, k) for k in (
     "BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "CHAR_S", "SCHAR",
@@ -32,20 +35,50 @@ _SCALAR_KINDS = {getattr(ci.TypeKind, k) for k in (
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+def _words(spelling: str) -> str:
+    return " ".join(w for w in spelling.replace("*", " ").split() if w not in _QUALIFIER_WORDS)
+
+
 def base_type_name(ctype: ci.Type) -> str:
-    """The unqualified spelling of a non-pointer, non-array type, valid in CUDA and OpenCL."""
-    words = [w for w in ctype.spelling.replace("*", " ").split() if w not in _QUALIFIER_WORDS]
-    name = " ".join(words)
+    """The unqualified spelling of a non-pointer, non-array type, valid in CUDA and OpenCL:
+    the type a typedef denotes (``typedef float DATA_TYPE;``, ``size_t``), OpenCL's
+    ``uint``/``uchar``/... spelled out, a vector type by its name."""
+    name = _words(ctype.spelling)
     if name in VECTOR_TYPES:
         return name
-    if name not in _TYPEDEF_SPELLINGS and ctype.get_canonical().kind in _SCALAR_KINDS and \
-            ctype.get_canonical().spelling != ctype.spelling:
-        # a typedef of a scalar (``typedef float real;``): the output carries no typedefs,
-        # so it is written as the type it names (else nvcc: 'real' is undefined)
-        words = [w for w in ctype.get_canonical().spelling.split()
-                 if w not in _QUALIFIER_WORDS]
-        name = " ".join(words)
+    canonical = ctype.get_canonical()
+    if name not in _TYPEDEF_SPELLINGS and name != _words(canonical.spelling):
+        if canonical.kind in _SCALAR_KINDS:
+            name = _words(canonical.spelling)
+        else:                         # a typedef of a vector type: its name
+            decl = canonical.get_declaration()
+            vector = _words(decl.spelling) if decl is not None else ""
+            for candidate in (vector, _typedef_target(ctype)):
+                if candidate in VECTOR_TYPES:
+                    return candidate
     return _TYPEDEF_SPELLINGS.get(name, name)
+
+
+def _typedef_target(ctype: ci.Type) -> str:
+    """The vector type name a chain of typedefs ends in (``typedef float4 vec;``), or ''."""
+    for _ in range(16):
+        decl = ctype.get_declaration()
+        if decl is None or decl.kind != K.TYPEDEF_DECL:
+            return ""
+        ctype = decl.underlying_typedef_type
+        if _words(ctype.spelling) in VECTOR_TYPES:
+            return _words(ctype.spelling)
+    return ""
+
+
+def type_spelling(ctype: ci.Type) -> str | None:
+    """The typedef name the user wrote for a scalar or vector type (``DATA_TYPE``,
+    ``size_t``, ``int64_t``), or None where the type is written as itself (or as one of
+    OpenCL's ``uint``/``uchar``/``ushort``/``ulong``, which the output spells out)."""
+    name = _words(ctype.spelling)
+    if name in VECTOR_TYPES or name in _TYPEDEF_SPELLINGS or not _IDENT.fullmatch(name):
+        return None
+    return name if name != base_type_name(ctype) else None
 
 
 class Translator:
@@ -90,6 +123,12 @@ class Translator:
 
         ``dims`` are the array dimensions as written (so a macro keeps its name)."""
         kind = ctype.kind
+        if ctype.get_canonical().kind in (ci.TypeKind.POINTER, ci.TypeKind.CONSTANTARRAY,
+                                          ci.TypeKind.INCOMPLETEARRAY,
+                                          ci.TypeKind.VARIABLEARRAY) and kind != \
+                ctype.get_canonical().kind:
+            ctype = ctype.get_canonical()     # a typedef of a pointer or array: written out
+            kind = ctype.kind
         if kind == ci.TypeKind.POINTER:
             quals = []
             if ctype.is_const_qualified():
@@ -103,17 +142,16 @@ class Translator:
             return c_ast.ArrayDecl(inner, dim, [])
         if kind in (ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY):
             raise self.error(cursor, "arrays without a constant size are not supported")
-        if kind == ci.TypeKind.ELABORATED and ctype.get_named_type().kind == ci.TypeKind.RECORD:
-            if base_type_name(ctype) not in VECTOR_TYPES:
-                raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
-        if kind == ci.TypeKind.RECORD and base_type_name(ctype) not in VECTOR_TYPES:
+        if ctype.get_canonical().kind == ci.TypeKind.RECORD and \
+                base_type_name(ctype) not in VECTOR_TYPES:
             raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
         quals = []
         if ctype.is_const_qualified():
             quals.append("const")
         if ctype.is_volatile_qualified():
             quals.append("volatile")
-        return c_ast.TypeDecl(name, quals, None, c_ast.IdentifierType([base_type_name(ctype)]))
+        return c_ast.TypeDecl(name, quals, None, ir_type_node(base_type_name(ctype),
+                                                             type_spelling(ctype)))
 
     # ------------------------------------------------------------- statements
     def statement(self, cursor: ci.Cursor) -> list[c_ast.Node]:
@@ -154,7 +192,25 @@ class Translator:
             return [c_ast.EmptyStatement()]
         if kind.is_expression():
             return [self.expr(cursor)]
+        if kind == K.UNEXPOSED_STMT:
+            return self._loop_hint(cursor)
         return self._reject(cursor)
+
+    def _loop_hint(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        """A loop under ``#pragma unroll`` (an attributed statement, unexposed in libclang):
+        the pragma is kept as written before the loop (the postprocessor drops it if a
+        pass left no loop after it)."""
+        children = list(cursor.get_children())
+        loops = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+        lines = self.source.split("\n")
+        line = cursor.location.line
+        text = lines[line - 1].strip() if cursor.location.file is not None and \
+            cursor.location.file.name == self.path and 0 < line <= len(lines) else ""
+        m = re.match(r"#\s*pragma\s+(.*?)\s*$", text)
+        if len(children) != 1 or children[0].kind not in loops or not m:
+            return self._reject(cursor)
+        return [c_ast.Pragma(m.group(1), coord=self.coord(cursor)),
+                *self.statement(children[0])]
 
     def _reject(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         names = {K.GOTO_STMT: "goto", K.INDIRECT_GOTO_STMT: "goto", K.LABEL_STMT: "labels",
@@ -195,6 +251,10 @@ class Translator:
                 and not file_scope:
             raise self.error(cursor, "static variables are not supported in kernels")
         init_cursor = cs.var_initializer(cursor)
+        if ctype.get_canonical().kind == ci.TypeKind.POINTER and \
+                ctype.get_canonical().get_pointee().get_canonical().kind in (
+                    ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
+            raise self.error(cursor, "function pointers are not supported")
         if ctype.get_canonical().kind == ci.TypeKind.POINTER:
             if file_scope or storage:
                 raise self.error(cursor, "pointer variables are only supported as local "
@@ -278,6 +338,9 @@ class Translator:
         """Translate an expression cursor."""
         kind = cursor.kind
         coord = self.coord(cursor)
+        constant = self._prelude_constant(cursor)
+        if constant:
+            return c_ast.ID(constant, coord=coord)
         if kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
             children = list(cursor.get_children())
             if len(children) == 1:
@@ -355,6 +418,20 @@ class Translator:
             raise self.error(cursor, "sizeof/alignof are not supported in kernels")
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
 
+    def _prelude_constant(self, cursor: ci.Cursor) -> str | None:
+        """The name of a constant of the prelude (``INFINITY``, ``FLT_MAX``, ``M_PI``...) that
+        this expression is exactly the expansion of, or None: the output keeps the name
+        (frontend/prelude.py says which header a CUDA output includes for it)."""
+        loc, extent = cursor.location, cursor.extent
+        if loc.file is None or loc.file.name != self.path:
+            return None
+        name = self.token_at(cursor)
+        if name not in CONSTANTS:
+            return None
+        if extent.start.offset != loc.offset or extent.end.offset > loc.offset + len(name):
+            return None
+        return name
+
     def _vector_component(self, cursor: ci.Cursor, child: ci.Cursor) -> str | None:
         """``v.x`` / ``v.yz`` on an OpenCL vector (an ExtVectorElementExpr, unexposed in
         libclang): the component, read from the tokens, or None for a plain implicit cast."""
@@ -383,9 +460,57 @@ class Translator:
             raise self.error(cursor, "calls through function pointers are not supported")
         if name.startswith("atomic"):
             raise self.error(cursor, f"atomic operation '{name}' is not supported")
+        if name in OUT_OF_SCOPE_FUNCTIONS:
+            raise self.error(cursor, f"{OUT_OF_SCOPE_FUNCTIONS[name]} are not supported in "
+                                     f"kernels ('{name}')")
+        if ref is not None and ref.kind == K.FUNCTION_DECL and any(
+                c.kind == K.CUDAGLOBAL_ATTR for c in ref.get_children()):
+            raise self.error(cursor, f"dynamic parallelism (launching kernel '{name}' from "
+                                     "device code) is not supported")
+        if name == "__ldg":
+            return self._ldg(cursor)
         args = [self.expr(a) for a in cursor.get_arguments()]
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
                               coord=self.coord(cursor))
+
+    def _ldg(self, cursor: ci.Cursor) -> c_ast.Node:
+        """``__ldg(&A[i])`` / ``__ldg(A + i)``: the read ``A[i]`` itself. The read-only
+        cache is a hint a const __restrict__ array gets anyway, and the passes see the read
+        (a staged one leaves global memory altogether)."""
+        (arg,) = list(cursor.get_arguments())
+        while arg.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and \
+                len(list(arg.get_children())) == 1:
+            arg = next(arg.get_children())
+        if arg.kind == K.UNARY_OPERATOR and cs.unary_operator(arg) == "&":
+            (operand,) = list(arg.get_children())
+            return self.expr(operand)
+        base, offsets = self._pointer_offset(arg)
+        if base is not None:
+            index: c_ast.Node = c_ast.Constant("int", "0")
+            for i, off in enumerate(offsets):
+                index = self.expr(off) if i == 0 else c_ast.BinaryOp("+", index, self.expr(off))
+            return c_ast.ArrayRef(self.expr(base), index, coord=self.coord(cursor))
+        raise self.error(cursor, "__ldg of this address is not supported: write "
+                                 "__ldg(&A[i]) or __ldg(A + i)")
+
+    def _pointer_offset(self, cursor: ci.Cursor
+                        ) -> tuple[ci.Cursor | None, list[ci.Cursor]]:
+        """(array parameter, integer offsets) of ``A + i + 1``-style addresses (``A`` alone:
+        no offsets), or (None, []) for any other pointer expression."""
+        while cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and \
+                len(list(cursor.get_children())) == 1:
+            cursor = next(cursor.get_children())
+        if cursor.kind == K.DECL_REF_EXPR and \
+                cursor.type.get_canonical().kind == ci.TypeKind.POINTER:
+            return cursor, []
+        if cursor.kind == K.BINARY_OPERATOR and cs.binary_operator(cursor) == "+":
+            left, right = list(cursor.get_children())
+            if right.type.get_canonical().kind == ci.TypeKind.POINTER:
+                left, right = right, left
+            base, offsets = self._pointer_offset(left)
+            if base is not None and right.type.get_canonical().kind in _SCALAR_KINDS:
+                return base, offsets + [right]
+        return None, []
 
     def literal(self, cursor: ci.Cursor) -> c_ast.Node:
         """A literal, written exactly as in the source; one that came from an object-like

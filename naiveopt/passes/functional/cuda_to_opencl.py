@@ -16,6 +16,7 @@ from ...ir import GModule, GProcedure
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
+from ...ir import typenames
 from ...ir.textures import bind_textures
 from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
@@ -47,6 +48,7 @@ class CUDAToOpenCL(Pass):
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
             notes += _rewrite_body(helper.body, module.path)
             _opencl_type_names(helper)
+            typenames.to_opencl(helper)
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
             for note in notes:
@@ -58,6 +60,7 @@ class CUDAToOpenCL(Pass):
         for note in _rewrite_body(proc.body, proc.file):
             ctx.remark("analysis", self.name, proc, note)
         _opencl_type_names(proc.func)
+        typenames.to_opencl(proc.func, proc.func.decl.type.args)
         proc.dialect = "opencl"
 
 
@@ -68,10 +71,7 @@ def _space_of(proc: GProcedure):
     return space
 
 
-#: CUDA type spellings OpenCL C does not have: 'long long' is reserved there (PoCL aborts on
-#: it); OpenCL's 64-bit integer is 'long', as CUDA's 'long long' is.
-_OPENCL_TYPE_NAMES = {"long long": "long", "long long int": "long", "signed long long": "long",
-                      "unsigned long long": "ulong", "unsigned long long int": "ulong"}
+_OPENCL_TYPE_NAMES = typenames.OPENCL_TYPE_NAMES
 
 
 def _opencl_type_names(node: c_ast.Node) -> None:

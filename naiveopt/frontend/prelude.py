@@ -1,0 +1,422 @@
+"""The prelude: what kernel code may name without declaring it, in CUDA and in OpenCL C.
+
+naiveopt parses kernels with libclang but without any system or SDK header: the CUDA headers
+do not parse cleanly outside nvcc, and a kernel needs few of their names. Yet kernels as people
+write them use those names all the time (``size_t`` ids, ``INFINITY``, ``FLT_MAX``, ``expf``,
+``make_float2``, ``#include <math.h>``), and nvcc or an OpenCL compiler accepts them, so
+naiveopt must too. This module declares them, for each dialect, in one place:
+
+- a prelude that libclang reads before the kernel file (``-include``): the CUDA built-in
+  variables, vector types and math library, the standard typedefs (``size_t``, ``int64_t``...,
+  from ir/elements.py's table), the constants of <math.h>, <float.h> and <limits.h>, and enough
+  of the CUDA runtime API and C library for host code around the kernels to parse;
+- the headers that are read as empty files, since the prelude declares their names
+  (``#include <cuda_runtime.h>``, ``<math.h>``, ``<float.h>``, ``<stdint.h>``...), and the
+  out-of-scope headers whose include is an error naming the construct;
+- which header the output needs for each constant or typedef name a kernel uses, so that the
+  CUDA output includes it (OpenCL C has these names built in).
+
+Every function declared here is a name the translations must know (passes/functional/
+builtins.py: each CUDA function has an OpenCL form and each OpenCL built-in a CUDA one, or the
+translation says it has none); tests/test_prelude.py holds the two tables to each other.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from ..ir.elements import STANDARD_TYPEDEFS
+
+VIRTUAL_ROOT = "/naiveopt-prelude"
+PRELUDE_NAME = f"{VIRTUAL_ROOT}/prelude.h"
+#: Where the empty stand-ins of ignored headers live (searched first; system headers never).
+INCLUDE_DIR = f"{VIRTUAL_ROOT}/include"
+
+#: Headers whose names the prelude declares: an ``#include`` of one is read as an empty file.
+IGNORED_HEADERS = (
+    "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_launch_parameters.h",
+    "device_functions.h", "math_functions.h", "vector_types.h", "vector_functions.h",
+    "builtin_types.h", "driver_types.h", "math.h", "cmath", "float.h", "cfloat", "stdint.h",
+    "cstdint", "inttypes.h", "cinttypes", "stddef.h", "cstddef", "limits.h", "climits",
+    "stdio.h", "cstdio", "stdlib.h", "cstdlib", "string.h", "cstring", "stdbool.h", "time.h",
+    "ctime", "assert.h", "cassert",
+)
+
+#: Headers that bring in constructs naiveopt does not model: including one is an error that
+#: names the construct (at the #include line).
+OUT_OF_SCOPE_HEADERS = {
+    "cooperative_groups.h": "cooperative groups",
+    "cooperative_groups/reduce.h": "cooperative groups",
+    "cooperative_groups/memcpy_async.h": "cooperative groups",
+    "cuda/atomic": "atomics (libcu++ cuda::atomic)",
+    "cuda/barrier": "asynchronous barriers (libcu++ cuda::barrier)",
+    "cuda_pipeline.h": "asynchronous copies (cuda_pipeline.h)",
+    "mma.h": "warp matrix operations (WMMA)",
+    "cub/cub.cuh": "CUB block and warp primitives",
+    "sm_30_intrinsics.h": "warp intrinsics",
+}
+
+#: Object-like constants the prelude defines: name -> (CUDA value, header that declares it
+#: in a CUDA build). OpenCL C has all of them built in (the OpenCL prelude defines them for
+#: parsing); the output keeps the name.
+CONSTANTS: dict[str, tuple[str, str]] = {
+    "INFINITY": ("__builtin_inff()", "math.h"),
+    "NAN": ("__builtin_nanf(\"\")", "math.h"),
+    "HUGE_VALF": ("__builtin_huge_valf()", "math.h"),
+    "HUGE_VAL": ("__builtin_huge_val()", "math.h"),
+    "M_E": ("2.718281828459045235360287471352662498", "math.h"),
+    "M_LOG2E": ("1.442695040888963407359924681001892137", "math.h"),
+    "M_LOG10E": ("0.434294481903251827651128918916605082", "math.h"),
+    "M_LN2": ("0.693147180559945309417232121458176568", "math.h"),
+    "M_LN10": ("2.302585092994045684017991454684364208", "math.h"),
+    "M_PI": ("3.141592653589793238462643383279502884", "math.h"),
+    "M_PI_2": ("1.570796326794896619231321691639751442", "math.h"),
+    "M_PI_4": ("0.785398163397448309615660845819875721", "math.h"),
+    "M_1_PI": ("0.318309886183790671537767526745028724", "math.h"),
+    "M_2_PI": ("0.636619772367581343075535053490057448", "math.h"),
+    "M_2_SQRTPI": ("1.128379167095512573896158903121545172", "math.h"),
+    "M_SQRT2": ("1.414213562373095048801688724209698079", "math.h"),
+    "M_SQRT1_2": ("0.707106781186547524400844362104849039", "math.h"),
+    "FLT_MAX": ("3.40282347e+38F", "float.h"),
+    "FLT_MIN": ("1.17549435e-38F", "float.h"),
+    "FLT_EPSILON": ("1.1920929e-07F", "float.h"),
+    "DBL_MAX": ("1.7976931348623157e+308", "float.h"),
+    "DBL_MIN": ("2.2250738585072014e-308", "float.h"),
+    "DBL_EPSILON": ("2.2204460492503131e-16", "float.h"),
+    "CHAR_BIT": ("8", "limits.h"),
+    "SCHAR_MAX": ("127", "limits.h"),
+    "SCHAR_MIN": ("(-127-1)", "limits.h"),
+    "UCHAR_MAX": ("255", "limits.h"),
+    "SHRT_MAX": ("32767", "limits.h"),
+    "SHRT_MIN": ("(-32767-1)", "limits.h"),
+    "USHRT_MAX": ("65535", "limits.h"),
+    "INT_MAX": ("2147483647", "limits.h"),
+    "INT_MIN": ("(-2147483647-1)", "limits.h"),
+    "UINT_MAX": ("4294967295U", "limits.h"),
+    "LONG_MAX": ("9223372036854775807L", "limits.h"),
+    "LONG_MIN": ("(-9223372036854775807L-1)", "limits.h"),
+    "ULONG_MAX": ("18446744073709551615UL", "limits.h"),
+}
+
+#: Header a CUDA output includes for each standard typedef the kernels use.
+TYPEDEF_HEADERS = {name: ("stddef.h" if name in ("size_t", "ptrdiff_t") else "stdint.h")
+                   for name in STANDARD_TYPEDEFS}
+
+#: Element types of the vector types and their lane counts (CUDA has 1 to 4 lanes, OpenCL C
+#: 2, 3, 4, 8 and 16; the common ones are declared in both).
+VECTOR_BASES = {"char": "signed char", "uchar": "unsigned char", "short": "short",
+                "ushort": "unsigned short", "int": "int", "uint": "unsigned int",
+                "long": "long", "ulong": "unsigned long", "float": "float",
+                "double": "double"}
+_FIELDS = ("x", "y", "z", "w")
+
+
+def _cuda_vectors() -> str:
+    lines = []
+    for name, scalar in VECTOR_BASES.items():
+        for n in (1, 2, 3, 4):
+            fields = ", ".join(_FIELDS[:n])
+            args = ", ".join(f"{scalar} {f}" for f in _FIELDS[:n])
+            lines.append(f"struct {name}{n} {{ {scalar} {fields}; }};")
+            lines.append(f"__host__ __device__ {name}{n} make_{name}{n}({args});")
+    for n in (1, 2, 3, 4):               # CUDA's 64-bit integer vectors under C++ names
+        for name, scalar in (("longlong", "long long"), ("ulonglong", "unsigned long long")):
+            fields = ", ".join(_FIELDS[:n])
+            args = ", ".join(f"{scalar} {f}" for f in _FIELDS[:n])
+            lines.append(f"struct {name}{n} {{ {scalar} {fields}; }};")
+            lines.append(f"__host__ __device__ {name}{n} make_{name}{n}({args});")
+    return "\n".join(lines)
+
+
+def _opencl_vectors() -> str:
+    return "\n".join(f"typedef {name if name == 'char' else scalar} {name}{n} "
+                     f"__attribute__((ext_vector_type({n})));"
+                     for name, scalar in VECTOR_BASES.items() for n in (2, 3, 4, 8, 16))
+
+
+#: CUDA device functions by signature: (return, parameters) -> names. Single precision, its
+#: intrinsics (``__expf``), the C++ overloads of the double-precision names, integer intrinsics.
+CUDA_FUNCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("float", "float"): (
+        "sqrtf", "rsqrtf", "cbrtf", "rcbrtf", "expf", "exp2f", "exp10f", "expm1f", "logf",
+        "log2f", "log10f", "log1pf", "logbf", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf",
+        "sinhf", "coshf", "tanhf", "asinhf", "acoshf", "atanhf", "sinpif", "cospif", "floorf",
+        "ceilf", "roundf", "truncf", "rintf", "nearbyintf", "fabsf", "erff", "erfcf",
+        "lgammaf", "tgammaf", "__expf", "__exp10f", "__logf", "__log2f", "__log10f", "__sinf",
+        "__cosf", "__tanf", "__saturatef", "__frcp_rn", "__fsqrt_rn", "__frsqrt_rn"),
+    ("float", "float, float"): (
+        "powf", "fminf", "fmaxf", "fmodf", "remainderf", "atan2f", "hypotf", "copysignf",
+        "fdimf", "__powf", "__fdividef", "__fadd_rn", "__fsub_rn", "__fmul_rn", "__fdiv_rn"),
+    ("float", "float, float, float"): ("fmaf", "__fmaf_rn"),
+    ("double", "double"): (
+        "sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10",
+        "log1p", "logb", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+        "asinh", "acosh", "atanh", "sinpi", "cospi", "floor", "ceil", "round", "trunc",
+        "rint", "nearbyint", "fabs", "erf", "erfc", "lgamma", "tgamma"),
+    ("double", "double, double"): (
+        "pow", "fmin", "fmax", "fmod", "remainder", "atan2", "hypot", "copysign", "fdim"),
+    ("double", "double, double, double"): ("fma",),
+    ("int", "unsigned int"): ("__popc",),
+    ("int", "unsigned long long"): ("__popcll",),
+    ("int", "int"): ("__clz", "__ffs", "abs"),
+    ("unsigned int", "unsigned int"): ("__brev",),
+    ("int", "int, int"): ("__mul24", "__mulhi"),
+    ("unsigned int", "unsigned int, unsigned int"): ("__umul24", "__umulhi"),
+    ("long", "long"): ("labs",),
+    ("long long", "long long"): ("llabs",),
+    ("int", "float"): ("__float_as_int", "__float2int_rn", "__float2int_rz", "__float2int_ru",
+                       "__float2int_rd"),
+    ("unsigned int", "float"): ("__float_as_uint", "__float2uint_rn", "__float2uint_rz"),
+    ("float", "int"): ("__int_as_float", "__int2float_rn", "__int2float_rz"),
+    ("float", "unsigned int"): ("__uint_as_float", "__uint2float_rn"),
+}
+
+#: Overloads C++ gives the double-precision names for float (``sqrt(x)`` on a float is float),
+#: min/max for each arithmetic type, and the classification macros of <math.h> as functions.
+_CUDA_OVERLOADS = (
+    [f"float {n}({', '.join(['float'] * k)});"
+     for (ret, params), names in CUDA_FUNCTIONS.items() if ret == "double"
+     for k in [params.count("double")] for n in names]
+    + [f"{t} {f}({t}, {t});" for f in ("min", "max")
+       for t in ("int", "unsigned int", "long", "unsigned long", "long long",
+                 "unsigned long long", "float", "double")]
+    + ["float abs(float);", "double abs(double);", "long abs(long);",
+       "long long abs(long long);"]
+    + [f"bool {f}({t});" for f in ("isnan", "isinf", "isfinite", "signbit")
+       for t in ("float", "double")]
+)
+
+#: Device functions that are out of naiveopt's scope -> the construct, which the translator's
+#: error names ("warp shuffles are not supported in kernels ('__shfl_down_sync')").
+OUT_OF_SCOPE_FUNCTIONS = {
+    "__shfl_sync": "warp shuffles", "__shfl_up_sync": "warp shuffles",
+    "__shfl_down_sync": "warp shuffles", "__shfl_xor_sync": "warp shuffles",
+    "__shfl": "warp shuffles", "__shfl_up": "warp shuffles", "__shfl_down": "warp shuffles",
+    "__shfl_xor": "warp shuffles", "__ballot_sync": "warp votes", "__any_sync": "warp votes",
+    "__all_sync": "warp votes", "__activemask": "warp votes", "__syncwarp": "warp barriers",
+    "clock": "clock reads", "clock64": "clock reads", "printf": "device-side printf calls",
+    "assert": "device-side asserts", "__trap": "traps", "malloc": "device-side allocations",
+    "free": "device-side allocations",
+}
+
+
+def cuda_device_function_names() -> set[str]:
+    """Every function name the CUDA prelude declares for device code (make_<vector> aside)."""
+    names = {n for names in CUDA_FUNCTIONS.values() for n in names}
+    return names | {"min", "max", "abs", "isnan", "isinf", "isfinite", "signbit"}
+
+
+_CUDA_DEVICE = r"""
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define NULL 0
+struct __nv_uint3 { unsigned int x, y, z; };
+extern const __device__ struct __nv_uint3 threadIdx, blockIdx, blockDim, gridDim;
+extern const __device__ int warpSize;
+__device__ void __syncthreads(void);
+__device__ int __syncthreads_count(int);
+__device__ int __syncthreads_and(int);
+__device__ int __syncthreads_or(int);
+__device__ void __threadfence(void);
+__device__ void __threadfence_block(void);
+template <class T> __device__ T __ldg(const T *);
+__device__ int atomicAdd(int *, int); __device__ float atomicAdd(float *, float);
+__device__ unsigned int atomicAdd(unsigned int *, unsigned int);
+__device__ double atomicAdd(double *, double);
+__device__ int atomicSub(int *, int); __device__ int atomicExch(int *, int);
+__device__ float atomicExch(float *, float);
+__device__ int atomicMin(int *, int); __device__ int atomicMax(int *, int);
+__device__ int atomicCAS(int *, int, int);
+__device__ unsigned int atomicInc(unsigned int *, unsigned int);
+__device__ unsigned int atomicDec(unsigned int *, unsigned int);
+__device__ int atomicAnd(int *, int); __device__ int atomicOr(int *, int);
+__device__ int atomicXor(int *, int);
+__device__ unsigned int __shfl_sync(unsigned int, unsigned int, int, int = 32);
+__device__ float __shfl_sync(unsigned int, float, int, int = 32);
+__device__ int __shfl_sync(unsigned int, int, int, int = 32);
+__device__ float __shfl_down_sync(unsigned int, float, unsigned int, int = 32);
+__device__ int __shfl_down_sync(unsigned int, int, unsigned int, int = 32);
+__device__ float __shfl_up_sync(unsigned int, float, unsigned int, int = 32);
+__device__ int __shfl_up_sync(unsigned int, int, unsigned int, int = 32);
+__device__ float __shfl_xor_sync(unsigned int, float, int, int = 32);
+__device__ int __shfl_xor_sync(unsigned int, int, int, int = 32);
+__device__ float __shfl(float, int, int = 32); __device__ int __shfl(int, int, int = 32);
+__device__ float __shfl_down(float, unsigned int, int = 32);
+__device__ float __shfl_up(float, unsigned int, int = 32);
+__device__ float __shfl_xor(float, int, int = 32);
+__device__ unsigned int __ballot_sync(unsigned int, int);
+__device__ int __any_sync(unsigned int, int); __device__ int __all_sync(unsigned int, int);
+__device__ unsigned int __activemask(void); __device__ void __syncwarp(unsigned int = 0xffffffff);
+__device__ long long clock64(void); __device__ void __trap(void);
+__host__ __device__ void assert(int);
+"""
+
+#: Enough of the CUDA runtime API and the C library for host code around the kernels to
+#: parse (host code is passed through verbatim; errors inside it are not naiveopt's to judge,
+#: but the fewer there are, the surer the kernels' parse).
+_CUDA_HOST = r"""
+#define cudaSuccess 0
+typedef int cudaError_t;
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                      cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+struct CUstream_st; typedef struct CUstream_st *cudaStream_t;
+struct CUevent_st; typedef struct CUevent_st *cudaEvent_t;
+struct dim3 {
+    unsigned int x, y, z;
+    __host__ __device__ dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1)
+        : x(x), y(y), z(z) {}
+};
+struct cudaDeviceProp { char name[256]; size_t totalGlobalMem; size_t sharedMemPerBlock;
+    int regsPerBlock; int warpSize; int maxThreadsPerBlock; int maxThreadsDim[3];
+    int maxGridSize[3]; int clockRate; int major; int minor; int multiProcessorCount;
+    int memoryClockRate; int memoryBusWidth; };
+extern "C" unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
+template <class T> cudaError_t cudaMalloc(T **, size_t);
+template <class T> cudaError_t cudaMallocManaged(T **, size_t, unsigned int = 1);
+template <class T> cudaError_t cudaMallocHost(T **, size_t);
+template <class T> cudaError_t cudaMemcpyToSymbol(const T &, const void *, size_t,
+                                                  size_t = 0, cudaMemcpyKind = cudaMemcpyHostToDevice);
+cudaError_t cudaHostAlloc(void **, size_t, unsigned int);
+cudaError_t cudaFree(void *); cudaError_t cudaFreeHost(void *);
+cudaError_t cudaMemcpy(void *, const void *, size_t, cudaMemcpyKind);
+cudaError_t cudaMemcpyAsync(void *, const void *, size_t, cudaMemcpyKind, cudaStream_t = 0);
+cudaError_t cudaMemset(void *, int, size_t);
+cudaError_t cudaDeviceSynchronize(void); cudaError_t cudaDeviceReset(void);
+cudaError_t cudaThreadSynchronize(void);
+cudaError_t cudaGetLastError(void); cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t);
+cudaError_t cudaSetDevice(int); cudaError_t cudaGetDevice(int *);
+cudaError_t cudaGetDeviceCount(int *);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *, int);
+cudaError_t cudaEventCreate(cudaEvent_t *); cudaError_t cudaEventDestroy(cudaEvent_t);
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = 0);
+cudaError_t cudaEventSynchronize(cudaEvent_t);
+cudaError_t cudaEventElapsedTime(float *, cudaEvent_t, cudaEvent_t);
+cudaError_t cudaStreamCreate(cudaStream_t *); cudaError_t cudaStreamDestroy(cudaStream_t);
+cudaError_t cudaStreamSynchronize(cudaStream_t);
+typedef struct _FILE FILE; extern FILE *stdin, *stdout, *stderr;
+__host__ __device__ int printf(const char *, ...); int fprintf(FILE *, const char *, ...);
+int sprintf(char *, const char *, ...); int snprintf(char *, size_t, const char *, ...);
+int puts(const char *); int scanf(const char *, ...); int fscanf(FILE *, const char *, ...);
+FILE *fopen(const char *, const char *); int fclose(FILE *);
+size_t fread(void *, size_t, size_t, FILE *); size_t fwrite(const void *, size_t, size_t, FILE *);
+__host__ __device__ void *malloc(size_t); void *calloc(size_t, size_t);
+void *realloc(void *, size_t); __host__ __device__ void free(void *); void exit(int); void abort(void);
+int rand(void); void srand(unsigned int); int atoi(const char *); double atof(const char *);
+long atol(const char *); long strtol(const char *, char **, int);
+double drand48(void); void srand48(long);
+#define RAND_MAX 2147483647
+#define EXIT_SUCCESS 0
+#define EXIT_FAILURE 1
+void *memset(void *, int, size_t); void *memcpy(void *, const void *, size_t);
+int memcmp(const void *, const void *, size_t); size_t strlen(const char *);
+int strcmp(const char *, const char *);
+typedef long time_t; typedef long clock_t; time_t time(time_t *); clock_t clock(void);
+#define CLOCKS_PER_SEC 1000000l
+"""
+
+_OPENCL_BASE = r"""
+#define __opencl_c_named_address_space_builtins 1
+typedef unsigned int uint;
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned long ulong;
+typedef unsigned long size_t;
+typedef long ptrdiff_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
+typedef uint cl_mem_fence_flags;
+#define CLK_LOCAL_MEM_FENCE 1
+#define CLK_GLOBAL_MEM_FENCE 2
+#define M_PI_F 3.14159274101257f
+#define M_E_F 2.71828174591064f
+#define M_SQRT2_F 1.41421353816986f
+#define MAXFLOAT 3.40282347e+38F
+"""
+
+
+def _typedefs() -> str:
+    return "\n".join(f"typedef {under} {name};" for name, under in STANDARD_TYPEDEFS.items())
+
+
+def _constants(dialect: str) -> str:
+    lines = []
+    for name, (value, _) in CONSTANTS.items():
+        if dialect == "opencl" and name in ("HUGE_VAL",):
+            value = "__builtin_huge_val()"
+        lines.append(f"#define {name} {value}")
+    return "\n".join(lines)
+
+
+def _cuda_functions() -> str:
+    lines = []
+    for (ret, params), names in CUDA_FUNCTIONS.items():
+        for name in names:
+            if name not in ("abs",):
+                lines.append(f"__host__ __device__ {ret} {name}({params});")
+    lines += [f"__host__ __device__ {decl}" for decl in _CUDA_OVERLOADS]
+    return "\n".join(lines)
+
+
+def cuda_prelude() -> str:
+    """The text libclang reads before a CUDA file."""
+    return "\n".join([_CUDA_DEVICE, _typedefs(), "typedef unsigned int uint;",
+                      "typedef unsigned short ushort;", "typedef unsigned long ulong;",
+                      _constants("cuda"), _cuda_vectors(), _cuda_functions(), _CUDA_HOST])
+
+
+def opencl_prelude() -> str:
+    """The text libclang reads before an OpenCL C file (clang declares the built-in functions
+    itself: -fdeclare-opencl-builtins)."""
+    return "\n".join([_OPENCL_BASE, _opencl_vectors(), _constants("opencl")])
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def includes(source: str) -> list[tuple[int, str, str]]:
+    """The ``#include`` lines of a file: (line number, '<' or '"', header name)."""
+    out = []
+    for m in _INCLUDE.finditer(source):
+        out.append((source.count("\n", 0, m.start()) + 1, m.group(1), m.group(2).strip()))
+    return out
+
+
+def header_files(path: str, source: str) -> list[tuple[str, str]]:
+    """The virtual files libclang reads for the includes of ``source``: an empty stand-in for
+    every header that the prelude covers, and for every other header that is not found
+    beside the file (a system or SDK header naiveopt does not read: host code may use its
+    names, and if kernel code does, the error says which header it is)."""
+    files = {f"{INCLUDE_DIR}/{h}": "" for h in IGNORED_HEADERS}
+    here = os.path.dirname(os.path.abspath(path))
+    for _, delim, name in includes(source):
+        if delim == '"' and os.path.exists(os.path.join(here, name)):
+            continue
+        files.setdefault(f"{INCLUDE_DIR}/{name}", "")
+    return sorted(files.items())
+
+
+def unknown_headers(path: str, source: str) -> list[str]:
+    """Headers ``source`` includes that naiveopt neither knows nor finds beside the file."""
+    here = os.path.dirname(os.path.abspath(path))
+    return [name for _, delim, name in includes(source)
+            if name not in IGNORED_HEADERS and name not in OUT_OF_SCOPE_HEADERS
+            and not (delim == '"' and os.path.exists(os.path.join(here, name)))]
+
+
+def headers_for(names: set[str]) -> list[str]:
+    """The headers a CUDA output includes for the constants and typedef names it uses."""
+    out = []
+    for name in sorted(names):
+        header = CONSTANTS[name][1] if name in CONSTANTS else TYPEDEF_HEADERS.get(name)
+        if header and header not in out:
+            out.append(header)
+    return sorted(out)

@@ -158,6 +158,9 @@ CUDA_FUNCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("double", "double, double, double"): ("fma",),
     ("int", "unsigned int"): ("__popc",),
     ("int", "unsigned long long"): ("__popcll",),
+    ("int", "long long"): ("__clzll",),
+    ("long long", "long long, long long"): ("__mul64hi",),
+    ("unsigned long long", "unsigned long long, unsigned long long"): ("__umul64hi",),
     ("int", "int"): ("__clz", "__ffs", "abs"),
     ("unsigned int", "unsigned int"): ("__brev",),
     ("int", "int, int"): ("__mul24", "__mulhi"),
@@ -343,6 +346,15 @@ typedef uint cl_mem_fence_flags;
 """
 
 
+def _opencl_reinterprets() -> str:
+    """``as_int(float)`` and kin between scalars of one size (opencl-c-base.h has them as
+    __builtin_astype macros, which libclang does not expose as calls)."""
+    sizes = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4,
+             "long": 8, "ulong": 8, "double": 8}
+    return "\n".join(f"{t} __attribute__((overloadable)) as_{t}({f});"
+                     for t in sizes for f in sizes if sizes[f] == sizes[t])
+
+
 def _typedefs() -> str:
     return "\n".join(f"typedef {under} {name};" for name, under in STANDARD_TYPEDEFS.items())
 
@@ -376,7 +388,8 @@ def cuda_prelude() -> str:
 def opencl_prelude() -> str:
     """The text libclang reads before an OpenCL C file (clang declares the built-in functions
     itself: -fdeclare-opencl-builtins)."""
-    return "\n".join([_OPENCL_BASE, _opencl_vectors(), _constants("opencl")])
+    return "\n".join([_OPENCL_BASE, _opencl_vectors(), _constants("opencl"),
+                      _opencl_reinterprets()])
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)

@@ -7,6 +7,7 @@ dropped or mistranslated.
 """
 from __future__ import annotations
 
+import copy
 import re
 
 import clang.cindex as ci
@@ -15,7 +16,9 @@ from pycparser import c_ast
 from ..errors import UnsupportedConstruct
 from ..ir.literals import float_suffix, literal_token
 from ..ir.typenames import type_node as ir_type_node
+from ..ir.rewrite import side_effect_free as pure
 from . import clang_setup as cs
+from . import typed_builtins
 from .pointer_offsets import PointerOffsets
 from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS
 
@@ -406,10 +409,15 @@ class Translator:
         if kind == K.CONDITIONAL_OPERATOR:
             cond, a, b = list(cursor.get_children())
             return c_ast.TernaryOp(self.expr(cond), self.expr(a), self.expr(b), coord=coord)
+        if kind == K.COMPOUND_LITERAL_EXPR:
+            return self._vector_literal(cursor)
         if kind in (K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
             children = [c for c in cursor.get_children() if c.kind.is_expression()]
             if len(children) != 1:
                 raise self.error(cursor, "unsupported cast")
+            if base_type_name(cursor.type) in VECTOR_TYPES and \
+                    children[0].type.get_canonical().kind in _SCALAR_KINDS:
+                return self._vector_literal(cursor, splat=children[0])
             to = c_ast.Typename(None, [], None, self.type_node(cursor.type, None, cursor))
             return c_ast.Cast(to, self.expr(children[0]), coord=coord)
         if kind == K.CALL_EXPR:
@@ -417,6 +425,40 @@ class Translator:
         if kind == K.CXX_UNARY_EXPR:
             raise self.error(cursor, "sizeof/alignof are not supported in kernels")
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
+
+    def _vector_literal(self, cursor: ci.Cursor, splat: ci.Cursor | None = None
+                        ) -> c_ast.Node:
+        """OpenCL's vector literal ``(float4)(a, b, c, d)``, its splat ``(float4)(x)`` and
+        its concatenation ``(float4)(v2, w2)``: ``make_float4(...)`` in the IR (CUDA's
+        spelling; cuda-to-opencl writes the literal back)."""
+        vector = base_type_name(cursor.type)
+        lanes = int(re.search(r"\d+$", vector).group())
+        if splat is not None:
+            parts = [splat]
+        else:
+            inits = [c for c in cursor.get_children() if c.kind == K.INIT_LIST_EXPR]
+            parts = list(inits[0].get_children()) if len(inits) == 1 else []
+        values: list[c_ast.Node] = []
+        for part in parts:
+            value = self.expr(part)
+            if part.type.get_canonical().kind == ci.TypeKind.EXTVECTOR:
+                width = int(re.search(r"\d+$", base_type_name(part.type)).group())
+                if not pure(value) or width > 4:
+                    raise self.error(part, "a vector literal built from this vector is not "
+                                           "supported: name it first")
+                values += [c_ast.StructRef(copy.deepcopy(value), ".", c_ast.ID("xyzw"[k]))
+                           for k in range(width)]
+            else:
+                values.append(value)
+        if len(values) == 1 and lanes > 1:
+            if not pure(values[0]):
+                raise self.error(cursor, "a vector splat of an expression with side effects is "
+                                         "not supported: name the value first")
+            values = [copy.deepcopy(values[0]) for _ in range(lanes)]
+        if len(values) != lanes or lanes > 4:
+            raise self.error(cursor, f"vector literal of type '{vector}' is not supported")
+        return c_ast.FuncCall(c_ast.ID(f"make_{vector}"), c_ast.ExprList(values),
+                              coord=self.coord(cursor))
 
     def _prelude_constant(self, cursor: ci.Cursor) -> str | None:
         """The name of a constant of the prelude (``INFINITY``, ``FLT_MAX``, ``M_PI``...) that
@@ -470,6 +512,14 @@ class Translator:
         if name == "__ldg":
             return self._ldg(cursor)
         args = [self.expr(a) for a in cursor.get_arguments()]
+        if typed_builtins.handles(name) and (ref is None or not ref.is_definition()):
+            try:                          # an OpenCL built-in overloaded on types CUDA splits
+                node = typed_builtins.translate(
+                    name, args, [base_type_name(a.type) for a in cursor.get_arguments()])
+            except ValueError as exc:
+                raise self.error(cursor, str(exc)) from exc
+            node.coord = self.coord(cursor)
+            return node
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
                               coord=self.coord(cursor))
 

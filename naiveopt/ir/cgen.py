@@ -20,6 +20,14 @@ class KernelGenerator(c_generator.CGenerator):
     def visit_TypeName(self, n: TypeName) -> str:  # noqa: N802
         return n.spelling
 
+    def visit_Cast(self, n: c_ast.Cast) -> str:  # noqa: N802
+        """A cast of an expression list is OpenCL's vector literal ``(float2)(a, b)``
+        (pycparser would write ``(float2)((a, b))``, a comma expression splatted)."""
+        if isinstance(n.expr, c_ast.ExprList):
+            lanes = ", ".join(self._visit_expr(e) for e in n.expr.exprs)
+            return f"({self._generate_type(n.to_type, emit_declname=False)})({lanes})"
+        return super().visit_Cast(n)
+
     def visit_VectorLoad(self, n: VectorLoad) -> str:  # noqa: N802
         return print_load(n, self.visit(n.ref))
 

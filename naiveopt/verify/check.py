@@ -318,10 +318,14 @@ def make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator,
     elem, lanes = vector_element(arg.type)
     elem = elem or element("float")
     dtype = np.dtype(elem.dtype)
-    if arg.role == "size":
-        return dtype.type(evaluate(arg.value or arg.name, sizes))
-    if arg.role == "scalar":
-        return dtype.type(evaluate(arg.value or "1", sizes))
+    if arg.role in ("size", "scalar"):
+        value = evaluate(arg.value or (arg.name if arg.role == "size" else "1"), sizes)
+        if lanes > 1:                 # a vector passed by value: every lane the value
+            from pyopencl import cltypes
+
+            vec = cltypes.vec_types[(dtype, int(re.search(r"\d+$", arg.type).group()))]
+            return np.array(tuple([value] * len(vec.names)), dtype=vec)[()]
+        return dtype.type(value)
     dims = [int(evaluate(d, sizes)) for d in arg.shape]
     count = (int(np.prod(dims)) if dims else 0) * lanes   # a float4 array: 4 floats each
     if not elem.is_float:

@@ -343,6 +343,7 @@ typedef uint cl_mem_fence_flags;
 #define M_E_F 2.71828174591064f
 #define M_SQRT2_F 1.41421353816986f
 #define MAXFLOAT 3.40282347e+38F
+#define NULL 0
 """
 
 

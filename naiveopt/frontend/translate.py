@@ -381,6 +381,10 @@ class Translator:
             if alias is not None:
                 return alias.access(self.expr(index), coord)
             return c_ast.ArrayRef(self.expr(base), self.expr(index), coord=coord)
+        if kind == K.BINARY_OPERATOR and cs.binary_operator(cursor) in ("==", "!="):
+            test = self._null_test(cursor)
+            if test is not None:
+                return test
         if kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and any(
                 c.type.get_canonical().kind == ci.TypeKind.POINTER
                 for c in [cursor, *cursor.get_children()]):
@@ -425,6 +429,27 @@ class Translator:
         if kind == K.CXX_UNARY_EXPR:
             raise self.error(cursor, "sizeof/alignof are not supported in kernels")
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
+
+    def _null_test(self, cursor: ci.Cursor) -> c_ast.Node | None:
+        """``bias != NULL`` (or ``== 0``, ``!= nullptr``) on an array parameter: whether the
+        host passed the array, kept as written (``NULL`` is 0 in OpenCL outputs); None for any
+        other comparison."""
+        def strip(c: ci.Cursor) -> ci.Cursor:
+            while c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR) and \
+                    len(list(c.get_children())) == 1:
+                c = next(c.get_children())
+            return c
+
+        left, right = (strip(c) for c in cursor.get_children())
+        for ptr, null in ((left, right), (right, left)):
+            if ptr.kind == K.DECL_REF_EXPR and \
+                    ptr.type.get_canonical().kind == ci.TypeKind.POINTER and \
+                    ptr.referenced is not None and ptr.referenced.kind == K.PARM_DECL and \
+                    (null.kind in (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR) or (
+                        null.kind == K.INTEGER_LITERAL and cs.evaluate(null) == 0)):
+                return c_ast.BinaryOp(cs.binary_operator(cursor), self.expr(ptr),
+                                      c_ast.ID("NULL"), coord=self.coord(cursor))
+        return None
 
     def _vector_literal(self, cursor: ci.Cursor, splat: ci.Cursor | None = None
                         ) -> c_ast.Node:

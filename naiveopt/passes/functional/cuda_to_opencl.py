@@ -112,6 +112,8 @@ def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
                 notes.append(note)
 
     def fn(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.ID) and node.name == "NULL":
+            return c_ast.Constant("int", "0")       # OpenCL C 1.2 has no NULL
         if isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \
                 node.name.name in CUDA_TO_OPENCL_IDS and isinstance(node.field, c_ast.ID):
             dim = DIMS.index(node.field.name)

@@ -24,7 +24,8 @@ from . import clang_setup as cs
 from . import host, prelude
 from ..verify.expr import evaluate
 from ..ir.typenames import type_node as ir_type_node
-from .translate import _SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name, type_spelling
+from .translate import (_SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name,
+                        through_typedefs, type_spelling)
 
 K = ci.CursorKind
 CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
@@ -431,7 +432,7 @@ def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
     ctype = cursor.type
     if ctype.get_canonical().kind == ci.TypeKind.POINTER:
         if ctype.kind != ci.TypeKind.POINTER:
-            ctype = ctype.get_canonical()        # a typedef of a pointer: written out
+            ctype = through_typedefs(ctype)      # a typedef of a pointer: written out
         pointee = ctype.get_pointee()
         if pointee.get_canonical().kind == ci.TypeKind.POINTER:
             raise translator.error(cursor, "pointer-to-pointer parameters are not supported")

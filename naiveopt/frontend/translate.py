@@ -74,6 +74,21 @@ def _typedef_target(ctype: ci.Type) -> str:
     return ""
 
 
+def through_typedefs(ctype: ci.Type) -> ci.Type:
+    """A typedef of a pointer or array type (``typedef DATA_TYPE *DATA_PTR;``) as the type
+    it names, one typedef at a time, so that the element keeps its spelling (``DATA_TYPE``);
+    any other type as it is."""
+    target = ctype.get_canonical().kind
+    for _ in range(16):
+        if ctype.kind == target:
+            return ctype
+        decl = ctype.get_declaration()
+        if decl is None or decl.kind != K.TYPEDEF_DECL:
+            return ctype.get_canonical()
+        ctype = decl.underlying_typedef_type
+    return ctype.get_canonical()
+
+
 def type_spelling(ctype: ci.Type) -> str | None:
     """The typedef name the user wrote for a scalar or vector type (``DATA_TYPE``,
     ``size_t``, ``int64_t``), or None where the type is written as itself (or as one of
@@ -130,7 +145,7 @@ class Translator:
                                           ci.TypeKind.INCOMPLETEARRAY,
                                           ci.TypeKind.VARIABLEARRAY) and kind != \
                 ctype.get_canonical().kind:
-            ctype = ctype.get_canonical()     # a typedef of a pointer or array: written out
+            ctype = through_typedefs(ctype)    # a typedef of a pointer or array: written out
             kind = ctype.kind
         if kind == ci.TypeKind.POINTER:
             quals = []

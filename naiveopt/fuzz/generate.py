@@ -751,8 +751,9 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
     """In a share of cases, the element type named through a typedef, as PolyBench and much
     research code write it (``typedef float DATA_TYPE;`` for arrays, scalars, locals, casts and
     the helper; CUDA files sometimes also ``typedef DATA_TYPE *DATA_PTR;`` for the writable
-    arrays), and in another share the thread ids declared ``size_t`` or ``unsigned`` (all
-    index values stay non-negative, so the kernel's meaning is unchanged). The front end
+    arrays), and in another share the thread ids declared ``size_t`` or ``unsigned`` (every
+    index expression of the generator stays non-negative, so the kernel's meaning is
+    unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The front end
     must resolve the typedefs for the analyses and keep the names in the output."""
     if rng.random() < TYPEDEF_SHARE:
         elem = next((t for t in ("double", "unsigned", "float")
@@ -767,7 +768,9 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
                                 rf"{ptr} \1\2", source)
                 lines.append(f"typedef {name} *{ptr};")
             source = "\n".join(lines) + "\n" + source
-    if rng.random() < INDEX_TYPE_SHARE:
+    if rng.random() < INDEX_TYPE_SHARE and "_at[" not in source:
+        # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
+        # unsigned e turns into a huge offset)
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)
     return source

@@ -100,7 +100,8 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
 def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
             defines: dict[str, str], macros: dict[str, str] | None, seed: int
             ) -> Verification:
-    sets = size_sets(spec, defines)
+    sets = {name: {**_macro_sizes(naive, sizes), **sizes}
+            for name, sizes in size_sets(spec, defines).items()}
     if not sets:
         return Verification("skipped", "problem sizes unknown: give metadata, -D NAME=VALUE "
                             "or '#pragma naiveopt sizes(...)'")
@@ -139,6 +140,21 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
         # them would still have been a failure)
         return Verification("skipped", "; ".join(unproven), checks)
     return Verification("passed", "; ".join(checks), checks)
+
+
+def _macro_sizes(naive: Program, sizes: dict[str, int]) -> dict[str, int]:
+    """The integer values of the file's macros that the kernels use, where a thread space or
+    shape names them (PolyBench's guard ``i < _PB_NI`` with ``#define NI 37``): they hold at
+    every size set that does not name them."""
+    out = {}
+    for name, text in (getattr(naive.module, "macros", None) or {}).items():
+        try:
+            value = evaluate(text, {**out, **sizes})
+        except (ValueError, ZeroDivisionError):
+            continue
+        if isinstance(value, int):
+            out[name] = value
+    return out
 
 
 #: Verification runs at bounded sizes: at most this many array elements (1 GiB of float32 in

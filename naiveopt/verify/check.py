@@ -100,8 +100,7 @@ def verify_kernel(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Pr
 def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
             defines: dict[str, str], macros: dict[str, str] | None, seed: int
             ) -> Verification:
-    sets = {name: {**_macro_sizes(naive, sizes), **sizes}
-            for name, sizes in size_sets(spec, defines).items()}
+    sets = size_sets(spec, defines)
     if not sets:
         return Verification("skipped", "problem sizes unknown: give metadata, -D NAME=VALUE "
                             "or '#pragma naiveopt sizes(...)'")
@@ -118,8 +117,8 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
     checks, unproven = [], []
     for set_name, sizes in sets.items():
         try:
-            failure, check, weak = _check_sizes(kernel, sizes, naive, output, macros or {},
-                                                seed)
+            failure, check, weak = _check_sizes(kernel, {**_macro_sizes(naive, sizes), **sizes},
+                                                naive, output, macros or {}, seed, sizes)
         except ValueError as exc:
             return Verification("skipped", f"cannot check: {exc}")
         except Unverifiable as exc:
@@ -178,8 +177,10 @@ def _check_bounds(kernel: KernelSpec, sizes: dict[str, int]) -> None:
 
 
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
-                 macros: dict[str, str], seed: int) -> tuple[str, str, str]:
-    """(failure, what was checked, why the check proves nothing on its own or '')."""
+                 macros: dict[str, str], seed: int, shown: dict[str, int] | None = None
+                 ) -> tuple[str, str, str]:
+    """(failure, what was checked, why the check proves nothing on its own or ''); ``shown``:
+    the sizes the check names (the set without the file's macros, _macro_sizes)."""
     _check_bounds(kernel, sizes)
     _check_device(kernel, naive, output)
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]
@@ -208,7 +209,7 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
         return ref_failure, "", ""
     compared = [a.name for a in arrays if a.role != "in"]
     what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
-    return "", f"{_fmt(sizes)}: {', '.join(compared)} match {what}{note}", weak
+    return "", f"{_fmt(shown or sizes)}: {', '.join(compared)} match {what}{note}", weak
 
 
 def _elements(kernel: KernelSpec) -> dict[str, Element | None]:

@@ -3,7 +3,7 @@
 // overloaded built-in (as_int of a float -> __float_as_int, mul_hi of uint -> __umulhi). A
 // built-in CUDA has no form of is a located error for a CUDA target.
 // RUN: %naiveopt %s --explain -o %t.cl 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: %naiveopt %s --target cuda | FileCheck %s
+// RUN: %naiveopt %s --target cuda --no-verify | FileCheck %s
 #pragma naiveopt sizes(n=200) array(x, n) array(y, n) array(h, n)
 __kernel void mathy(__global const float *x, __global float *y, __global uint *h, int n)
 {

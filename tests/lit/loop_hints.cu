@@ -1,7 +1,7 @@
 // Tuning-guide CUDA: '#pragma unroll' before a loop is kept (dropped, with a remark, where a
 // pass transformed the loop away), reads through __ldg are the reads themselves, and an
 // optional array tested against NULL keeps its test (0 in OpenCL C 1.2, which has no NULL).
-// RUN: %naiveopt %s --no-opt | FileCheck %s
+// RUN: %naiveopt %s --no-opt --no-verify | FileCheck %s
 // RUN: %naiveopt %s --target opencl --explain -o %t.cl 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: FileCheck %s --check-prefix=OPENCL < %t.cl
 #pragma naiveopt sizes(rows=130, cols=45) array(A, rows, cols) array(bias, rows) array(y, rows)

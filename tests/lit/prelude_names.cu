@@ -3,7 +3,7 @@
 // declared by the prelude). The output keeps every name; a CUDA output keeps the includes.
 // RUN: %naiveopt %s -o %t.cu --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: FileCheck %s < %t.cu
-// RUN: %naiveopt %s --target opencl | FileCheck %s --check-prefix=OPENCL
+// RUN: %naiveopt %s --target opencl --no-verify | FileCheck %s --check-prefix=OPENCL
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <math.h>

@@ -2,7 +2,7 @@
 // '__private DATA_TYPE') and uint sizes: resolved for the analyses, kept in the output.
 // RUN: %naiveopt %s --explain -o %t.cl 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: FileCheck %s < %t.cl
-// RUN: %naiveopt %s --target cuda | FileCheck %s --check-prefix=CUDA
+// RUN: %naiveopt %s --target cuda --no-verify | FileCheck %s --check-prefix=CUDA
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(n=99) array(x, n) array(y, n) scalar(alpha, 2.5)

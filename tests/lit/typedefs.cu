@@ -3,7 +3,7 @@
 // output keeps the user's names and declares them.
 // RUN: %naiveopt %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: FileCheck %s < %t.cu
-// RUN: %naiveopt %s --target opencl | FileCheck %s --check-prefix=OPENCL
+// RUN: %naiveopt %s --target opencl --no-verify | FileCheck %s --check-prefix=OPENCL
 typedef float DATA_TYPE;
 typedef DATA_TYPE *DATA_PTR;
 

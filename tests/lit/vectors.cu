@@ -2,7 +2,7 @@
 // constructor as its vector literal.
 // RUN: %naiveopt %s --target opencl --explain -o %t.cl 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: FileCheck %s --check-prefix=OPENCL < %t.cl
-// RUN: %naiveopt %s | FileCheck %s
+// RUN: %naiveopt %s --no-verify | FileCheck %s
 #pragma naiveopt sizes(n=999) array(a, n) array(b, n) array(c, n)
 __global__ void cmul(const float2 *a, const float2 *b, float2 *c, int n)
 {

@@ -1,6 +1,7 @@
 """Front end: a CUDA or OpenCL kernel file -> GModule (GProcedure per kernel).
 
-libclang parses the file (no SDK headers: see clang_setup), Translator turns each kernel body into
+libclang parses the file (no SDK headers: the prelude declares what kernels name, see prelude.py;
+host code is told apart and passed through, see host.py), Translator turns each kernel body into
 a pycparser c_ast tree, and the thread configuration the paper expresses as macros
 (``#define blockDimX 16``, ``#define globalDimY 1``) and ``#pragma`` lines is collected into
 each kernel's GPragma.
@@ -25,7 +26,7 @@ from . import host, prelude
 from ..verify.expr import evaluate
 from ..ir.typenames import type_node as ir_type_node
 from .translate import (_SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name,
-                        through_typedefs, type_spelling)
+                        file_typedefs, through_typedefs, type_spelling)
 
 K = ci.CursorKind
 CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
@@ -151,7 +152,7 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     dialect = dialect_of(path)
     if "\0" in source:
         raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)
-    _check_headers(path, source)
+    prelude.check_headers(path, source)
     tu = cs.parse(path, source, dialect, defines)
     missing = _undeclared_paper_ids(tu)
     if missing:
@@ -160,11 +161,7 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     err = cs.first_error(tu, path, source, parts.in_host_code,
                          prelude.unknown_headers(path, source))
     if err is not None:
-        called = re.match(r"no matching function for call to '(\w+)'", err.message)
-        if called and called.group(1) in {c.spelling for c in parts.host}:
-            err.message = (f"host function '{called.group(1)}' is called from device code: "
-                           "declare it __device__")
-        raise err
+        raise parts.explain(err)
     for cursor in parts.device:
         if cursor.kind == K.FUNCTION_TEMPLATE:
             raise UnsupportedConstruct("templates are not supported: write the kernel for one "
@@ -193,14 +190,12 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
-    _check_no_host_references(parts, translator)
+    parts.check_device_code(translator.error)
     module.globals = [_global(c, translator, dialect) for c in parts.device
                       if c.kind == K.VAR_DECL]
-    module.typedefs = _typedefs(parts)
-    module.includes = [source.split("\n")[line - 1].strip()
-                       for line, _, _ in prelude.includes(source)]
-    if parts.host:
-        module.host_code = host.host_text(source, parts.device)
+    module.typedefs = file_typedefs(parts.device)
+    module.includes = [text for _, text in prelude.include_lines(source)]
+    module.host_code = parts.host_text(source)
     _check_globals_read_only(module)
     helpers = helper_globals(module)
     for proc in module.procedures:
@@ -209,48 +204,6 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     module.macros = {name: defines.get(name, file_macros.get(name, ""))
                      for name in sorted(translator.used_macros)}
     return module
-
-
-def _check_headers(path: str, source: str) -> None:
-    """An include of a header whose constructs naiveopt does not model is a located error
-    naming the construct."""
-    for line, _, name in prelude.includes(source):
-        if name in prelude.OUT_OF_SCOPE_HEADERS:
-            text = source.split("\n")[line - 1]
-            raise UnsupportedConstruct(f"{prelude.OUT_OF_SCOPE_HEADERS[name]} are not "
-                                       f"supported (#include <{name}>)", path, line,
-                                       text.index("#") + 1)
-
-
-def _check_no_host_references(parts: host.FileParts, translator: Translator) -> None:
-    """Device code that names host code (a host variable or function) is a located error:
-    the output's kernels could not compile."""
-    for fn in parts.device:
-        if fn.kind != K.FUNCTION_DECL:
-            continue
-        for node in fn.walk_preorder():
-            ref = node.referenced if node.kind in (K.DECL_REF_EXPR, K.CALL_EXPR) else None
-            if ref is None or not parts.is_host(ref):
-                continue
-            if ref.kind == K.VAR_DECL:
-                raise translator.error(node, f"host variable '{ref.spelling}' is read in "
-                                             "device code: kernels read file-scope data "
-                                             "declared __constant__ or __device__")
-            if ref.kind == K.FUNCTION_DECL:
-                raise translator.error(node, f"host function '{ref.spelling}' is called from "
-                                             "device code: declare it __device__")
-
-
-def _typedefs(parts: host.FileParts) -> dict[str, str]:
-    """The file's typedefs of scalar and vector types: name -> the type it denotes."""
-    out = {}
-    for c in parts.device:
-        if c.kind == K.TYPEDEF_DECL:
-            under = c.underlying_typedef_type
-            if under.get_canonical().kind in _SCALAR_KINDS or \
-                    base_type_name(under) in VECTOR_TYPES:
-                out[c.spelling] = base_type_name(under)
-    return out
 
 
 def _global(cursor: ci.Cursor, translator: Translator, dialect: str) -> GlobalVar:
@@ -453,9 +406,6 @@ def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
     if "image" in ctype.spelling or "sampler" in ctype.spelling:
         raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported "
                                        "in naive kernels")
-    if ctype.get_canonical().kind == ci.TypeKind.RECORD and \
-            base_type_name(ctype) not in VECTOR_TYPES:
-        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
     if ctype.get_canonical().kind not in _SCALAR_KINDS and \
             base_type_name(ctype) not in VECTOR_TYPES:
         raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")

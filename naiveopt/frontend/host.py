@@ -71,6 +71,38 @@ class FileParts:
         return any(a <= (line, col) <= b for a, b in self._host_extents)
 
 
+    def explain(self, err: NaiveoptError) -> NaiveoptError:
+        """A parse error, reworded where clang's words hide the cause: device code calling
+        one of the file's host functions is 'no matching function' to clang."""
+        called = re.match(r"no matching function for call to '(\w+)'", err.message)
+        if called and called.group(1) in {c.spelling for c in self.host}:
+            err.message = (f"host function '{called.group(1)}' is called from device code: "
+                           "declare it __device__")
+        return err
+
+    def check_device_code(self, error: Callable[[ci.Cursor, str], NaiveoptError]) -> None:
+        """Device code that names the file's host code (a host variable, a host function) is
+        a located error (``error(cursor, message)``): the output's kernels could not compile."""
+        for fn in self.device:
+            if fn.kind != K.FUNCTION_DECL:
+                continue
+            for node in fn.walk_preorder():
+                ref = node.referenced if node.kind in (K.DECL_REF_EXPR, K.CALL_EXPR) else None
+                if ref is None or not self.is_host(ref):
+                    continue
+                if ref.kind == K.VAR_DECL:
+                    raise error(node, f"host variable '{ref.spelling}' is read in device "
+                                      "code: kernels read file-scope data declared "
+                                      "__constant__ or __device__")
+                if ref.kind == K.FUNCTION_DECL:
+                    raise error(node, f"host function '{ref.spelling}' is called from device "
+                                      "code: declare it __device__")
+
+    def host_text(self, source: str) -> str:
+        """The host code as written ('' when the file has none): host_text."""
+        return host_text(source, self.device) if self.host else ""
+
+
 _CUT_LINE = re.compile(r"^\s*#\s*(include\b|pragma\s+naiveopt\b)")
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..errors import UnsupportedConstruct
 from ..ir.elements import STANDARD_TYPEDEFS
 
 VIRTUAL_ROOT = "/naiveopt-prelude"
@@ -402,6 +403,22 @@ def includes(source: str) -> list[tuple[int, str, str]]:
     for m in _INCLUDE.finditer(source):
         out.append((source.count("\n", 0, m.start()) + 1, m.group(1), m.group(2).strip()))
     return out
+
+
+def include_lines(source: str) -> list[tuple[int, str]]:
+    """The ``#include`` lines of a file as written: (line number, text)."""
+    lines = source.split("\n")
+    return [(line, lines[line - 1].strip()) for line, _, _ in includes(source)]
+
+
+def check_headers(path: str, source: str) -> None:
+    """An include of a header whose constructs naiveopt does not model is a located error
+    that names the construct."""
+    for line, _, name in includes(source):
+        if name in OUT_OF_SCOPE_HEADERS:
+            text = source.split("\n")[line - 1]
+            raise UnsupportedConstruct(f"{OUT_OF_SCOPE_HEADERS[name]} are not supported "
+                                       f"(#include <{name}>)", path, line, text.index("#") + 1)
 
 
 def header_files(path: str, source: str) -> list[tuple[str, str]]:

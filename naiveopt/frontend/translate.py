@@ -89,6 +89,19 @@ def through_typedefs(ctype: ci.Type) -> ci.Type:
     return ctype.get_canonical()
 
 
+def file_typedefs(declarations: list[ci.Cursor]) -> dict[str, str]:
+    """The typedefs of scalar and vector types among a file's top-level declarations:
+    name -> the type it denotes (GModule.typedefs)."""
+    out = {}
+    for c in declarations:
+        if c.kind == K.TYPEDEF_DECL:
+            under = c.underlying_typedef_type
+            if under.get_canonical().kind in _SCALAR_KINDS or \
+                    base_type_name(under) in VECTOR_TYPES:
+                out[c.spelling] = base_type_name(under)
+    return out
+
+
 def type_spelling(ctype: ci.Type) -> str | None:
     """The typedef name the user wrote for a scalar or vector type (``DATA_TYPE``,
     ``size_t``, ``int64_t``), or None where the type is written as itself (or as one of

@@ -13,7 +13,8 @@ from functools import cache
 import clang.cindex as ci
 
 from ..errors import NaiveoptError
-from .prelude import INCLUDE_DIR, PRELUDE_NAME, cuda_prelude, header_files, opencl_prelude
+from .prelude import (INCLUDE_DIR, PRELUDE_NAME, cuda_prelude, header_files, opencl_prelude,
+                      prelude_words)
 
 #: Names of the paper's predefined thread ids. Kernels in the paper's macro style use them
 #: without declaring them; the front end then defines them (in CUDA terms) before parsing.
@@ -140,14 +141,14 @@ def evaluate(cursor: ci.Cursor) -> int | float | None:
 
 
 @cache
-def _prelude(dialect: str) -> str:
-    return cuda_prelude() if dialect == "cuda" else opencl_prelude()
+def _prelude(dialect: str, words: frozenset[str]) -> str:
+    return cuda_prelude(set(words)) if dialect == "cuda" else opencl_prelude(set(words))
 
 
 def parse(path: str, source: str, dialect: str, defines: dict[str, str]) -> ci.TranslationUnit:
     """Parse ``source`` (named ``path``) as CUDA or OpenCL; raise on the first error."""
     _lib()
-    prelude = _prelude(dialect)
+    prelude = _prelude(dialect, prelude_words(path, source, defines))
     args = cuda_args(defines) if dialect == "cuda" else opencl_args(defines)
     index = ci.Index.create()
     options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
 
 from ..errors import UnsupportedConstruct
 from ..ir.elements import STANDARD_TYPEDEFS
@@ -112,16 +113,14 @@ VECTOR_BASES = {"char": "signed char", "uchar": "unsigned char", "short": "short
 _FIELDS = ("x", "y", "z", "w")
 
 
-def _cuda_vectors() -> str:
+def _cuda_vectors(words: set[str]) -> str:
     lines = []
-    for name, scalar in VECTOR_BASES.items():
+    bases = [(name, scalar) for name, scalar in VECTOR_BASES.items()] + [
+        ("longlong", "long long"), ("ulonglong", "unsigned long long")]
+    for name, scalar in bases:
         for n in (1, 2, 3, 4):
-            fields = ", ".join(_FIELDS[:n])
-            args = ", ".join(f"{scalar} {f}" for f in _FIELDS[:n])
-            lines.append(f"struct {name}{n} {{ {scalar} {fields}; }};")
-            lines.append(f"__host__ __device__ {name}{n} make_{name}{n}({args});")
-    for n in (1, 2, 3, 4):               # CUDA's 64-bit integer vectors under C++ names
-        for name, scalar in (("longlong", "long long"), ("ulonglong", "unsigned long long")):
+            if f"{name}{n}" not in words and f"make_{name}{n}" not in words:
+                continue
             fields = ", ".join(_FIELDS[:n])
             args = ", ".join(f"{scalar} {f}" for f in _FIELDS[:n])
             lines.append(f"struct {name}{n} {{ {scalar} {fields}; }};")
@@ -129,10 +128,11 @@ def _cuda_vectors() -> str:
     return "\n".join(lines)
 
 
-def _opencl_vectors() -> str:
+def _opencl_vectors(words: set[str]) -> str:
     return "\n".join(f"typedef {name if name == 'char' else scalar} {name}{n} "
                      f"__attribute__((ext_vector_type({n})));"
-                     for name, scalar in VECTOR_BASES.items() for n in (2, 3, 4, 8, 16))
+                     for name, scalar in VECTOR_BASES.items() for n in (2, 3, 4, 8, 16)
+                     if f"{name}{n}" in words)
 
 
 #: CUDA device functions by signature: (return, parameters) -> names. Single precision, its
@@ -348,50 +348,101 @@ typedef uint cl_mem_fence_flags;
 """
 
 
-def _opencl_reinterprets() -> str:
+def _opencl_reinterprets(words: set[str]) -> str:
     """``as_int(float)`` and kin between scalars of one size (opencl-c-base.h has them as
     __builtin_astype macros, which libclang does not expose as calls)."""
     sizes = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4,
              "long": 8, "ulong": 8, "double": 8}
     return "\n".join(f"{t} __attribute__((overloadable)) as_{t}({f});"
-                     for t in sizes for f in sizes if sizes[f] == sizes[t])
+                     for t in sizes if f"as_{t}" in words for f in sizes
+                     if sizes[f] == sizes[t])
 
 
-def _typedefs() -> str:
-    return "\n".join(f"typedef {under} {name};" for name, under in STANDARD_TYPEDEFS.items())
+def _typedefs(words: set[str]) -> str:
+    return "\n".join(f"typedef {under} {name};" for name, under in
+                     {**STANDARD_TYPEDEFS, **_CUDA_EXTRA_TYPEDEFS}.items() if name in words)
 
 
-def _constants(dialect: str) -> str:
-    lines = []
-    for name, (value, _) in CONSTANTS.items():
-        if dialect == "opencl" and name in ("HUGE_VAL",):
-            value = "__builtin_huge_val()"
-        lines.append(f"#define {name} {value}")
-    return "\n".join(lines)
+#: OpenCL's unsigned names, which nvcc's headers (glibc's <sys/types.h>) also declare.
+_CUDA_EXTRA_TYPEDEFS = {"uint": "unsigned int", "ushort": "unsigned short",
+                        "ulong": "unsigned long"}
 
 
-def _cuda_functions() -> str:
+def _constants(words: set[str]) -> str:
+    return "\n".join(f"#define {name} {value}" for name, (value, _) in CONSTANTS.items()
+                     if name in words)
+
+
+def _cuda_functions(words: set[str]) -> str:
     lines = []
     for (ret, params), names in CUDA_FUNCTIONS.items():
         for name in names:
-            if name not in ("abs",):
+            if name in words:
                 lines.append(f"__host__ __device__ {ret} {name}({params});")
-    lines += [f"__host__ __device__ {decl}" for decl in _CUDA_OVERLOADS]
+    lines += [f"__host__ __device__ {decl}" for decl in _CUDA_OVERLOADS
+              if re.search(r"(\w+)\(", decl).group(1) in words]
     return "\n".join(lines)
 
 
-def cuda_prelude() -> str:
-    """The text libclang reads before a CUDA file."""
-    return "\n".join([_CUDA_DEVICE, _typedefs(), "typedef unsigned int uint;",
-                      "typedef unsigned short ushort;", "typedef unsigned long ulong;",
-                      _constants("cuda"), _cuda_vectors(), _cuda_functions(), _CUDA_HOST])
+#: Every name the CUDA host block declares: the block is read when a file names one of them
+#: (or launches a kernel).
+_HOST_NAMES = frozenset(re.findall(r"\b(?:cuda\w+|dim3|FILE|std\w+|printf|fprintf|sprintf|"
+                                   r"snprintf|puts|scanf|fscanf|fopen|fclose|fread|fwrite|"
+                                   r"malloc|calloc|realloc|free|exit|abort|rand|srand|atoi|"
+                                   r"atof|atol|strtol|drand48|srand48|RAND_MAX|EXIT_\w+|"
+                                   r"memset|memcpy|memcmp|strlen|strcmp|time_t|clock_t|time|"
+                                   r"clock|CLOCKS_PER_SEC)\b", _CUDA_HOST))
 
 
-def opencl_prelude() -> str:
-    """The text libclang reads before an OpenCL C file (clang declares the built-in functions
-    itself: -fdeclare-opencl-builtins)."""
-    return "\n".join([_OPENCL_BASE, _opencl_vectors(), _constants("opencl"),
-                      _opencl_reinterprets()])
+def prelude_words(path: str, source: str, defines: dict[str, str]) -> frozenset[str]:
+    """The prelude names that a file, the headers beside it that it includes, and its -D
+    values use: the prelude declares only those, so that libclang reads a few declarations
+    for each file, not the whole library (which made every parse several times slower)."""
+    texts = [source, " ".join(defines.values())]
+    here = os.path.dirname(os.path.abspath(path))
+    for _, delim, name in includes(source):
+        local = os.path.join(here, name)
+        if delim == '"' and os.path.isfile(local):
+            try:
+                with open(local, encoding="utf-8", errors="replace") as fh:
+                    texts.append(fh.read())
+            except OSError:
+                pass
+    words = set(re.findall(r"[A-Za-z_]\w*", "\n".join(texts)))
+    if any("<<<" in t for t in texts):
+        words.add("dim3")                # a launch needs the runtime's call configuration
+    return frozenset(words & prelude_names())
+
+
+def cuda_prelude(words: set[str]) -> str:
+    """The text libclang reads before a CUDA file that names ``words``."""
+    host = bool(words & _HOST_NAMES)
+    if host:
+        words = words | {"size_t"}
+    return "\n".join([_CUDA_DEVICE, _typedefs(words), _constants(words), _cuda_vectors(words),
+                      _cuda_functions(words), _CUDA_HOST if host else ""])
+
+
+def opencl_prelude(words: set[str]) -> str:
+    """The text libclang reads before an OpenCL C file that names ``words`` (clang declares
+    the built-in functions itself: -fdeclare-opencl-builtins)."""
+    return "\n".join([_OPENCL_BASE, _opencl_vectors(words), _constants(words),
+                      _opencl_reinterprets(words)])
+
+
+@cache
+def prelude_names() -> frozenset[str]:
+    """Every name a prelude may declare (the part of a file's words that selects its
+    prelude)."""
+    names = set(STANDARD_TYPEDEFS) | set(_CUDA_EXTRA_TYPEDEFS) | set(CONSTANTS) | _HOST_NAMES
+    names |= {n for names_ in CUDA_FUNCTIONS.values() for n in names_}
+    names |= {re.search(r"(\w+)\(", d).group(1) for d in _CUDA_OVERLOADS}
+    for name in list(VECTOR_BASES) + ["longlong", "ulonglong"]:
+        for n in (1, 2, 3, 4, 8, 16):
+            names |= {f"{name}{n}", f"make_{name}{n}"}
+    names |= {f"as_{t}" for t in ("char", "uchar", "short", "ushort", "int", "uint", "float",
+                                   "long", "ulong", "double")}
+    return frozenset(names)
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)

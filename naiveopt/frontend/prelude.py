@@ -9,7 +9,8 @@ naiveopt must too. This module declares them, for each dialect, in one place:
 - a prelude that libclang reads before the kernel file (``-include``): the CUDA built-in
   variables, vector types and math library, the standard typedefs (``size_t``, ``int64_t``...,
   from ir/elements.py's table), the constants of <math.h>, <float.h> and <limits.h>, and enough
-  of the CUDA runtime API and C library for host code around the kernels to parse;
+  of the CUDA runtime API and C library for host code around the kernels to parse; of the
+  library, only the names the file uses (prelude_words: all of it made every parse slower);
 - the headers that are read as empty files, since the prelude declares their names
   (``#include <cuda_runtime.h>``, ``<math.h>``, ``<float.h>``, ``<stdint.h>``...), and the
   out-of-scope headers whose include is an error naming the construct;

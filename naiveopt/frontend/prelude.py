@@ -378,9 +378,9 @@ def _cuda_functions(words: set[str]) -> str:
     lines = []
     for (ret, params), names in CUDA_FUNCTIONS.items():
         for name in names:
-            if name in words:
-                lines.append(f"__host__ __device__ {ret} {name}({params});")
-    lines += [f"__host__ __device__ {decl}" for decl in _CUDA_OVERLOADS
+            if name in words:                # __device__ alone, as nvcc's: a kernel
+                lines.append(f"__device__ {ret} {name}({params});")   # file may define its own
+    lines += [f"__device__ {decl}" for decl in _CUDA_OVERLOADS
               if re.search(r"(\w+)\(", decl).group(1) in words]
     return "\n".join(lines)
 

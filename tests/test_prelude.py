@@ -209,3 +209,20 @@ __global__ void mm(const float *A, const float *B, float *C, int M, int N, int K
             assert code[n + 1].lstrip().startswith("for ("), code[n + 1]
     dropped = [r for r in result.remarks if "'#pragma unroll 4' dropped" in r.message]
     assert kept or dropped
+
+
+def test_a_kernel_file_may_define_its_own_math_helper():
+    """A __device__ max of the file's own (the prelude declares the library __device__, as
+    nvcc does, so the definition matches); OpenCL writes it max_, not a redeclaration of the
+    built-in."""
+    source = """__device__ float max(float a, float b) { return a > b ? a : b; }
+#pragma naiveopt sizes(n=100) array(a, n)
+__global__ void k(float *a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = max(a[i], 0.0f) + expf(a[i]);
+}
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="k.cu", target=target)
+        assert result.verified, result.kernels[0].verification
+    assert "max_(a[i], 0.0f)" in result.code

@@ -25,6 +25,7 @@ from .ir.textures import host_texture_params
 from .ir.globals import declaration
 from .ir.typenames import typedef_lines, used_names
 from .frontend.prelude import headers_for
+from .frontend.prelude import includes as prelude_includes
 from .launch import LaunchGeometry, data_notes, texture_note
 
 #: The repository's templates/ (used where the package carries no templates of its own).
@@ -80,13 +81,13 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
 
 
 def _surroundings(module: GModule, target: str, host: bool) -> dict:
-    """What the kernels stand among: #include lines (CUDA: the input's, with ``host``, and
-    the headers of the prelude names the kernels use), the file's typedefs the kernels still
+    """What the kernels stand among: #include lines (CUDA: the input's preamble, with
+    ``host``, and the headers of the prelude names the kernels use), the file's typedefs the kernels still
     spell types through, and (OpenCL) a note that the host code is left out."""
     includes = []
     if target == "cuda":
-        includes = list(module.includes) if host else []
-        have = {re.sub(r"[\s<>\"]|#\s*include", "", line) for line in includes}
+        includes = module.preamble.rstrip("\n").split("\n") if host and module.preamble else []
+        have = {name for _, _, name in prelude_includes(module.preamble)} if host else set()
         includes += [f"#include <{h}>" for h in headers_for(used_names(module)) if h not in have]
     host_note = ""
     if module.host_code and host and target != "cuda":
@@ -131,11 +132,13 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
     return cuda_helpers(used_vectors([p.func for p in module.procedures]))
 
 
-#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body;
+#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body,
+#: the input's #include lines in their order;
 #: the header's ``unverified:`` line is never split (a CommentPragmas comment), so that it
 #: stays one line that grep finds whole.
 CLANG_FORMAT_STYLE = ("{BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100, "
                       "InsertBraces: true, AllowShortFunctionsOnASingleLine: None, "
+                      "SortIncludes: Never, "
                       "MaxEmptyLinesToKeep: 1, CommentPragmas: '^ *unverified: '}")
 
 

@@ -194,8 +194,7 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     module.globals = [_global(c, translator, dialect) for c in parts.device
                       if c.kind == K.VAR_DECL]
     module.typedefs = file_typedefs(parts.device)
-    module.includes = [text for _, text in prelude.include_lines(source)]
-    module.host_code = parts.host_text(source)
+    module.preamble, module.host_code = parts.split_text(source)
     _check_globals_read_only(module)
     helpers = helper_globals(module)
     for proc in module.procedures:

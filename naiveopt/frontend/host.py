@@ -12,9 +12,10 @@ device code here and written into a CUDA output verbatim, after the optimized ke
 - libclang parses the host code with the rest (the prelude declares the common CUDA runtime
   and C library names, so most host code parses cleanly), but errors inside it are ignored:
   nvcc judges it, and a kernel that parsed is no less correct for a host error further down;
-- the host code's text is the input with the device code, the ``#include`` lines (a CUDA
-  output writes them first), the ``#pragma naiveopt`` lines and the file's leading comment
-  cut out.
+- the host code's text is the input with the device code, the ``#pragma naiveopt`` lines
+  and the file's leading comment cut out; a CUDA output writes what runs to the last
+  ``#include`` (the preamble: includes and the defines they may depend on) before the
+  kernels and the rest after them.
 """
 from __future__ import annotations
 
@@ -98,17 +99,25 @@ class FileParts:
                     raise error(node, f"host function '{ref.spelling}' is called from device "
                                       "code: declare it __device__")
 
-    def host_text(self, source: str) -> str:
-        """The host code as written ('' when the file has none): host_text."""
-        return host_text(source, self.device) if self.host else ""
+    def split_text(self, source: str) -> tuple[str, str]:
+        """(preamble, host code) as written (split_text); the host code is '' when the file
+        has none (what is left is then macros and comments the kernels already carry)."""
+        preamble, rest = split_text(source, self.device)
+        return preamble, rest if self.host else ""
 
 
-_CUT_LINE = re.compile(r"^\s*#\s*(include\b|pragma\s+naiveopt\b)")
+_NAIVEOPT_PRAGMA = re.compile(r"^\s*#\s*pragma\s+naiveopt\b")
+_INCLUDE_LINE = re.compile(r"^\s*#\s*include\b")
+_OPENS = re.compile(r"^\s*#\s*if(n?def)?\b")
+_CLOSES = re.compile(r"^\s*#\s*endif\b")
 
 
-def host_text(source: str, device: list[ci.Cursor]) -> str:
-    """The input's text with its device code, #include and ``#pragma naiveopt`` lines cut
-    out: the host code and what surrounds it (macros, comments), verbatim."""
+def split_text(source: str, device: list[ci.Cursor]) -> tuple[str, str]:
+    """(preamble, rest) of the input's text with its device code and ``#pragma naiveopt``
+    lines cut out, verbatim. The preamble runs to the last ``#include`` (and the end of any
+    conditional around it), so the defines an include depends on stay before it; the rest is
+    the host code and what surrounds it (macros, comments). The file's leading comment, which
+    describes the kernels, is left out."""
     lines = source.split("\n")
     cut = [False] * len(lines)
     for c in device:
@@ -121,11 +130,18 @@ def host_text(source: str, device: list[ci.Cursor]) -> str:
         end = c.extent.end.line - 1
         if 0 <= end < len(lines) - 1 and lines[end + 1].strip() == ";":
             cut[end + 1] = True
-    for i, line in enumerate(lines):
-        if _CUT_LINE.match(line):
-            cut[i] = True
-    kept = [line for line, gone in zip(lines, cut) if not gone]
+    kept = [line for line, gone in zip(lines, cut) if not gone and not _NAIVEOPT_PRAGMA.match(line)]
     while kept and (not kept[0].strip() or kept[0].lstrip().startswith("//")):
-        kept.pop(0)                   # the file's leading comment describes the kernels
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
+        kept.pop(0)
+    last = max((i for i, line in enumerate(kept) if _INCLUDE_LINE.match(line)), default=-1)
+    depth = sum(1 if _OPENS.match(line) else -1 if _CLOSES.match(line) else 0
+                for line in kept[:last + 1])
+    while depth > 0 and last + 1 < len(kept):
+        last += 1
+        depth += 1 if _OPENS.match(kept[last]) else -1 if _CLOSES.match(kept[last]) else 0
+    return _tidy(kept[:last + 1]), _tidy(kept[last + 1:])
+
+
+def _tidy(lines: list[str]) -> str:
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
     return text + "\n" if text.strip() else ""

@@ -457,12 +457,6 @@ def includes(source: str) -> list[tuple[int, str, str]]:
     return out
 
 
-def include_lines(source: str) -> list[tuple[int, str]]:
-    """The ``#include`` lines of a file as written: (line number, text)."""
-    lines = source.split("\n")
-    return [(line, lines[line - 1].strip()) for line, _, _ in includes(source)]
-
-
 def check_headers(path: str, source: str) -> None:
     """An include of a header whose constructs naiveopt does not model is a located error
     that names the construct."""

@@ -223,9 +223,9 @@ class GModule:
     # the file's typedefs of scalar and vector types, name -> the type it denotes (written
     # into the output where the kernels still spell a type through one: ir/typenames.py)
     typedefs: dict[str, str] = field(default_factory=dict)
-    # '#include' lines of the input, as written (a CUDA output keeps them for the host code
-    # and for the names the prelude declared on their behalf)
-    includes: list[str] = field(default_factory=list)
+    # the input's lines up to its last '#include' (device code cut), as written: a CUDA output
+    # keeps them first, for the host code and the names the prelude declared on their behalf
+    preamble: str = ""
     # the input's host code (functions and data that are neither kernels nor device code),
     # passed through verbatim into a CUDA output; empty when the file has none
     host_code: str = ""

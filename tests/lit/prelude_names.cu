@@ -1,6 +1,7 @@
 // What nvcc accepts without declarations in the kernel file: <stdint.h>/<stddef.h> types,
 // the constants of <math.h>/<float.h>, the CUDA headers (read as empty files, their names
-// declared by the prelude). The output keeps every name; a CUDA output keeps the includes.
+// declared by the prelude). The output keeps every name; a CUDA output keeps the includes,
+// in their order, and adds those of the names it keeps (FLT_MAX: <float.h>).
 // RUN: %naiveopt %s -o %t.cu --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: FileCheck %s < %t.cu
 // RUN: %naiveopt %s --target opencl --no-verify | FileCheck %s --check-prefix=OPENCL
@@ -23,10 +24,10 @@ __global__ void clampmax(const float *x, float *y, const int64_t *idx, size_t n)
 // EXPLAIN-NOT: warning
 // EXPLAIN: clampmax: verification passed
 // CHECK: #include <cuda_runtime.h>
-// CHECK-NEXT: #include <float.h>
-// CHECK-NEXT: #include <math.h>
-// CHECK-NEXT: #include <stddef.h>
 // CHECK-NEXT: #include <stdint.h>
+// CHECK-NEXT: #include <math.h>
+// CHECK-NEXT: #include <float.h>
+// CHECK-NEXT: #include <stddef.h>
 // CHECK: __global__ void clampmax(const float *x, float *y, const int64_t *idx, size_t n) {
 // CHECK: size_t i = idx_1;
 // CHECK: float m = -INFINITY;

@@ -82,8 +82,8 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
 
 def _surroundings(module: GModule, target: str, host: bool) -> dict:
     """What the kernels stand among: #include lines (CUDA: the input's preamble, with
-    ``host``, and the headers of the prelude names the kernels use), the file's typedefs the kernels still
-    spell types through, and (OpenCL) a note that the host code is left out."""
+    ``host``, and the headers of the prelude names the kernels use), the file's typedefs the
+    kernels still spell types through, and (OpenCL) a note that the host code is left out."""
     includes = []
     if target == "cuda":
         includes = module.preamble.rstrip("\n").split("\n") if host and module.preamble else []

@@ -287,8 +287,8 @@ extern "C" unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStre
 template <class T> cudaError_t cudaMalloc(T **, size_t);
 template <class T> cudaError_t cudaMallocManaged(T **, size_t, unsigned int = 1);
 template <class T> cudaError_t cudaMallocHost(T **, size_t);
-template <class T> cudaError_t cudaMemcpyToSymbol(const T &, const void *, size_t,
-                                                  size_t = 0, cudaMemcpyKind = cudaMemcpyHostToDevice);
+template <class T> cudaError_t cudaMemcpyToSymbol(const T &, const void *, size_t, size_t = 0,
+                                                  cudaMemcpyKind = cudaMemcpyHostToDevice);
 cudaError_t cudaHostAlloc(void **, size_t, unsigned int);
 cudaError_t cudaFree(void *); cudaError_t cudaFreeHost(void *);
 cudaError_t cudaMemcpy(void *, const void *, size_t, cudaMemcpyKind);
@@ -314,7 +314,8 @@ int puts(const char *); int scanf(const char *, ...); int fscanf(FILE *, const c
 FILE *fopen(const char *, const char *); int fclose(FILE *);
 size_t fread(void *, size_t, size_t, FILE *); size_t fwrite(const void *, size_t, size_t, FILE *);
 __host__ __device__ void *malloc(size_t); void *calloc(size_t, size_t);
-void *realloc(void *, size_t); __host__ __device__ void free(void *); void exit(int); void abort(void);
+void *realloc(void *, size_t); __host__ __device__ void free(void *);
+void exit(int); void abort(void);
 int rand(void); void srand(unsigned int); int atoi(const char *); double atof(const char *);
 long atol(const char *); long strtol(const char *, char **, int);
 double drand48(void); void srand48(long);

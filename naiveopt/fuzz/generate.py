@@ -753,8 +753,8 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
     the helper; CUDA files sometimes also ``typedef DATA_TYPE *DATA_PTR;`` for the writable
     arrays), and in another share the thread ids declared ``size_t`` or ``unsigned`` (every
     index expression of the generator stays non-negative, so the kernel's meaning is
-    unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The front end
-    must resolve the typedefs for the analyses and keep the names in the output."""
+    unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The
+    front end must resolve the typedefs for the analyses and keep the names in the output."""
     if rng.random() < TYPEDEF_SHARE:
         elem = next((t for t in ("double", "unsigned", "float")
                      if re.search(rf"\b{t}\b", source)), None)

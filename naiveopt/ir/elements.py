@@ -47,8 +47,8 @@ _INT_BITS = {"char": 8, "short": 16, "int": 32, "long": 64, "long long": 64, "bo
              "ptrdiff_t": 64, "intptr_t": 64, "uintptr_t": 64, "uint8_t": 8, "uint16_t": 16,
              "uint32_t": 32, "uint64_t": 64,
              "uchar": 8, "ushort": 16, "uint": 32, "ulong": 64}
-_UNSIGNED_NAMES = {"size_t", "uintptr_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uchar", "ushort",
-                   "uint", "ulong", "bool"}
+_UNSIGNED_NAMES = {"size_t", "uintptr_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+                   "uchar", "ushort", "uint", "ulong", "bool"}
 
 
 def element(name: str) -> Element | None:

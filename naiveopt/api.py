@@ -217,7 +217,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     unit = parse_unit(filename, source, defines)
     c = compile_module(unit, target, arch, opt, metadata, dump_ir, options)
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                  os.path.basename(filename), sidecar_name)
+                  os.path.basename(filename), sidecar_name, host=True)
     verifications = _verify(c, code) if verify else {}
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
@@ -231,7 +231,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                             os.path.basename(filename), sidecar_name, result.unverified)
+                             os.path.basename(filename), sidecar_name, result.unverified,
+                             host=True)
     if require_verified and result.unverified:
         raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
                                       in result.unverified.items())

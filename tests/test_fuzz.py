@@ -95,6 +95,23 @@ def test_generator_reaches_arrays_through_local_pointers():
         assert "_at" not in code
 
 
+def test_generator_writes_typedefs_and_unsigned_thread_ids():
+    """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
+    CUDA) and size_t/unsigned thread ids, in both dialects."""
+    cases = [generate_case(11, i, ["a"], ("global",)) for i in range(120)]
+    typedef = [c for c in cases if re.search(r"^typedef (float|double|unsigned) (\w+);$",
+                                             c.source, re.M)]
+    assert {c.dialect for c in typedef} == {"cuda", "opencl"}
+    for c in typedef:
+        name = re.search(r"^typedef \w+ (\w+);$", c.source, re.M).group(1)
+        assert re.search(rf"\b{name} acc\b|\b{name} \*", c.source), c.source
+    assert any(re.search(r"^typedef \w+ \*\w+_PTR;$", c.source, re.M) for c in typedef)
+    ids = [c for c in cases if re.search(r"^    (size_t|unsigned int|unsigned|uint) i = ",
+                                         c.source, re.M)]
+    assert {c.dialect for c in ids} == {"cuda", "opencl"}
+    assert any("size_t i = " in c.source for c in ids)
+
+
 def test_generated_writes_use_own_thread_ids():
     """Race freedom by construction: a written array's thread dimensions are indexed by the
     thread ids alone."""

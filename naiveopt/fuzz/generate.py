@@ -583,6 +583,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         source = geometry_file(geo, dialect)
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
+    source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -733,3 +734,43 @@ def _kernel_end(source: str, start: int) -> int:
         if depth == 0:
             return n
     return len(source)
+
+
+# ------------------------------------------------------------- typedefs and index types
+#: Share of cases whose element type is named through a typedef, and whose thread ids are
+#: declared size_t or unsigned (drawn apart).
+TYPEDEF_SHARE = 0.3
+INDEX_TYPE_SHARE = 0.3
+#: Thread-id types people write, per dialect.
+INDEX_TYPES = {"cuda": ["size_t", "unsigned int", "unsigned"],
+               "opencl": ["size_t", "uint", "unsigned int"]}
+_THREAD_ID = re.compile(r"^(\s*)int ([ij]) = (.*(?:Idx|get_global_id|get_group_id).*);$", re.M)
+
+
+def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, the element type named through a typedef, as PolyBench and much
+    research code write it (``typedef float DATA_TYPE;`` for arrays, scalars, locals, casts and
+    the helper; CUDA files sometimes also ``typedef DATA_TYPE *DATA_PTR;`` for the writable
+    arrays), and in another share the thread ids declared ``size_t`` or ``unsigned`` (every
+    index expression of the generator stays non-negative, so the kernel's meaning is
+    unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The
+    front end must resolve the typedefs for the analyses and keep the names in the output."""
+    if rng.random() < TYPEDEF_SHARE:
+        elem = next((t for t in ("double", "unsigned", "float")
+                     if re.search(rf"\b{t}\b", source)), None)
+        name = rng.choice(["DATA_TYPE", "real", "elem_t"])
+        if elem is not None and not re.search(rf"\b{name}\b", source):
+            source = re.sub(rf"\b{elem}\b", name, source)
+            lines = [f"typedef {elem} {name};"]
+            if dialect == "cuda" and rng.random() < 0.5:
+                ptr = name.upper() + "_PTR"
+                source = re.sub(rf"(?<!const ){name} \*(?!__restrict__)(\w+)([,)])",
+                                rf"{ptr} \1\2", source)
+                lines.append(f"typedef {name} *{ptr};")
+            source = "\n".join(lines) + "\n" + source
+    if rng.random() < INDEX_TYPE_SHARE and "_at[" not in source:
+        # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
+        # unsigned e turns into a huge offset)
+        kind = rng.choice(INDEX_TYPES[dialect])
+        source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)
+    return source

@@ -149,7 +149,7 @@ def compile_module(source: str, filename: str, target: str | None, arch: str, op
     options = pipeline_options(options)
     optimizations = optimization_passes(options) if opt else []
     ctx = PassContext(module, target, arch, options)
-    run_passes(front_passes() + optimizations, ctx, dump_ir)
+    run_passes(front_passes(options) + optimizations, ctx, dump_ir)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
@@ -285,7 +285,7 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
                                   procs.get(name))
         result = verify_kernel(c.spec, kspec, naive, output, defines,
                                macro_defines(source, defines))
-        if result.status == "failed" and not c.ctx.applied.get(name):
+        if result.status == "failed" and not c.ctx.changed(name):
             # no pass changed this kernel: a difference is the kernel's own (a data race,
             # nondeterminism or data-dependent behaviour), not a miscompile to blame on naiveopt
             result = Verification("skipped", "no optimization pass changed this kernel, yet "

@@ -50,17 +50,27 @@ class PassContext:
     remarks: list[Remark] = field(default_factory=list)
     completed: list[str] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)   # kernel -> passes that fired
+    # kernel -> canonicalization passes that rewrote it (functional passes: not listed among
+    # the optimization passes an output names, yet a change verification must answer for)
+    canonicalized: dict[str, list[str]] = field(default_factory=dict)
     am: AnalysisManager = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.am = AnalysisManager(self.module)
 
-    def remark(self, kind: str, pass_name: str, proc: GProcedure | None, message: str) -> None:
+    def remark(self, kind: str, pass_name: str, proc: GProcedure | None, message: str,
+               canonical: bool = False) -> None:
+        """Record a remark; an ``applied`` one also records that the pass changed ``proc``
+        (``canonical``: a canonicalization pass, kept apart from the optimization passes)."""
         self.remarks.append(Remark(kind, pass_name, proc.name if proc else "*", message))
         if kind == "applied" and proc is not None:
-            fired = self.applied.setdefault(proc.name, [])
+            fired = (self.canonicalized if canonical else self.applied).setdefault(proc.name, [])
             if pass_name not in fired:
                 fired.append(pass_name)
+
+    def changed(self, proc_name: str) -> bool:
+        """Whether any pass, optimization or canonicalization, rewrote the kernel."""
+        return bool(self.applied.get(proc_name) or self.canonicalized.get(proc_name))
 
 
 class Pass:

@@ -30,7 +30,7 @@ from ....ir.cgen import to_c
 from ....ir.rewrite import assigned_names, walk
 from ...manager import PassContext
 from .base import CanonicalizationPass
-from .locals import declarations, has_loop_jump, references
+from .locals import declarations, drop_unused, has_loop_jump, references
 
 
 @dataclass
@@ -54,7 +54,7 @@ class GridStrideLoops(CanonicalizationPass):
         gs, why = find_grid_stride(proc)
         if gs is None:
             return False
-        header = f"grid-stride loop over {gs.iterator} < {to_c(gs.bound)} (stride " \
+        header = f"grid-stride loop over {gs.iterator} < {to_c(gs.bound)} (step " \
                  f"{to_c(gs.stride)})"
         why = gs.why_not_sole_user or _obstacle(proc, gs)
         if why:
@@ -70,8 +70,11 @@ class GridStrideLoops(CanonicalizationPass):
         if proc.pragma.global_dim == (None, None):
             proc.pragma.global_dim = (to_c(gs.bound), "1")
             proc.pragma.global_dim_source = "grid-stride"
+        dropped = drop_unused(proc.body, set(gs.helpers))
         self.applied(proc, ctx, f"{header} made one element per thread (if ({to_c(loop.cond)})"
-                     f"): thread space ({to_c(gs.bound)}, 1)")
+                     f"): thread space ({to_c(gs.bound)}, 1)" + (
+                         f"; {', '.join(dropped)} no longer read: declaration removed"
+                         if dropped else ""))
         return True
 
 

@@ -163,3 +163,21 @@ def uses(body: c_ast.Node) -> dict[int, list[c_ast.ID]]:
 
     visit(body, [{}])
     return out
+
+
+def drop_unused(body: c_ast.Node, names: set[str]) -> list[str]:
+    """Remove the declarations of ``names`` that nothing reads any more and whose
+    initializers are pure (a rewrite took their last use); returns the names removed."""
+    from ....analysis.shape import is_pure
+
+    removed = []
+    named = uses(body)
+    up = parents(body)
+    for decl in [n for n, _ in walk(body) if isinstance(n, c_ast.Decl) and n.name in names]:
+        home = up.get(id(decl))
+        if named.get(id(decl)) or not isinstance(home, c_ast.Compound) or \
+                not is_pure(decl.init):
+            continue
+        home.block_items = [s for s in home.block_items if s is not decl]
+        removed.append(decl.name)
+    return removed

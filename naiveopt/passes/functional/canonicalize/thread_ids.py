@@ -5,8 +5,9 @@ threadIdx.x`` is.
 The predefined pass recognises the global id when its operands are the built-ins themselves
 (in any operand order, through casts); textbook kernels often name the built-ins first. A local
 defined once as a built-in holds that built-in's value wherever it is read, so a global-id
-pattern over such locals is the global id: it is written as the id (``int i = idx;``), and the
-locals keep their declarations and other uses. Operands through casts are read through them
+pattern over such locals is the global id: it is written as the id (``int i = idx;``); the
+locals keep their other uses, and their declarations where they have some (a raw thread id
+left in the kernel keeps thread merge from firing). Operands through casts are read through them
 (ids are far below 2^31), as the predefined pass does.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ....ir.rewrite import assigned_names, map_nodes, walk
 from ...manager import PassContext
 from ..predefined import name_ids
 from .base import CanonicalizationPass
+from .locals import drop_unused
 
 #: (block id, block size, thread id) -> the global id they make.
 _PARTS = {("bidx", "blockDimX", "tidx"): "idx", ("bidy", "blockDimY", "tidy"): "idy"}
@@ -50,9 +52,11 @@ class ThreadIds(CanonicalizationPass):
         map_nodes(proc.body, fn)
         if not rewritten:
             return False
+        dropped = drop_unused(proc.body, set(aliases))
         name_ids(proc)
         self.applied(proc, ctx, f"{len(rewritten)} global id(s) written through locals: "
-                     + "; ".join(rewritten))
+                     + "; ".join(rewritten) + (f" ({', '.join(dropped)} no longer read: "
+                                              "declaration removed)" if dropped else ""))
         return True
 
 

@@ -1,7 +1,8 @@
 // while-to-for: a while loop with a counter initialised just before it and stepped at the end
 // of its body is a for loop (then loop-iterators declares k in it, and sink-declarations
 // declares the C89 `int i` where it gets its thread id): the row walk is coalesced. A while
-// loop whose body also steps k elsewhere (before a continue) stays, saying why.
+// loop whose body also steps k elsewhere (before a continue) stays, saying why. A counter
+// declared with its initial value just before the loop (`int k = 0;`) is the loop's too.
 // RUN: %naiveopt %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: %naiveopt %s --no-opt --no-verify | FileCheck %s
 
@@ -45,14 +46,32 @@ __global__ void mv_while_continue(const float *A, const float *x, float *y, int 
     }
 }
 
+__global__ void mv_while_declared(const float *A, const float *x, float *y, int N, int M)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N)
+    {
+        float acc = 0;
+        int k = 0;
+        while (M > k)
+        {
+            acc += A[i * M + k] * x[k];
+            ++k;
+        }
+        y[i] = acc;
+    }
+}
+
 // REMARK: mv_while: remark [while-to-for] applied: 1 while loop(s) with a counter written as for loops: while (k < M) -> for (k = 0; k < M; k += 1)
 // REMARK: mv_while_continue: remark [while-to-for] missed: while (k < M) kept: its body assigns k before the step
+// REMARK: mv_while_declared: remark [while-to-for] applied: 1 while loop(s) with a counter written as for loops: while (M > k) -> for (k = 0; M > k; ++k)
 // REMARK: mv_while: remark [loop-iterators] applied: 1 loop(s) declare their iterator: for (int k = 0; ...)
 // REMARK: mv_while: remark [sink-declarations] applied: 1 local(s) declared where first assigned: int i = idx
 // REMARK: mv_while: remark [thread-space] analysis: thread space from bounds guard: (N, 1)
 // REMARK: mv_while: remark [coalesce] applied:
 // REMARK: mv_while: verification passed
 // REMARK: mv_while_continue: verification passed
+// REMARK: mv_while_declared: verification passed
 
 // CHECK-LABEL: __global__ void mv_while(
 // CHECK-NEXT: const int idx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -64,3 +83,6 @@ __global__ void mv_while_continue(const float *A, const float *x, float *y, int 
 // CHECK-NEXT: }
 // CHECK-LABEL: __global__ void mv_while_continue(
 // CHECK: while (k < M) {
+// CHECK-LABEL: __global__ void mv_while_declared(
+// CHECK-NOT: int k;
+// CHECK: for (int k = 0; M > k; ++k) {

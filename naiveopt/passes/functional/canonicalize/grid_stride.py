@@ -198,6 +198,9 @@ def _obstacle(proc: GProcedure, gs: GridStride) -> str:
         return f"the body carries {', '.join(carried)} from one iteration to the next"
     if not is_pure(gs.bound):
         return "the bound reads memory"
+    if isinstance(gs.loop.init, c_ast.DeclList) and any(
+            isinstance(s, c_ast.Decl) and s.name == gs.iterator for s in items):
+        return f"the kernel declares another {gs.iterator} where the loop's would go"
     if isinstance(gs.loop.init, c_ast.Assignment):
         outside = [r for r in references(proc.body, gs.iterator)
                    if not any(r is n for n, _ in walk(gs.loop))]

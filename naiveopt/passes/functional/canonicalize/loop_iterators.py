@@ -7,10 +7,10 @@ that nothing outside the loop sees what they do to it. Each such loop becomes
 Where the kernel reads k outside the loops that own it now (after a loop, or in a loop
 that does not set it), the outer k keeps its declaration and gets, after each rewritten loop,
 the value it had there: ``k = 0 < n ? n : 0;`` for the loop above (from its bounds and step,
-which the body must not change, and only if the body cannot leave the loop with a
-``break``); a loop whose final value cannot be written so stays as it was. Where nothing reads
-the outer k any more, its declaration goes. Only canonical loops (analysis/loops.py) over an
-integer local are rewritten; the others are the analyses' business and stay, with the reason.
+which the body must not change, for a canonical loop (analysis/loops.py) the body cannot leave
+with a ``break``); a loop whose final value cannot be written so stays as it was, saying why.
+Where nothing reads the outer k any more, its declaration goes. Loops over integer locals are
+rewritten, canonical or not (a reversed loop, ``k--``, owns its iterator as well).
 """
 from __future__ import annotations
 
@@ -25,47 +25,43 @@ from ....ir.cgen import to_c
 from ....ir.rewrite import assigned_names, identifiers, walk
 from ...manager import PassContext
 from .base import CanonicalizationPass
-from .locals import declarations, has_loop_jump, is_integer, is_plain_local, mentions, parents
+from .locals import has_loop_jump, is_integer, is_plain_local, mentions, parents, uses
 
 
 class LoopIterators(CanonicalizationPass):
     name = "loop-iterators"
 
     def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
-        params = {p.name for p in proc.params}
-        decls = declarations(proc.body)
-        candidates: dict[str, list[tuple[c_ast.For, GLoop]]] = {}
+        named = uses(proc.body)
+        declared_by = {id(ref): decl for decl, _ in walk(proc.body)
+                       if isinstance(decl, c_ast.Decl) for ref in named.get(id(decl), [])}
+        candidates: dict[int, tuple[c_ast.Decl, list[tuple[c_ast.For, GLoop]]]] = {}
         for node, _ in walk(proc.body):
             if not (isinstance(node, c_ast.For) and isinstance(node.init, c_ast.Assignment) and
                     node.init.op == "=" and isinstance(node.init.lvalue, c_ast.ID)):
                 continue
             k = node.init.lvalue.name
-            mine = decls.get(k, [])
-            if k in params or len(mine) != 1 or not is_plain_local(mine[0]) or \
-                    not is_integer(mine[0]) or "const" in mine[0].quals or \
-                    mentions(node.init.rvalue, k):
+            decl = declared_by.get(id(node.init.lvalue))     # None: a parameter
+            if decl is None or not is_plain_local(decl) or not is_integer(decl) or \
+                    "const" in decl.quals or mentions(node.init.rvalue, k):
                 continue
             loop = analyse_loop(node, None, ctx.module.macros)
-            if not loop.canonical:
-                self.missed(proc, ctx, f"for ({to_c(node.init)}; ...) keeps {k} declared "
-                            f"before it: the loop is not canonical ({loop.why_not_canonical})")
-                continue
-            candidates.setdefault(k, []).append((node, loop))
+            candidates.setdefault(id(decl), (decl, []))[1].append((node, loop))
         done = []
-        for k, loops in candidates.items():
-            done += self._own(proc, ctx, decls[k][0], loops)
+        for decl, loops in candidates.values():
+            done += self._own(proc, ctx, decl, loops, named.get(id(decl), []))
         if done:
             self.applied(proc, ctx, f"{len(done)} loop(s) declare their iterator: "
                          + "; ".join(done))
         return bool(done)
 
     def _own(self, proc: GProcedure, ctx: PassContext, decl: c_ast.Decl,
-             loops: list[tuple[c_ast.For, GLoop]]) -> list[str]:
-        """Give each of ``loops`` its own ``decl.name``; say what was done."""
+             loops: list[tuple[c_ast.For, GLoop]], refs: list[c_ast.ID]) -> list[str]:
+        """Give each of ``loops`` its own ``decl.name`` (``refs``: the uses of ``decl``); say
+        what was done."""
         k = decl.name
         inside = {id(n) for node, _ in loops for n, _ in walk(node)}
-        live = any(id(r) not in inside for r, _ in walk(proc.body)
-                   if isinstance(r, c_ast.ID) and r.name == k)
+        live = any(id(r) not in inside for r in refs)
         done, kept = [], 0
         for node, loop in loops:
             final = None
@@ -98,6 +94,8 @@ class LoopIterators(CanonicalizationPass):
 
 def final_value(node: c_ast.For, loop: GLoop) -> tuple[c_ast.Node | None, str]:
     """The iterator's value after the loop, as an expression, or (None, why not)."""
+    if not loop.canonical:
+        return None, f"the loop is not canonical ({loop.why_not_canonical})"
     if has_loop_jump(node.stmt, c_ast.Break) or any(
             isinstance(n, (c_ast.Goto, c_ast.Label)) for n, _ in walk(node.stmt)):
         return None, "the body may leave the loop early"

@@ -28,20 +28,22 @@ class WhileToFor(CanonicalizationPass):
             for index, stmt in enumerate(items):
                 if not isinstance(stmt, c_ast.While):
                     continue
-                counter = _counter(stmt.cond)
+                counter = _counter(stmt.cond, stmt.stmt)
                 why = _obstacle(stmt, counter, items[index - 1] if index else None)
                 if why:
                     self.missed(proc, ctx, f"while ({to_c(stmt.cond)}) kept: {why}")
                     continue
                 body = stmt.stmt
                 step = body.block_items[-1]
-                init = items[index - 1]
-                if isinstance(init, c_ast.Decl):     # int k = 0; -> int k; for (k = 0; ...)
-                    items[index - 1] = init
-                    init, init.init = c_ast.Assignment("=", c_ast.ID(counter), init.init), None
+                init = before = items[index - 1]
+                if isinstance(before, c_ast.Decl):     # int k = 0; -> int k; for (k = 0; ...)
+                    init = c_ast.Assignment("=", c_ast.ID(counter), before.init, before.coord)
+                    before.init = None
+                else:
+                    before = None
                 body.block_items = body.block_items[:-1]
                 loop = c_ast.For(init, stmt.cond, step, body, stmt.coord)
-                items[index - 1:index + 1] = [loop, None]     # keep the indices of this pass
+                items[index - 1:index + 1] = [before, loop]   # keep the indices of this pass
                 done.append(f"while ({to_c(stmt.cond)}) -> for ({to_c(init)}; "
                             f"{to_c(stmt.cond)}; {to_c(step)})")
             compound.block_items = [s for s in items if s is not None]
@@ -51,13 +53,18 @@ class WhileToFor(CanonicalizationPass):
         return bool(done)
 
 
-def _counter(cond: c_ast.Node) -> str | None:
-    """The variable a loop condition compares (``k < n``, ``n > k``...)."""
+def _counter(cond: c_ast.Node, body: c_ast.Node) -> str | None:
+    """The variable a loop condition compares (``k < n``, ``n > k``...) that the body's last
+    statement steps (the first one compared where none is)."""
+    names = []
     if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "!="):
         for side, other in ((cond.left, cond.right), (cond.right, cond.left)):
             if isinstance(side, c_ast.ID) and not mentions(other, side.name):
-                return side.name
-    return None
+                names.append(side.name)
+    last = body.block_items[-1] if isinstance(body, c_ast.Compound) and body.block_items \
+        else None
+    return next((k for k in names if last is not None and is_step(last, k)),
+                names[0] if names else None)
 
 
 def is_step(stmt: c_ast.Node, k: str) -> bool:

@@ -155,7 +155,7 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     options = pipeline_options(options)
     optimizations = optimization_passes(options) if opt else []
     ctx = PassContext(module, target, arch, options)
-    run_passes(front_passes() + optimizations, ctx, dump_ir)
+    run_passes(front_passes(options) + optimizations, ctx, dump_ir)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
@@ -293,7 +293,7 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
         kspec = with_kernel_facts(with_file_data(kspec, c.module, c.spec, defines),
                                   procs.get(name))
         result = verify_kernel(c.spec, kspec, naive, output, defines, unit.macros)
-        if result.status == "failed" and not c.ctx.applied.get(name):
+        if result.status == "failed" and not c.ctx.changed(name):
             # no pass changed this kernel: a difference is the kernel's own (a data race,
             # nondeterminism or data-dependent behaviour), not a miscompile to blame on naiveopt
             result = Verification("skipped", "no optimization pass changed this kernel, yet "

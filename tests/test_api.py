@@ -6,6 +6,7 @@ import pytest
 import naiveopt
 from naiveopt.errors import NaiveoptError
 from naiveopt.passes.options import PipelineOptions
+from naiveopt.passes.pipeline import front_passes
 
 NO_SIZES = """\
 __global__ void twice(const float *A, float *B, int n)
@@ -62,7 +63,7 @@ __global__ void mv(float *A, float *B, float *C, int H, int W)
 
 
 def _optimization_remarks(result) -> list[str]:
-    front = {"opencl-to-cuda", "predefined", "loops", "memory-expressions", "nvcc"}
+    front = {p.name for p in front_passes()}
     return list(dict.fromkeys(r.pass_name for r in result.remarks
                               if r.pass_name not in front))
 

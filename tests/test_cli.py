@@ -564,8 +564,8 @@ def test_dump_ir_writes_one_file_per_pass(tmp_path):
                    "-o", tmp_path / "mv.cl")
     assert done.returncode == 0, done.stderr
     names = _dump_files(dump)
-    for pass_name in ("opencl-to-cuda", "predefined", "loops", "memory-expressions", "nvcc",
-                      "postprocessor", "cuda-to-opencl"):
+    for pass_name in ("opencl-to-cuda", "predefined", "thread-space", "loops",
+                      "memory-expressions", "nvcc", "postprocessor", "cuda-to-opencl"):
         assert sum(n.endswith(f"-{pass_name}.ir") for n in names) == 1, (pass_name, names)
     assert all(n.startswith("mv_cu.") for n in names)
     mem = next(n for n in names if "memory-expressions" in n)

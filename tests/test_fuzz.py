@@ -112,6 +112,42 @@ def test_generator_writes_typedefs_and_unsigned_thread_ids():
     assert any("size_t i = " in c.source for c in ids)
 
 
+#: The canonicalization passes' forms (naiveopt/passes/functional/canonicalize/) and how to
+#: find each in a generated source.
+CANONICAL_FORMS = {
+    "C89 iterators declared at the top": r"^\s+int [klmn](, [klmn])*;$",
+    "a loop over a C89 iterator": r"for \([klmn] = ",
+    "++k": r"; \+\+[klmn]\)",
+    "k += 1": r"([klmn]) \+= 1\)",
+    "k = k + 1": r"([klmn]) = \1 \+ 1\)",
+    "k = 1 + k": r"([klmn]) = 1 \+ \1\)",
+    "a <= bound": r"[klmn] <= \w+ - 1;",
+    "a while loop with a counter": r"while \([klmn] <",
+    "an iterator read after its loop": r"\+= \((float|double|unsigned)\)[klmn];",
+    "early returns one per id": r"\(\w+ (>=|<=) \w+\)\n\s+return;\n\s+if \(",
+    "nested guards": r"if \(i < \w+\) \{\n\s+if \(j < \w+\) \{",
+    "ids built from locals": r"int t[xy] = (threadIdx|get_local_id)",
+    "an id through a cast": r"\(unsigned\)blockIdx",
+    "an id assigned after its declaration": r"int i;\n\s+i = ",
+    "a grid-stride loop": r"i (\+=|= i \+) (blockDim.x \* gridDim.x|gridDim.x \* blockDim.x|"
+                          r"get_global_size\(0\)|get_num_groups\(0\) \* get_local_size\(0\)|"
+                          r"stride)\)",
+    "per-thread partial sums over a grid stride": r"P\[tid\] = s;",
+}
+
+
+def test_generator_writes_kernels_as_others_write_them():
+    """Each canonical form is generated, in both dialects, within the first cases of a
+    campaign (so a campaign exercises every canonicalization pass)."""
+    sources = [generate_case(11, i, [], ("global",)) for i in range(300)]
+    for dialect in ("cuda", "opencl"):
+        text = "\n".join(c.source for c in sources if c.dialect == dialect)
+        missing = [name for name, form in CANONICAL_FORMS.items()
+                   if dialect == "cuda" or "cast" not in name
+                   if not re.search(form, text, re.M)]
+        assert not missing, f"{dialect}: never generated: {missing}"
+
+
 def test_generated_writes_use_own_thread_ids():
     """Race freedom by construction: a written array's thread dimensions are indexed by the
     thread ids alone."""

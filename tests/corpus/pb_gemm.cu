@@ -2,8 +2,6 @@
 // declared at the top, size macros _PB_NI/NI and int parameters that mirror them.
 // EXPECT-PASSES: register-promotion, thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: thread-block-merge: not staged for reuse: the loop does not declare its iterator k
-// XFAIL: thread-merge: no staged loop to merge threads over
 #define NI 37
 #define NJ 45
 #define NK 29

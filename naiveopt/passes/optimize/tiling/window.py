@@ -293,16 +293,25 @@ def _flat(w: Window, coords: list[sympy.Expr]) -> str:
     array, through the window's clamps."""
     if w.clamps == (None, None):
         return _c(coords[0] * w.width + coords[1])
-    row, column = (_clamped(c, text) for c, text in zip(w.clamps, map(_c, coords)))
+    row, column = (_clamped(c, e) for c, e in zip(w.clamps, coords))
     return column if w.width == 0 else f"({row}) * ({_c(w.width)}) + {column}"
 
 
-def _clamped(clamp: Clamp | None, text: str) -> str:
-    """C text of ``text`` through ``clamp``, as min(max(v, lo), hi), the bounds as written."""
-    if clamp is not None and clamp.lo is not None:
-        text = f"max({text}, {_c(clamp.lo)})"
-    if clamp is not None and clamp.hi is not None:
-        text = f"min({text}, {_c(clamp.hi)})"
+def _clamped(clamp: Clamp | None, expr: sympy.Expr) -> str:
+    """C text of ``expr`` through ``clamp``, as min(max(v, lo), hi), the bounds as written
+    (a side folded where both are numbers)."""
+    expr = sympy.sympify(expr)
+    text = _c(expr)
+    for side, fold in (("lo", max), ("hi", min)):
+        bound = getattr(clamp, side) if clamp is not None else None
+        if bound is None:
+            continue
+        if expr.is_number and bound.is_number:
+            expr = sympy.Integer(fold(int(expr), int(bound)))
+            text = _c(expr)
+        else:
+            expr = sympy.Symbol("__clamped")       # no longer a number
+            text = f"{'max' if fold is max else 'min'}({text}, {_c(bound)})"
     return text
 
 

@@ -30,10 +30,10 @@ class Symbols:
     uniforms: frozenset[str]
     loops: frozenset[str]
     aliases: Mapping[str, c_ast.Node]
-    signed: frozenset[str] | None = None    # None: min/max/clamp are not the built-ins
+    signed: frozenset[str] | None = None    # None: min/max are not the built-ins
 
     def env(self, clamps: bool = False) -> SymbolEnv:
-        """A fresh SymbolEnv; ``clamps``: one that reads integer min/max/clamp of signed
+        """A fresh SymbolEnv; ``clamps``: one that reads integer min/max of signed
         operands as IntMin/IntMax (ir/symbolic.py) instead of opaque values."""
         return SymbolEnv(set(self.uniforms), set(self.loops), dict(self.aliases),
                          set(self.signed) if clamps and self.signed is not None else None)
@@ -70,8 +70,8 @@ class SymbolAnalysis(Analysis[Symbols]):
 def _signed(proc: GProcedure, module) -> frozenset[str] | None:
     """The names of signed integer type: scalar parameters, locals and loop iterators (every
     declaration of the name), read-only file-scope scalars and macros whose text cannot be
-    unsigned; None where a helper function of the file is named min, max or clamp."""
-    if any(h.decl.name in ("min", "max", "clamp") for h in module.helpers):
+    unsigned; None where a helper function of the file is named min or max."""
+    if any(h.decl.name in ("min", "max") for h in module.helpers):
         return None
     kinds: dict[str, bool] = {}
     for p in proc.params:

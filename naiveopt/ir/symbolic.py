@@ -4,7 +4,7 @@ An index such as ``A[(idx)*width + i + 5]`` becomes ``idx*width + i + 5``; sympy
 :func:`decompose` sorts each additive term by what varies in it: nothing (constant), a thread id
 (predefined), a loop iterator (loop), or something naiveopt cannot model (unresolved).
 
-Integer ``min``/``max`` (and OpenCL's ``clamp``, and the ternaries that spell them) are
+Integer ``min``/``max`` (OpenCL's ``clamp`` among them, and the ternaries that spell them) are
 modelled only for a SymbolEnv that asks for them (``signed``: the names of signed integer
 type): a pass that stages clamped coordinates (``min(max(x + dx, 0), W - 1)``, the stencil's)
 reads them as :class:`IntMin` / :class:`IntMax`, which are Unresolved to every other analysis.
@@ -62,8 +62,8 @@ class CDiv(sympy.Function):
 class SymbolEnv:
     """Maps identifiers to sympy symbols with a role each: predefined, loop, uniform, alias.
 
-    ``signed``, when given, names the identifiers of signed integer type: then ``min``,
-    ``max`` and ``clamp`` of operands computed in signed arithmetic become IntMin/IntMax (in
+    ``signed``, when given, names the identifiers of signed integer type: then ``min`` and
+    ``max`` of operands computed in signed arithmetic become IntMin/IntMax (in
     unsigned arithmetic ``max(x - 1, 0)`` is not a clamp: ``x - 1`` wraps at 0)."""
 
     def __init__(self, uniforms: set[str], loops: set[str], aliases: dict[str, c_ast.Node],
@@ -141,8 +141,8 @@ SIGNED_IDS = {"idx", "idy"}
 
 def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
              ) -> sympy.Expr | None:
-    """``min(a, b)``, ``max(a, b)``, ``clamp(v, lo, hi)`` (OpenCL: ``min(max(v, lo), hi)``)
-    and the ternaries ``c ? a : b`` whose condition compares ``a`` with ``b`` (``x > 0 ?
+    """``min(a, b)``, ``max(a, b)`` (OpenCL's ``clamp(v, lo, hi)`` is ``min(max(v, lo),
+    hi)`` in the IR: passes/functional/opencl_to_cuda.py) and the ternaries ``c ? a : b`` whose condition compares ``a`` with ``b`` (``x > 0 ?
     x - 1 : 0`` is ``max(x - 1, 0)``), of signed integer operands, as IntMin/IntMax; None
     for anything else."""
     if isinstance(node, c_ast.TernaryOp):
@@ -163,12 +163,9 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
         return None
     name = node.name.name if isinstance(node.name, c_ast.ID) else None
     args = list(node.args.exprs) if node.args is not None else []
-    if not ((name in ("min", "max") and len(args) == 2) or (name == "clamp" and len(args) == 3)) \
-            or not all(_signed(a, env) for a in args):
+    if name not in ("min", "max") or len(args) != 2 or not all(_signed(a, env) for a in args):
         return None
     values = [to_sympy(a, env, depth + 1) for a in args]
-    if name == "clamp":
-        return IntMin(IntMax(values[0], values[1]), values[2])
     return (IntMin if name == "min" else IntMax)(*values)
 
 
@@ -195,7 +192,7 @@ def _signed(node: c_ast.Node, env: SymbolEnv) -> bool:
                                              node.iffalse)) \
             if isinstance(node.cond, c_ast.BinaryOp) else False
     if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
-            node.name.name in ("min", "max", "clamp") and node.args is not None:
+            node.name.name in ("min", "max") and node.args is not None:
         return all(_signed(a, env) for a in node.args.exprs)
     return False
 

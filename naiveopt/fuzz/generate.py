@@ -5,7 +5,9 @@ memory), drawn at random: 1-D or 2-D thread spaces, bounds guards (or none, with
 covers the thread space exactly), nested loops with constant, triangular, strided and reversed
 bounds, guards inside loops, several arrays, reductions into locals and into global elements,
 affine indices in thread ids and loop iterators (offsets, strides, reversal, sums), helper
-functions, file-scope ``__constant__`` coefficient tables, and odd problem sizes; a share of
+functions, file-scope ``__constant__`` coefficient tables, clamped taps (``min(max(i - 1, 0),
+N - 1)`` and the other ways image filters clamp at the border, inline or through a local), and
+odd problem sizes; a share of
 cases are launch-geometry kernels instead (:func:`geometry_file`: z batches, blockIdx-only
 axes, thread spaces like ``N - 2``). It carries ``#pragma naiveopt`` lines with its sizes, array
 shapes, thread space and block, so every kernel can be verified (but a few cases whose pragma
@@ -16,7 +18,8 @@ The kernel is correct by construction, which is what makes a failed verification
 - every index stays inside its array (the coefficient table too: constant indices, variables
   whose range fits its length, or a variable modulo its length): an array dimension is ``mult * SIZE + pad`` and is
   indexed only by expressions whose range fits (a variable ranging over ``[0, SIZE)``, plus an
-  offset up to ``pad``, reversed, doubled when ``mult`` is 2, or a constant);
+  offset up to ``pad``, reversed, doubled when ``mult`` is 2, clamped into ``[0, SIZE)``, or a
+  constant);
 - there are no races: an array the kernel writes is accessed (read or written) only at
   elements the thread owns, i.e. with its thread ids as the index of the dimensions that
   span the thread space.
@@ -50,6 +53,9 @@ SIZES = (1, 2, 3, 5, 7, 13, 16, 17, 31, 32, 33, 45, 47, 63, 64, 65, 67, 70)
 WIDE_SIZES = (129, 200, 255, 257, 300)
 BLOCKS_1D = ((32, 1), (64, 1), (128, 1), (256, 1))
 BLOCKS_2D = ((16, 16), (32, 8), (8, 8), (16, 4), (32, 4))
+#: Share of the generated indices of a dimension that are clamped taps
+#: (:meth:`KernelGenerator.clamped_tap`).
+TAP_SHARE = 0.12
 #: Names for a file's arrays (I, J, K, L, M, N, O are taken by iterators and sizes).
 ARRAY_NAMES = "ABCDEFGHPQRSTUVW"
 
@@ -151,6 +157,7 @@ class KernelGenerator:
 
     forms: random.Random | None = None     # literal and name spellings (None: plain ones)
     spell: random.Random | None = None     # loop, id and guard spellings (None: plain ones)
+    taps: random.Random | None = None      # clamped tap indices (None: none)
 
     def __init__(self, rng: random.Random, dialect: str,
                  extra: random.Random | None = None) -> None:
@@ -267,15 +274,17 @@ class KernelGenerator:
         self.tvars = tvars
         self.temps = 0
         self.c89: list[str] = []
-        body: list[str] = ["float acc = 0.0f;" if rng.random() < 0.7
-                           else f"float acc = {self.read(tvars, 0)};"]
+        self.pending: list[str] = []        # declarations of clamped taps (clamped_tap)
+        self.tap_count = 0
+        body = self.flushed(["float acc = 0.0f;" if rng.random() < 0.7
+                             else f"float acc = {self.read(tvars, 0)};"])
         for _ in range(rng.randint(1, 2)):
             body += self.loop(tvars, 1)
         if self.forms and self.forms.random() < 0.3:
             body.append(f"acc += (float){self.int_literal(8, signed=False)} * "
                         f"{self.float_literal('0.25f')};")
         out = self.owned_array(tvars, [])
-        body.append(f"{self.access(out, tvars, [])} = {rng.choice(['acc', 'acc', 'acc + ' + self.expr(tvars, 1)])};")
+        body += self.flushed([f"{self.access(out, tvars, [])} = {rng.choice(['acc', 'acc', 'acc + ' + self.expr(tvars, 1)])};"])
         kernel.body = body
         kernel.c89 = self.c89
         return kernel
@@ -338,7 +347,15 @@ class KernelGenerator:
             out.append(f"acc += (float){it};")      # the iterator's final value
         return out
 
+    def flushed(self, lines: list[str]) -> list[str]:
+        """``lines`` after the declarations of the clamped taps their reads use."""
+        out, self.pending = self.pending + lines, []
+        return out
+
     def statement(self, scope: list[Var], depth: int) -> list[str]:
+        return self.flushed(self.plain_statement(scope, depth))
+
+    def plain_statement(self, scope: list[Var], depth: int) -> list[str]:
         rng = self.rng
         roll = rng.random()
         it = scope[-1].name
@@ -443,7 +460,39 @@ class KernelGenerator:
             forms += [f"2 * {v}", f"2 * {v} + {min(dim.pad + 1, rng.randint(0, 2))}"]
             if len(fits) > 1:
                 forms.append(" + ".join(rng.sample(fits, 2)))
-        return rng.choice(forms)
+        index = rng.choice(forms)
+        if self.taps is not None and self.taps.random() < TAP_SHARE:
+            return self.clamped_tap(v, dim, scope)
+        return index
+
+    def clamped_tap(self, v: str, dim: Dim, scope: list[Var]) -> str:
+        """``v`` moved by a constant or by another variable, clamped into [0, size) as image
+        filters clamp at the border (``min(max(v - 1, 0), N - 1)``, swapped, OpenCL's
+        ``clamp``, one-sided or as a ternary where the other side cannot be crossed), inline
+        or through a local declared before the statement (``int tap1 = ...;``)."""
+        t = self.taps
+        size = dim.size
+        others = [w.name for w in scope if w.name != v]
+        d = 0
+        if others and t.random() < 0.3:
+            arg = f"{v} {t.choice('+-')} {t.choice(others)}"
+        else:
+            d = t.randint(-2, 2)
+            arg = v if d == 0 else f"{v} {'+' if d > 0 else '-'} {abs(d)}"
+        forms = [f"min(max({arg}, 0), {size} - 1)", f"max(min({arg}, {size} - 1), 0)",
+                 f"max(0, min({size} - 1, {arg}))"]
+        if self.dialect == "opencl":
+            forms.append(f"clamp({arg}, 0, {size} - 1)")
+        if d < 0:           # v + d <= size - 1 already
+            forms += [f"max({arg}, 0)", f"({v} >= {-d} ? {arg} : 0)"]
+        elif d > 0:         # v + d >= 0 already
+            forms += [f"min({arg}, {size} - 1)", f"({arg} < {size} ? {arg} : {size} - 1)"]
+        text = t.choice(forms)
+        if t.random() < 0.4:
+            self.tap_count += 1
+            self.pending.append(f"int tap{self.tap_count} = {text};")
+            return f"tap{self.tap_count}"
+        return text
 
     def expr(self, scope: list[Var], depth: int) -> str:
         rng = self.rng
@@ -722,6 +771,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra"))
     generator.forms = random.Random(f"{seed}:{index}:forms")
     generator.spell = random.Random(f"{seed}:{index}:spell")
+    generator.taps = random.Random(f"{seed}:{index}:taps")
     source = generator.file()
     # launch-geometry kernels from a stream of their own: the cases above keep their draws
     geo = random.Random(f"{seed}:{index}:geometry")

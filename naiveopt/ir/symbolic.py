@@ -3,6 +3,11 @@
 An index such as ``A[(idx)*width + i + 5]`` becomes ``idx*width + i + 5``; sympy expands it and
 :func:`decompose` sorts each additive term by what varies in it: nothing (constant), a thread id
 (predefined), a loop iterator (loop), or something naiveopt cannot model (unresolved).
+
+Integer ``min``/``max`` (OpenCL's ``clamp`` among them, and the ternaries that spell them) are
+modelled only for a SymbolEnv that asks for them (``signed``: the names of signed integer
+type): a pass that stages clamped coordinates (``min(max(x + dx, 0), W - 1)``, the stencil's)
+reads them as :class:`IntMin` / :class:`IntMax`, which are Unresolved to every other analysis.
 """
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import sympy
 from pycparser import c_ast
 
 from .gprocedure import IndexDecomposition
-from .literals import integer_value
+from .literals import integer_value, split_integer
 from .nodes import PredefId
 
 #: Thread ids that vary between threads of a block / between blocks.
@@ -19,6 +24,20 @@ THREAD_VARYING = {"idx", "idy", "tidx", "tidy", "bidx", "bidy"}
 
 class Unresolved(sympy.Function):
     """An opaque value in an index (data-dependent read, division, call...)."""
+
+
+class IntMin(Unresolved):
+    """C's ``min`` of two signed integers. An Unresolved, so that an index holding one stays
+    opaque to the analyses that do not look for it (see analysis/clamps.py for the one that
+    does): two threads may meet at one clamped element, which no affine reasoning sees."""
+
+    is_integer = True
+
+
+class IntMax(Unresolved):
+    """C's ``max`` of two signed integers (see :class:`IntMin`)."""
+
+    is_integer = True
 
 
 class CDiv(sympy.Function):
@@ -41,17 +60,23 @@ class CDiv(sympy.Function):
 
 
 class SymbolEnv:
-    """Maps identifiers to sympy symbols with a role each: predefined, loop, uniform, alias."""
+    """Maps identifiers to sympy symbols with a role each: predefined, loop, uniform, alias.
 
-    def __init__(self, uniforms: set[str], loops: set[str], aliases: dict[str, c_ast.Node]):
+    ``signed``, when given, names the identifiers of signed integer type: then ``min`` and
+    ``max`` of operands computed in signed arithmetic become IntMin/IntMax (in
+    unsigned arithmetic ``max(x - 1, 0)`` is not a clamp: ``x - 1`` wraps at 0)."""
+
+    def __init__(self, uniforms: set[str], loops: set[str], aliases: dict[str, c_ast.Node],
+                 signed: set[str] | None = None):
         self.uniforms = uniforms
         self.loops = loops
         self.aliases = aliases
+        self.signed = signed
         self._counter = 0
 
     def scoped(self, loops: set[str]) -> "SymbolEnv":
         """The same symbols with only ``loops`` (the enclosing loops) as loop iterators."""
-        env = SymbolEnv(self.uniforms, loops, self.aliases)
+        env = SymbolEnv(self.uniforms, loops, self.aliases, self.signed)
         env._counter = self._counter
         return env
 
@@ -103,7 +128,89 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
                 return CDiv(left, right)
         return env.fresh_unresolved(
             {"/": "div", "%": "mod"}.get(node.op, "op"))
+    if env.signed is not None and isinstance(node, (c_ast.FuncCall, c_ast.TernaryOp)):
+        found = _min_max(node, env, depth)
+        if found is not None:
+            return found
     return env.fresh_unresolved(type(node).__name__)
+
+
+#: The signed thread ids (declared ``const int``); the others read CUDA's unsigned built-ins.
+SIGNED_IDS = {"idx", "idy"}
+
+
+def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
+             ) -> sympy.Expr | None:
+    """``min(a, b)``, ``max(a, b)`` (OpenCL's ``clamp(v, lo, hi)`` is ``min(max(v, lo),
+    hi)`` in the IR: passes/functional/opencl_to_cuda.py) and the ternaries ``c ? a : b`` whose condition compares ``a`` with ``b`` (``x > 0 ?
+    x - 1 : 0`` is ``max(x - 1, 0)``), of signed integer operands, as IntMin/IntMax; None
+    for anything else."""
+    if isinstance(node, c_ast.TernaryOp):
+        cond = node.cond
+        if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">=") or \
+                not all(_signed(n, env) for n in (cond.left, cond.right, node.iftrue,
+                                                  node.iffalse)):
+            return None
+        left, right = (to_sympy(n, env, depth + 1) for n in (cond.left, cond.right))
+        a, b = (to_sympy(n, env, depth + 1) for n in (node.iftrue, node.iffalse))
+        # the condition as e >= 0 (integers: l > r is l - r - 1 >= 0)
+        e = {">": left - right - 1, ">=": left - right, "<": right - left - 1,
+             "<=": right - left}[cond.op]
+        if sympy.expand(e - (a - b)) in (0, -1):        # a >= b (or a > b) picks a
+            return IntMax(a, b)
+        if sympy.expand(e - (b - a)) in (0, -1):        # b >= a (or b > a) picks a
+            return IntMin(a, b)
+        return None
+    name = node.name.name if isinstance(node.name, c_ast.ID) else None
+    args = list(node.args.exprs) if node.args is not None else []
+    if name not in ("min", "max") or len(args) != 2 or not all(_signed(a, env) for a in args):
+        return None
+    values = [to_sympy(a, env, depth + 1) for a in args]
+    return (IntMin if name == "min" else IntMax)(*values)
+
+
+def _signed(node: c_ast.Node, env: SymbolEnv) -> bool:
+    """Whether an integer C expression is computed in signed arithmetic: names of signed
+    type (env.signed), signed thread ids, literals without an unsigned suffix that fit an
+    int, casts to a signed type, and +, -, *, min, max and ternaries of those."""
+    if isinstance(node, PredefId):
+        return node.name in SIGNED_IDS
+    if isinstance(node, c_ast.ID):
+        return node.name in env.signed
+    if isinstance(node, c_ast.Constant):
+        parts = split_integer(node.value) if node.type != "float" else None
+        return parts is not None and "u" not in parts[1].lower() and \
+            integer_value(node.value) < 2 ** 31
+    if isinstance(node, c_ast.Cast):
+        return signed_type(node.to_type.type)
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+        return _signed(node.expr, env)
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
+        return _signed(node.left, env) and _signed(node.right, env)
+    if isinstance(node, c_ast.TernaryOp):
+        return all(_signed(n, env) for n in (node.cond.left, node.cond.right, node.iftrue,
+                                             node.iffalse)) \
+            if isinstance(node.cond, c_ast.BinaryOp) else False
+    if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+            node.name.name in ("min", "max") and node.args is not None:
+        return all(_signed(a, env) for a in node.args.exprs)
+    return False
+
+
+#: The words of a signed integer type (``const long``, ``signed int``...).
+SIGNED_WORDS = {"int", "long", "short", "signed", "const", "volatile"}
+
+
+def signed_type(node: c_ast.Node) -> bool:
+    """Whether a declared type (a TypeDecl, or its IdentifierType) is a signed integer."""
+    if isinstance(node, c_ast.TypeDecl):
+        node = node.type
+    return isinstance(node, c_ast.IdentifierType) and signed_words(node.names)
+
+
+def signed_words(words: list[str]) -> bool:
+    """Whether a type written as these words (``["const", "int"]``) is a signed integer."""
+    return set(words) <= SIGNED_WORDS and bool(set(words) & {"int", "long", "short", "signed"})
 
 
 def _uniform(expr: sympy.Expr, env: SymbolEnv) -> bool:

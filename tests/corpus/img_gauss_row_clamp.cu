@@ -2,7 +2,6 @@
 // taps in __constant__ memory and clamp-to-edge borders via min(max(x + k, 0), W - 1).
 // EXPECT-PASSES: stencil
 // EXPECT: verified
-// XFAIL: stencil: no read-only global array is read around each thread's own element or by all threads alike in loops
 #define KERNEL_RADIUS 3
 #define KERNEL_LENGTH (2 * KERNEL_RADIUS + 1)
 __constant__ float c_Kernel[KERNEL_LENGTH];

@@ -2,7 +2,6 @@
 // written as min(max(...)), the way people write it without image objects.
 // EXPECT-PASSES: stencil
 // EXPECT: verified
-// XFAIL: stencil: no read-only global array is read around each thread's own element or by all threads alike in loops
 #pragma naiveopt sizes(width=70, height=45) block(16, 16)
 #pragma naiveopt array(src, height, width) array(dst, height, width)
 __kernel void box_blur(__global const float *src, __global float *dst, int width, int height)

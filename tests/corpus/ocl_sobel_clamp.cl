@@ -2,7 +2,6 @@
 // spelled out, sqrt of the squared gradients.
 // EXPECT-PASSES: stencil
 // EXPECT: verified
-// XFAIL: stencil: no read-only global array is read around each thread's own element or by all threads alike in loops
 #pragma naiveopt sizes(W=75, H=50) block(16, 16) array(in, H, W) array(out, H, W)
 __kernel void sobel(__global const float *in, __global float *out, int W, int H)
 {

@@ -3,7 +3,8 @@
 The IR is written in CUDA terms, so OpenCL kernels are translated first: work-item functions
 become CUDA built-ins (get_global_id(0) -> blockIdx.x*blockDim.x+threadIdx.x), barrier() becomes
 __syncthreads(), __local storage becomes __shared__ (done while parsing) and the few math
-built-ins CUDA spells differently are renamed. Address spaces of parameters stay on the Param.
+built-ins CUDA spells differently are renamed; ``clamp(v, lo, hi)``, which CUDA lacks, becomes
+``min(max(v, lo), hi)`` (its definition, for integers and floats alike). Address spaces of parameters stay on the Param.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class OpenCLToCUDA(Pass):
                                f"written '{written}'")
         helpers = {h.decl.name for h in module.helpers}
         for helper in module.helpers:
-            self._rewrite(helper.body, module.path)
+            self._rewrite(helper.body, module.path, module.dialect == "opencl")
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
         if module.dialect == "opencl" and ctx.target == "cuda":
@@ -42,12 +43,14 @@ class OpenCLToCUDA(Pass):
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.dialect != "opencl":
             return
-        self._rewrite(proc.body, proc.file)
+        self._rewrite(proc.body, proc.file, True)
         proc.dialect = "cuda"
         ctx.remark("analysis", self.name, proc, "translated OpenCL work-item functions, "
                    "barriers and address spaces into the CUDA-style IR")
 
-    def _rewrite(self, body: c_ast.Node, path: str) -> None:
+    def _rewrite(self, body: c_ast.Node, path: str, opencl: bool) -> None:
+        """``opencl``: the body is OpenCL's (not a CUDA file's helper, whose ``clamp`` would
+        be its own function)."""
         def fn(node: c_ast.Node) -> c_ast.Node:
             if isinstance(node, c_ast.StructRef) and isinstance(node.field, c_ast.ID) and \
                     node.field.name not in ("x", "y", "z", "w"):
@@ -75,6 +78,8 @@ class OpenCLToCUDA(Pass):
                 raise _located(node, path, f"'{name}' is not supported")
             if name.startswith(("vload", "vstore", "read_image", "write_image", "atom")):
                 raise _located(node, path, f"'{name}' is not supported in naive kernels")
+            if name == "clamp" and len(args) == 3 and opencl:
+                return call("min", call("max", args[0], args[1]), args[2])
             if name in OPENCL_TO_CUDA_MATH:
                 node.name = c_ast.ID(OPENCL_TO_CUDA_MATH[name])
             elif name in OPENCL_TO_CUDA_EXPRESSIONS:

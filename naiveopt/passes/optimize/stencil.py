@@ -54,6 +54,7 @@ import itertools
 import sympy
 from pycparser import c_ast
 
+from ...analysis.clamps import Clamp, clamped_index
 from ...analysis.guards import ThreadIdAliases
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, is_pure
@@ -81,7 +82,8 @@ class Stencil(OptimizationPass):
         if why:
             ctx.remark("missed", self.name, proc, why)
             return PreservedAnalyses.all()
-        env = ctx.am.get(proc, SymbolAnalysis).env()
+        symbols = ctx.am.get(proc, SymbolAnalysis)
+        env = symbols.env()
         shape, _ = ctx.am.get(proc, ShapeAnalysis)
         box = None
         if shape.guard is not None:
@@ -90,7 +92,8 @@ class Stencil(OptimizationPass):
                 ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
                            f"bounds: {why}")
                 return PreservedAnalyses.all()
-        windows, loops = self._windows(proc, ctx, env, shape.body, box)
+        windows, loops = self._windows(proc, ctx, env, symbols.env(clamps=True), shape.body,
+                                       box)
         if not windows:
             ctx.remark("missed", self.name, proc, "no read-only global array is read around "
                        "each thread's own element or by all threads alike in loops")
@@ -134,7 +137,7 @@ class Stencil(OptimizationPass):
         return ""
 
     def _windows(self, proc: GProcedure, ctx: PassContext, env: SymbolEnv,
-                 body: list[c_ast.Node], box: Box | None
+                 clamp_env: SymbolEnv, body: list[c_ast.Node], box: Box | None
                  ) -> tuple[list[Window], list[tuple[sympy.Expr, sympy.Expr]]]:
         written = {m.array for m in proc.memory_expressions if m.is_write}
         parents = {id(n): p for st in body for n, p in walk(st)}
@@ -147,7 +150,7 @@ class Stencil(OptimizationPass):
             param = proc.param(m.array)
             if m.array in written or param is None or param.base_type not in SCALARS:
                 continue
-            read, key, why = _read(proc, m, i, env, parents, loops)
+            read, key, why = _read(proc, m, i, env, clamp_env, parents, loops)
             if read is None:
                 if why:
                     ctx.remark("analysis", self.name, proc, f"{m.describe()}: not staged: "
@@ -157,7 +160,7 @@ class Stencil(OptimizationPass):
             w.reads.append(read)
         kept = []
         for w in windows.values():
-            why = _bound(w) or _fenced(w, box)
+            why = _bound(w) or _fenced(w, box) or _clamped(w, box)
             if not why and any(w.follows) and not _around(w):
                 why = "each element is read by one thread of a row or column only (no reuse)"
             if why:
@@ -199,13 +202,22 @@ class Stencil(OptimizationPass):
 
 
 def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
-          parents: dict[int, c_ast.Node], loops: dict
+          clamp_env: SymbolEnv, parents: dict[int, c_ast.Node], loops: dict
           ) -> tuple[Read | None, tuple, str]:
-    """The staged form of a read, its window key, or (None, (), why not)."""
+    """The staged form of a read, its window key, or (None, (), why not). A read whose row
+    or column is clamped (analysis/clamps.py) is staged at its unclamped offsets, with its
+    clamps (see :func:`_clamped`)."""
+    clamps = (None, None)
     if m.two_d is not None:
         forms, width = m.two_d, m.width
     else:
         forms, width = (sympy.Integer(0), m.index), sympy.Integer(0)
+    if not m.decomposition.resolved and isinstance(m.node, c_ast.ArrayRef):
+        clamped, why = clamped_index(m.node.subscript, clamp_env)
+        if why:
+            return None, (), why
+        if clamped is not None:
+            forms, width, clamps = clamped.forms, clamped.width, clamped.clamps
     follows, offsets = [], []
     for axis, expr in zip(AXES, forms):
         d = decompose(expr, env)
@@ -228,6 +240,8 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
     if why:
         return None, (), why
     fence = None
+    if conditions and clamps != (None, None):
+        return None, (), "it is read clamped under a bounds test"
     if conditions:
         fence, why = _fence(conditions, forms, env)
         if fence is None:
@@ -263,7 +277,7 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
         low.append(sympy.expand(lo_sum))
         high.append(sympy.expand(hi_sum))
     key = (m.array, width, tuple(follows))
-    return Read(index, tuple(offsets), tuple(low), tuple(high), fence), key, ""
+    return Read(index, tuple(offsets), tuple(low), tuple(high), fence, clamps), key, ""
 
 
 def _conditions(node: c_ast.Node, parents: dict[int, c_ast.Node]
@@ -368,6 +382,93 @@ def _fenced(w: Window, box: Box | None) -> str:
                 return "an unconditional read cannot be shown inside its bounds test"
     w.fence = first.fence
     return ""
+
+
+def _clamped(w: Window, box: Box | None) -> str:
+    """Set the window's clamps from its reads'; why they cannot be set ('' if they are).
+
+    The window then holds at position (r, c) the element at the clamped coordinates
+    (f_y(y0 + r + amin), f_x(x0 + c + bmin)) of the unclamped ones, f(v) = min(max(v, lo),
+    hi), and a read at offset (i, j) of thread (y, x) finds there A[f_y(y + i)][f_x(x + j)],
+    what it reads in the naive kernel, when its own clamp equals f on every value it clamps.
+    A clamp's bounds are the same for all threads, so f is monotone: the loaded elements lie
+    between those the naive kernel reads at the window's corners (or at the least and greatest
+    flat index, window.py), inside the array, whatever the bounds are.
+
+    So every read of the window must equal f over the coordinates it reads (its offsets at the
+    active threads): reads clamped to other bounds are not staged; a read not clamped on a
+    side (Sobel's ``x`` beside ``max(x - 1, 0)`` and ``min(x + 1, W - 1)``) must be provably
+    inside the bound there, from the guard's box and its offsets; ``max(v, lo)`` without the
+    upper side, and ``max(min(v, hi), lo)``, also need lo <= hi."""
+    clamps: list[Clamp | None] = []
+    for a, axis in enumerate(AXES):
+        used = [r.clamps[a] for r in w.reads if r.clamps[a] is not None]
+        if not used:
+            clamps.append(None)
+            continue
+        if any(r.fence is not None for r in w.reads):
+            return "its reads are clamped and under bounds tests"
+        bounds = []
+        for side in ("lo", "hi"):
+            values = list(dict.fromkeys(sympy.expand(getattr(c, side)) for c in used
+                                        if getattr(c, side) is not None))
+            if len(values) > 1:
+                return f"its reads clamp the {AXES_NAME[axis]} to different bounds " \
+                    f"({', '.join(map(str, values))})"
+            bounds.append(values[0] if values else None)
+        lo, hi = bounds
+        for r in w.reads:
+            c = r.clamps[a] or Clamp(None, None)
+            least, most = _extremes(w, r, a, box)
+            need = []
+            if lo is not None and c.lo is None:
+                need.append(("lowest", least, lo, least))
+            if hi is not None and c.hi is None:
+                need.append(("highest", most, most, hi))
+            if lo is not None and hi is not None and (c.max_outside or
+                                                      (c.lo is not None and c.hi is None)):
+                need.append(("clamp", None, lo, hi))
+            for what, value, small, large in need:
+                if value is None and what != "clamp" or not _le(small, large, w, a, box):
+                    where = f"{THREAD[axis]} + " if w.follows[a] else ""
+                    subject = (f"its bounds {lo} <= {hi}" if what == "clamp" else
+                               f"the {what} {AXES_NAME[axis]} {where}[{r.low[a]}, "
+                               f"{r.high[a]}] it reads unclamped")
+                    return f"a read of it is clamped differently on the {AXES_NAME[axis]} " \
+                        f"than {Clamp(lo, hi).describe('v')} and {subject} cannot be shown " \
+                        f"to hold there"
+        clamps.append(Clamp(lo, hi))
+    w.clamps = tuple(clamps)
+    return ""
+
+
+AXES_NAME = {"y": "row", "x": "column"}
+
+
+def _extremes(w: Window, r: Read, a: int, box: Box | None
+              ) -> tuple[sympy.Expr, sympy.Expr | None]:
+    """The least and greatest unclamped coordinate read ``r`` reads on axis ``a`` over the
+    active threads (greatest None where the guard does not bound the thread id)."""
+    if not w.follows[a]:
+        return r.low[a], r.high[a]
+    gid = THREAD[AXES[a]]
+    least = (box.lo.get(gid, sympy.Integer(0)) if box is not None else 0) + r.low[a]
+    most = box.hi[gid] - 1 + r.high[a] if box is not None and gid in box.hi else None
+    return sympy.expand(least), None if most is None else sympy.expand(most)
+
+
+def _le(small: sympy.Expr, large: sympy.Expr, w: Window, a: int, box: Box | None) -> bool:
+    """Whether small <= large provably, where some thread is active (the window is only read
+    then): directly, or as large - small >= hi - 1 - lo >= 0 for the guard's bounds lo <= id
+    < hi on the axis."""
+    diff = sympy.expand(large - small)
+    if diff.is_nonnegative:
+        return True
+    gid = THREAD[AXES[a]]
+    if not w.follows[a] or box is None or gid not in box.hi:
+        return False
+    span = box.hi[gid] - 1 - box.lo.get(gid, sympy.Integer(0))
+    return bool(sympy.expand(diff - span).is_nonnegative)
 
 
 def _bound(w: Window) -> str:

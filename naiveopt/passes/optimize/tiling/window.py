@@ -15,7 +15,10 @@ waits at a barrier, and runs its guarded body with the reads served from the win
 
 Only elements the naive kernel itself reads are loaded: the guard's box shifted by the
 offsets, inside the reads' bounds tests, and within the flat index range of the reads where
-no read reaches both corners (stencil.py says why that is safe). With thread merge each
+no read reaches both corners (stencil.py says why that is safe). Where the reads clamp their
+coordinates into the array (``min(max(x + dx, 0), W - 1)``), the window holds at each
+position the element at the clamped coordinate: the load applies the same clamp, and the
+reads keep their unclamped offsets into the window. With thread merge each
 thread runs one copy of the body per output (copies.py), so that a window serves more outputs.
 A window sized for an offset span known only at run time (HALO_CAP) is used where the span
 fits: ``if (span <= HALO_CAP) { staged } else { the original body }``, a uniform branch.
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 import sympy
 from pycparser import c_ast
 
+from ....analysis.clamps import Clamp
 from ....analysis.manager import AnalysisManager
 from ....analysis.shape import ShapeAnalysis
 from ....ir import GProcedure
@@ -56,6 +60,7 @@ class Read:
     low: tuple[sympy.Expr, sympy.Expr]      # least offsets over the loops
     high: tuple[sympy.Expr, sympy.Expr]     # greatest offsets over the loops
     fence: "Fence | None" = None            # the bounds test the read is under, if any
+    clamps: tuple[Clamp | None, Clamp | None] = (None, None)    # of its row and column
 
 
 #: Bounds (lo, hi) on a read's row and on its column (lo <= row < hi; None: no bound) from
@@ -77,6 +82,8 @@ class Window:
     high: list[sympy.Expr] = field(default_factory=list)     # amax, bmax
     fence: Fence | None = None              # the bounds test of its conditional reads
     corners: bool = True                    # some read reaches both least (greatest) offsets
+    # per axis the clamp its elements are loaded through (every read's value, stencil.py)
+    clamps: tuple[Clamp | None, Clamp | None] = (None, None)
 
     def span(self, axis: int) -> sympy.Expr:
         return sympy.expand(self.high[axis] - self.low[axis])
@@ -90,6 +97,8 @@ class Window:
     def describe(self) -> str:
         axes = [f"{THREAD[a]} + [{lo}, {hi}]" if f else f"[{lo}, {hi}]"
                 for a, f, lo, hi in zip(AXES, self.follows, self.low, self.high)]
+        axes = [c.describe(text) if c is not None else text
+                for c, text in zip(self.clamps, axes)]
         if self.width == 0:                 # a 1-D array: its index only
             return f"{self.array}[{axes[1]}]"
         return f"{self.array}({', '.join(axes)})"
@@ -235,11 +244,11 @@ def _load(w: Window, name: str, plan: WindowPlan, target: Target, taken: set[str
             conds.append(f"({_c(coords[a])}) >= ({_c(lo)})")
         if hi is not None:
             conds.append(f"({_c(coords[a])}) < ({_c(hi)})")
-    index = coords[0] * w.width + coords[1]
+    index = _flat(w, coords)
     if not w.corners:
         least, most = _flat_range(w, plan, origin)
-        conds += [f"({_c(index)}) >= {least}", f"({_c(index)}) <= {most}"]
-    value = f"{w.array}[{_c(index)}]"
+        conds += [f"({index}) >= {least}", f"({index}) <= {most}"]
+    value = f"{w.array}[{index}]"
     if conds:
         value = f"({' && '.join(conds)}) ? {value} : 0"
     return statements(
@@ -267,11 +276,8 @@ def _flat_range(w: Window, plan: WindowPlan, origin: tuple[sympy.Expr, sympy.Exp
         first.append(box.lo.get(gid, sympy.Integer(0)) if box is not None else origin[a])
         last.append(box.hi[gid] - 1 if box is not None and gid in box.hi
                     else origin[a] + cover - 1)
-    def flat(base, r_offsets):
-        return _c((base[0] + r_offsets[0]) * w.width + base[1] + r_offsets[1])
-
-    least = [flat(first, r.low) for r in w.reads]
-    most = [flat(last, r.high) for r in w.reads]
+    least = [_flat(w, [first[a] + r.low[a] for a in (0, 1)]) for r in w.reads]
+    most = [_flat(w, [last[a] + r.high[a] for a in (0, 1)]) for r in w.reads]
 
     def fold(fn: str, items: list[str]) -> str:
         out = items[0]
@@ -280,6 +286,33 @@ def _flat_range(w: Window, plan: WindowPlan, origin: tuple[sympy.Expr, sympy.Exp
         return out
 
     return fold("min", list(dict.fromkeys(least))), fold("max", list(dict.fromkeys(most)))
+
+
+def _flat(w: Window, coords: list[sympy.Expr]) -> str:
+    """C text of the flat index of the element at (row, column) ``coords`` of the window's
+    array, through the window's clamps."""
+    if w.clamps == (None, None):
+        return _c(coords[0] * w.width + coords[1])
+    row, column = (_clamped(c, e) for c, e in zip(w.clamps, coords))
+    return column if w.width == 0 else f"({row}) * ({_c(w.width)}) + {column}"
+
+
+def _clamped(clamp: Clamp | None, expr: sympy.Expr) -> str:
+    """C text of ``expr`` through ``clamp``, as min(max(v, lo), hi), the bounds as written
+    (a side folded where both are numbers)."""
+    expr = sympy.sympify(expr)
+    text = _c(expr)
+    for side, fold in (("lo", max), ("hi", min)):
+        bound = getattr(clamp, side) if clamp is not None else None
+        if bound is None:
+            continue
+        if expr.is_number and bound.is_number:
+            expr = sympy.Integer(fold(int(expr), int(bound)))
+            text = _c(expr)
+        else:
+            expr = sympy.Symbol("__clamped")       # no longer a number
+            text = f"{'max' if fold is max else 'min'}({text}, {_c(bound)})"
+    return text
 
 
 def _c(expr: sympy.Expr) -> str:

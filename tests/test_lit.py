@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists(LIT) or
 def run_lit(suite_dir: str, exec_root: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([LIT, "-q", "--show-pass", "--param", f"exec_root={exec_root}",
                            *extra, suite_dir], capture_output=True, text=True, cwd=REPO,
-                          timeout=300)
+                          timeout=1500)
 
 
 def _text(name: str) -> str:

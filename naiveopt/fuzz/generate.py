@@ -967,9 +967,12 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
                                 rf"{ptr} \1\2", source)
                 lines.append(f"typedef {name} *{ptr};")
             source = "\n".join(lines) + "\n" + source
-    if rng.random() < INDEX_TYPE_SHARE and "_at[" not in source:
+    if rng.random() < INDEX_TYPE_SHARE and "_at[" not in source \
+            and not re.search(r"\b(min|max|clamp)\(", source):
         # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
-        # unsigned e turns into a huge offset)
+        # unsigned e turns into a huge offset; nor with clamped taps, 'min(max(i - 1, 0), ...)',
+        # whose i - 1 must go below zero to be clamped, and whose min(unsigned, int) is
+        # ambiguous in both dialects)
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)
     return source

@@ -57,7 +57,9 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     #include lines and host code (CUDA; an OpenCL file says the host code is left out);
     without it, device code alone (what NVRTC and the GPU kit compile)."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
-    kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
+    kernels = [{"name": p.name,
+                "code": with_launch_contract(to_c(p.func).rstrip(), p, target, arch),
+                "geometry": geometries[p.name], "contract": p.launch_block is not None,
                 "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
                 "textures": [texture_note(t, target) for t in host_texture_params(p)],
                 "data": data_notes(module, p, target)}
@@ -95,6 +97,57 @@ def _surroundings(module: GModule, target: str, host: bool) -> dict:
                      "holds device code only")
     return {"includes": includes, "typedefs": typedef_lines(module, target),
             "host_note": host_note}
+
+
+def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str) -> str:
+    """``code`` (the kernel's definition) with its launch contract, where a transformation
+    fixed the kernel's block (``proc.launch_block``: its shared tiles, merged outputs and
+    thread roles assume exactly that block):
+
+    * CUDA: ``__launch_bounds__(threads, blocks)``: a launch with more threads per block fails
+      (cudaErrorInvalidValue / too many resources requested) instead of computing wrong
+      numbers. ``blocks`` is the number of blocks per SM that the registers the NVCC pass
+      measured (compiled without bounds) let reside: bounds alone let nvcc spend more
+      registers on a block it knows is small (gesummv: 48 -> 78 for a 128-thread block), which
+      would lower the occupancy the variant was chosen for; with ``blocks`` nvcc keeps to the
+      measured register class, so the output is the code that was measured;
+    * OpenCL: ``__attribute__((reqd_work_group_size(X, Y, Z)))``: any other local size is
+      refused by clEnqueueNDRangeKernel (CL_INVALID_WORK_GROUP_SIZE), and AMD's compiler
+      sizes the kernel for it (without it clang's amdgcn target assumes a flat work-group of
+      at most 256, and a 512-work-item launch does not start at all).
+
+    A kernel whose block is free (no pass fixed it) keeps the user's launch and gets none."""
+    if proc.launch_block is None:
+        return code
+    block = tuple(proc.launch_block) + (1,) * (3 - len(proc.launch_block))
+    if target == "cuda":
+        threads = block[0] * block[1] * block[2]
+        bounds = f"{threads}"
+        blocks = _resident_blocks(proc, arch, threads)
+        if blocks:
+            bounds += f", {blocks}"
+        contracted = re.sub(r"^(\s*__global__\s+void\s+)", rf"\1__launch_bounds__({bounds}) ",
+                            code, count=1)
+    else:
+        contracted = re.sub(r"^(\s*__kernel\s+)", r"\1__attribute__((reqd_work_group_size("
+                            rf"{block[0]}, {block[1]}, {block[2]}))) ", code, count=1)
+    if contracted == code:
+        raise AssertionError(f"kernel {proc.name}: no kernel head to put its launch contract on")
+    return contracted
+
+
+def _resident_blocks(proc: GProcedure, arch: str, threads: int) -> int | None:
+    """Blocks of ``threads`` per SM that the kernel's measured registers allow (None where
+    nothing was measured for an NVIDIA target)."""
+    from .targets import find_target, occupancy
+
+    target = find_target(arch)
+    res = proc.resources
+    if target is None or target.vendor != "nvidia" or res is None or not res.registers:
+        return None
+    fraction, _ = occupancy(target, threads, res.registers, 0)
+    warps = -(-threads // target.warp_size)
+    return max(1, round(fraction * target.warps_per_sm / warps))
 
 
 def _uses_double(kernels: list[dict], module: GModule) -> bool:

@@ -27,8 +27,8 @@ __global__ void scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_PTR c, DA
 // CHECK: // scaled_mv: passes: register-promotion
 // CHECK: typedef float DATA_TYPE;
 // CHECK-NOT: DATA_PTR
-// CHECK: __global__ void scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_TYPE *c, DATA_TYPE alpha,
-// CHECK-NEXT: int n, int m) {
+// CHECK: __global__ void __launch_bounds__(256{{(, [0-9]+)?}})
+// CHECK: scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_TYPE *c, DATA_TYPE alpha,{{[[:space:]]*}}int n, int m) {
 // CHECK: c[i] = (DATA_TYPE)0;
 // CHECK: DATA_TYPE t = alpha * a[i * m + j];
 

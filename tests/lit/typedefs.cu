@@ -30,7 +30,7 @@ __global__ void scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_PTR c, DA
 // CHECK: __global__ void __launch_bounds__(256{{(, [0-9]+)?}})
 // CHECK: scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_TYPE *c, DATA_TYPE alpha,{{[[:space:]]*}}int n, int m) {
 // CHECK: c[i] = (DATA_TYPE)0;
-// CHECK: DATA_TYPE t = alpha * a[i * m + j];
+// CHECK: DATA_TYPE t = alpha * {{a\[i \* m \+ j\]|s_a\[tidx\]\[jj\]}};
 
 // OPENCL: typedef float DATA_TYPE;
 // OPENCL: __kernel void scaled_mv(__global const DATA_TYPE *a, __global const DATA_TYPE *x,

@@ -33,6 +33,6 @@ __global__ void scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_PTR c, DA
 // CHECK: DATA_TYPE t = alpha * {{a\[i \* m \+ j\]|s_a\[tidx\]\[jj\]}};
 
 // OPENCL: typedef float DATA_TYPE;
-// OPENCL: __kernel void scaled_mv(__global const DATA_TYPE *a, __global const DATA_TYPE *x,
-// OPENCL-NEXT: __global DATA_TYPE *c, DATA_TYPE alpha, int n, int m) {
-// OPENCL: DATA_TYPE t = alpha * a[i * m + j];
+// OPENCL: __kernel {{(__attribute__\(\(reqd_work_group_size\(256, 1, 1\)\)\) )?}}void
+// OPENCL: scaled_mv(__global const DATA_TYPE *a, __global const DATA_TYPE *x,{{[[:space:]]*}}__global DATA_TYPE *c,{{[[:space:]]*}}DATA_TYPE alpha, int n, int m) {
+// OPENCL: DATA_TYPE t = alpha * {{a\[i \* m \+ j\]|s_a\[tidx\]\[jj\]}};

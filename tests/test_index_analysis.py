@@ -335,7 +335,8 @@ def test_mirrored_condition():
 
 
 @pytest.mark.parametrize("body, why", [
-    ("int j = 0;\nwhile (j < n) { A[j] = 0.0f; j++; }", "while"),
+    # (stepped last, the while-to-for canonicalization makes it a for loop)
+    ("int j = 0;\nwhile (j < n) { j++; A[j - 1] = 0.0f; }", "while"),
     ("int j = 0;\ndo { A[j] = 0.0f; j++; } while (j < n);", "dowhile"),
     ("for (int i = 0; i < n; i++) { A[i] = 0.0f; i += 1; }", "assigns i"),
     ("for (int i = n - 1; i >= 0; i--) A[i] = 0.0f;", "condition"),

@@ -32,7 +32,7 @@ def test_fixed_blocks_are_enforced_in_both_dialects(name, kernel):
     cuda = optimize(name, "cuda", verify=False)
     block = cuda.launch_json()["kernels"][kernel]["block"]
     threads = int(np.prod(block))
-    assert re.search(rf"__global__ void __launch_bounds__\({threads}\)\s*{kernel}\(", cuda.code)
+    assert re.search(rf"__global__ void __launch_bounds__\({threads}(, \d+)?\)\s*{kernel}\(", cuda.code)
     opencl = optimize(name, "opencl", verify=False)
     x, y, z = (list(block) + [1, 1])[:3]
     assert re.search(rf"__kernel __attribute__\(\(reqd_work_group_size\({x}, {y}, {z}\)\)\)"

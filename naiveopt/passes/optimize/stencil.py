@@ -271,6 +271,8 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
         d = decompose(o, env)
         lo_sum, hi_sum = d.constant, d.constant
         for it, c in d.loop.items():
+            if it not in bounds:     # a loop the access is not inside (a clamp's local, say)
+                return None, (), f"the offset depends on '{it}', not a loop around the read"
             lo, hi = bounds[it]
             a, b = c * lo, c * (hi - 1)
             lo_sum, hi_sum = lo_sum + (a if c > 0 else b), hi_sum + (b if c > 0 else a)

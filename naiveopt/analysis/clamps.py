@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy
-from pycparser import c_ast
-
-from ..ir.symbolic import IntMax, IntMin, SymbolEnv, Unresolved, decompose, recover_2d, to_sympy
+from ..ir.symbolic import IntMax, IntMin, SymbolEnv, Unresolved, decompose, recover_2d
 
 
 @dataclass(frozen=True)
@@ -43,10 +41,9 @@ class ClampedIndex:
     clamps: tuple[Clamp | None, Clamp | None]
 
 
-def clamped_index(subscript: c_ast.Node, env: SymbolEnv) -> tuple[ClampedIndex | None, str]:
-    """The subscript as a :class:`ClampedIndex`, or (None, why not; '' when it holds no
-    clamp). ``env`` must model clamps (``SymbolEnv.signed``)."""
-    index = to_sympy(subscript, env)
+def clamped_index(index: sympy.Expr, env: SymbolEnv) -> tuple[ClampedIndex | None, str]:
+    """An index (converted by an env that models clamps: ``SymbolEnv.signed``) as a
+    :class:`ClampedIndex`, or (None, why not; '' when it holds no clamp)."""
     atoms = _outermost(index)
     if not atoms:
         return None, ""

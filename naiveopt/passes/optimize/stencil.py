@@ -45,6 +45,16 @@ step +-1): the threads' ids and the offsets then reach every row and column of t
 window, so the naive kernel reads its corners. Unconditional reads of the same array must be
 provably inside the fence for every active thread (the centre pixel ``A[y][x]`` with
 ``0 <= y < H``).
+
+A read may instead clamp its row or column at the border (``min(max(x + dx, 0), W - 1)``,
+one-sided, swapped, OpenCL's ``clamp``, Sobel's ``x > 0 ? x - 1 : 0``; analysis/clamps.py).
+It is staged at its unclamped offsets, and the window is loaded through the same clamp: see
+:func:`_clamped` for why every read then finds what it reads in the naive kernel and every
+load stays inside the array.
+
+A 3-D grid's plane index ``blockIdx.z`` is the same for all threads of a block: a block stages
+the window of its own plane (the rows ``blockIdx.z * ny + idy + ...`` of the array seen as
+``nz*ny x nx``), and a read of another plane is a window of its own (:func:`_plane`).
 """
 from __future__ import annotations
 

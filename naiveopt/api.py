@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from .emit import render
 from .errors import NaiveoptError
-from .frontend import dialect_of, fixed_macros, macro_defines, parse_module
+from .frontend import SourceUnit, parse_unit
 from .ir import GModule, Resources
 from .ir.textures import host_texture_params, param_layout
 from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
@@ -139,37 +139,35 @@ def pipeline_options(options: PipelineOptions | dict | None = None, *,
     return options if passes is None else replace(options, passes=passes)
 
 
-def compile_module(source: str, filename: str, target: str | None, arch: str, opt: bool,
-                   defines: dict[str, str], metadata: str | None = None,
-                   dump_ir: str | None = None, options: PipelineOptions | dict | None = None
-                   ) -> Compiled:
-    """Parse, run the pipeline and write the kernels back out in ``target``'s dialect
-    (``opt=False``: the functional passes alone)."""
-    dialect = dialect_of(filename)
-    target = target or dialect
+def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
+                   metadata: str | None = None, dump_ir: str | None = None,
+                   options: PipelineOptions | dict | None = None) -> Compiled:
+    """Run the pipeline on a copy of the parsed file and write the kernels back out in
+    ``target``'s dialect (``opt=False``: the functional passes alone)."""
+    target = target or unit.dialect
     if target not in TARGETS:
         raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
-    module = parse_module(filename, source, defines)
-    meta = metadata or metadata_path(filename)
+    module = unit.fresh_module()
+    meta = metadata or metadata_path(unit.path)
     metadata_spec = load_metadata(meta) if os.path.exists(meta) else None
     apply_launch_facts(module, metadata_spec)
-    apply_extents(module, *fixed_macros(source, defines))
+    apply_extents(module, unit.fixed, unit.overridable)
     options = pipeline_options(options)
     optimizations = optimization_passes(options) if opt else []
     ctx = PassContext(module, target, arch, options)
-    run_passes(front_passes() + optimizations, ctx, dump_ir)
+    run_passes(front_passes(options) + optimizations, ctx, dump_ir)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
     spec = metadata_spec or spec_from_pragmas(module)
     geometries = {p.name: _geometry(p, spec) for p in module.procedures}
-    return Compiled(module, analysed, completed, ctx, spec, geometries, target, dialect)
+    return Compiled(module, analysed, completed, ctx, spec, geometries, target, unit)
 
 
 @dataclass
 class Compiled:
     """A file after the pipeline: the final module, the analysed one (before write-back),
-    the verification spec and each kernel's launch geometry."""
+    the verification spec, each kernel's launch geometry, and the unit it was compiled from."""
 
     module: GModule
     analysed: GModule
@@ -178,7 +176,7 @@ class Compiled:
     spec: FileSpec | None
     geometries: dict[str, LaunchGeometry]
     target: str
-    dialect: str
+    unit: SourceUnit
 
     def opencl_module(self) -> GModule:
         """The kernels written as OpenCL (CUDA targets are translated for running)."""
@@ -216,10 +214,11 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     options = pipeline_options(options, passes=passes, pipeline=pipeline)
     if not opt and options.passes:
         raise NaiveoptError("opt=False runs no optimization pass, yet passes were named")
-    c = compile_module(source, filename, target, arch, opt, defines, metadata, dump_ir, options)
+    unit = parse_unit(filename, source, defines)
+    c = compile_module(unit, target, arch, opt, metadata, dump_ir, options)
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                  os.path.basename(filename), sidecar_name)
-    verifications = _verify(source, filename, c, code, defines) if verify else {}
+                  os.path.basename(filename), sidecar_name, host=True)
+    verifications = _verify(c, code) if verify else {}
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
@@ -232,7 +231,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                             os.path.basename(filename), sidecar_name, result.unverified)
+                             os.path.basename(filename), sidecar_name, result.unverified,
+                             host=True)
     if require_verified and result.unverified:
         raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
                                       in result.unverified.items())
@@ -269,18 +269,18 @@ def _textures(proc, c: Compiled) -> list[dict]:
     return [texture_json(t, c.target, shapes.get(t.array)) for t in host_texture_params(proc)]
 
 
-def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[str, str]
-            ) -> dict[str, Verification]:
+def _verify(c: Compiled, code: str) -> dict[str, Verification]:
     """Verify every kernel: the OpenCL form of the output against the naive input."""
     if c.spec is None:
         return {}
-    naive = naive_program(source, filename, c.dialect, defines, c.spec, {
+    unit, defines = c.unit, c.unit.defines
+    naive = naive_program(unit, c.spec, {
         p.name: default_block(p) for p in c.module.procedures if p.pragma.block_id_axes})
     module = c.opencl_module()
     if c.target == "opencl":
         out_source = code
     else:
-        out_source = render(module, "opencl", c.ctx.arch, c.geometries, {}, filename, None)
+        out_source = render(module, "opencl", c.ctx.arch, c.geometries, {}, unit.path, None)
     output = Program(out_source, [], c.geometries,
                      {p.name: param_layout(p) for p in module.procedures})
     results = {}
@@ -292,9 +292,8 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
         procs = {p.name: p for p in naive.module.procedures} if naive.module else {}
         kspec = with_kernel_facts(with_file_data(kspec, c.module, c.spec, defines),
                                   procs.get(name))
-        result = verify_kernel(c.spec, kspec, naive, output, defines,
-                               macro_defines(source, defines))
-        if result.status == "failed" and not c.ctx.applied.get(name):
+        result = verify_kernel(c.spec, kspec, naive, output, defines, unit.macros)
+        if result.status == "failed" and not c.ctx.changed(name):
             # no pass changed this kernel: a difference is the kernel's own (a data race,
             # nondeterminism or data-dependent behaviour), not a miscompile to blame on naiveopt
             result = Verification("skipped", "no optimization pass changed this kernel, yet "
@@ -305,27 +304,28 @@ def _verify(source: str, filename: str, c: Compiled, code: str, defines: dict[st
     return results
 
 
-def naive_program(source: str, filename: str, dialect: str, defines: dict[str, str],
-                  spec: FileSpec, blocks: dict[str, tuple[int, int]] | None = None) -> Program:
+def naive_program(unit: SourceUnit, spec: FileSpec,
+                  blocks: dict[str, tuple[int, int]] | None = None) -> Program:
     """The naive kernel as an OpenCL program: the input itself for OpenCL (with the paper's
-    predefined ids defined when it uses them), its functional-only translation for CUDA.
+    predefined ids defined when it uses them), its functional-only translation for CUDA, made
+    from a copy of the unit's parsed module.
 
     ``blocks`` gives the naive block of kernels whose blocks only the analysed module knows
     (an axis indexed by blockIdx alone runs one thread per block there: launch.default_block);
     metadata's block wins as everywhere."""
-    module = parse_module(filename, source, defines)
+    module = unit.fresh_module()
     geometries = {}
     for proc in module.procedures:
         kspec = spec.kernels.get(proc.name)
         block = kspec.block if kspec and kspec.block else (blocks or {}).get(proc.name)
         geometries[proc.name] = geometry(proc, block=block,
                                          thread_space=kspec.threads if kspec else None)
-    if dialect == "opencl":
+    if unit.dialect == "opencl":
         from .frontend.clang_setup import PAPER_IDS_OPENCL
 
         options = [f"-D{n}={PAPER_IDS_OPENCL[n]}" for n in module.paper_ids]
-        return Program(source, options, geometries, module=module)
+        return Program(unit.source, options, geometries, module=module)
     ctx = PassContext(module, "opencl", "none")
     run_passes(front_passes()[:2] + back_passes("opencl"), ctx)
-    return Program(render(module, "opencl", "none", geometries, {}, filename, None), [],
+    return Program(render(module, "opencl", "none", geometries, {}, unit.path, None), [],
                    geometries, module=module)

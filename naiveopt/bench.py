@@ -23,7 +23,7 @@ from .api import compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
 from .files import parse_defines, read_source, report_error
-from .frontend import macro_defines
+from .frontend import parse_unit
 from .ir.textures import param_layout
 from .passes.options import MEMORIES, PipelineOptions
 from .verify import opencl
@@ -79,8 +79,9 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
     runs = max(runs, MIN_RUNS)
     device = device or ("cuda" if cuda_runner.available() else "opencl")
     target = "cuda" if device == "cuda" else "opencl"
-    opt = compile_module(source, filename, target, arch, True, defines, options=options)
-    naive = compile_module(source, filename, target, arch, False, defines)
+    unit = parse_unit(filename, source, defines)
+    opt = compile_module(unit, target, arch, True, options=options)
+    naive = compile_module(unit, target, arch, False)
     spec = opt.spec
     if spec is None:
         raise NaiveoptError("benchmarking needs metadata or '#pragma naiveopt' sizes", filename)
@@ -89,7 +90,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                  next(iter(spec.sizes.values()), {}))
     sizes.update({k: int(v) for k, v in defines.items() if v.strip().isdigit()})
     name = cuda_runner.device_name() if device == "cuda" else opencl.device_name()
-    macros = macro_defines(source, defines)
+    macros = unit.macros
     results = []
     for proc in opt.module.procedures:
         kspec = with_file_data(spec.kernels[proc.name], opt.module, spec, defines)
@@ -120,7 +121,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                 text = render(compiled.module, "opencl", arch, compiled.geometries, {},
                               filename, None) if label == "optimized" else None
                 if text is None:
-                    program = naive_program(source, filename, compiled.dialect, defines, spec)
+                    program = naive_program(unit, spec)
                     text, extra = program.source, program.options
                 else:
                     extra = []

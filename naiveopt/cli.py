@@ -22,7 +22,8 @@ from . import __version__
 from .api import TARGETS
 from .passes.options import (MEMORIES, VECTORIZE_MODES, PipelineOptions, parse_merge,
                              parse_pipeline)
-from .passes.pipeline import optimization_pass_names, optimization_passes
+from .passes.pipeline import (canonicalization_pass_names, disableable_pass_names,
+                              optimization_pass_names, optimization_passes)
 from .errors import NaiveoptError
 from .files import parse_defines, read_source, report_error, write_atomically
 from .targets import get_target
@@ -57,9 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "memory; on NVIDIA where 128-bit accesses cut instructions); always: "
                         "wherever legal; never (default auto)")
     p.add_argument("--disable-pass", dest="disable", action="append", default=[],
-                   metavar="PASS", choices=optimization_pass_names(),
+                   metavar="PASS", choices=disableable_pass_names(),
                    help="switch an optimization pass off (repeatable): "
-                        + ", ".join(optimization_pass_names()))
+                        + ", ".join(optimization_pass_names()) + "; or a canonicalization "
+                        "pass: " + ", ".join(canonicalization_pass_names()))
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
                    "(outputs are written unverified, saying so)")
     p.add_argument("--require-verified", action="store_true",

@@ -23,6 +23,9 @@ from .ir.cgen import to_c
 from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import host_texture_params
 from .ir.globals import declaration
+from .ir.typenames import typedef_lines, used_names
+from .frontend.prelude import headers_for
+from .frontend.prelude import includes as prelude_includes
 from .launch import LaunchGeometry, data_notes, texture_note
 
 #: The repository's templates/ (used where the package carries no templates of its own).
@@ -46,13 +49,17 @@ def _env() -> jinja2.Environment:
 
 def render(module: GModule, target: str, arch: str, geometries: dict[str, LaunchGeometry],
            passes: dict[str, list[str]], source_name: str, sidecar: str | None,
-           unverified: dict[str, str] | None = None) -> str:
+           unverified: dict[str, str] | None = None, host: bool = False) -> str:
     """The output file for ``module`` (whose trees are already in ``target``'s dialect).
 
     ``unverified`` maps kernels written without a check to the reason (one line each), which
-    the kernel's header block states."""
+    the kernel's header block states. ``host``: the file a user gets, with the input's
+    #include lines and host code (CUDA; an OpenCL file says the host code is left out);
+    without it, device code alone (what NVRTC and the GPU kit compile)."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
-    kernels = [{"name": p.name, "code": to_c(p.func).rstrip(), "geometry": geometries[p.name],
+    kernels = [{"name": p.name,
+                "code": with_launch_contract(to_c(p.func).rstrip(), p, target, arch),
+                "geometry": geometries[p.name], "contract": p.launch_block is not None,
                 "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
                 "textures": [texture_note(t, target) for t in host_texture_params(p)],
                 "data": data_notes(module, p, target)}
@@ -64,8 +71,83 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                            helpers=[to_c(h).rstrip() for h in module.helpers],
                            macros=module.macros, sidecar=sidecar,
                            checks=_multiple_checks(module, geometries),
-                           fp64=_uses_double(kernels, module))
-    return format_code(text.rstrip() + "\n")
+                           fp64=_uses_double(kernels, module),
+                           **_surroundings(module, target, host))
+    code = format_code(text.rstrip() + "\n")
+    if host and target == "cuda" and module.host_code:
+        # verbatim: not laid out by clang-format
+        code += (f"\n// Host code of {source_name}, passed through unchanged (its launches "
+                 "are not\n// rewritten: the launch lines above give the geometry each "
+                 f"optimized kernel needs).\n{module.host_code.rstrip()}\n")
+    return code
+
+
+def _surroundings(module: GModule, target: str, host: bool) -> dict:
+    """What the kernels stand among: #include lines (CUDA: the input's preamble, with
+    ``host``, and the headers of the prelude names the kernels use), the file's typedefs the
+    kernels still spell types through, and (OpenCL) a note that the host code is left out."""
+    includes = []
+    if target == "cuda":
+        includes = module.preamble.rstrip("\n").split("\n") if host and module.preamble else []
+        have = {name for _, _, name in prelude_includes(module.preamble)} if host else set()
+        includes += [f"#include <{h}>" for h in headers_for(used_names(module)) if h not in have]
+    host_note = ""
+    if module.host_code and host and target != "cuda":
+        host_note = (f"host code of {os.path.basename(module.path)} left out: an OpenCL C file "
+                     "holds device code only")
+    return {"includes": includes, "typedefs": typedef_lines(module, target),
+            "host_note": host_note}
+
+
+def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str) -> str:
+    """``code`` (the kernel's definition) with its launch contract, where a transformation
+    fixed the kernel's block (``proc.launch_block``: its shared tiles, merged outputs and
+    thread roles assume exactly that block):
+
+    * CUDA: ``__launch_bounds__(threads, blocks)``: a launch with more threads per block fails
+      (cudaErrorInvalidValue / too many resources requested) instead of computing wrong
+      numbers. ``blocks`` is the number of blocks per SM that the registers the NVCC pass
+      measured (compiled without bounds) let reside: bounds alone let nvcc spend more
+      registers on a block it knows is small (gesummv: 48 -> 78 for a 128-thread block), which
+      would lower the occupancy the variant was chosen for; with ``blocks`` nvcc keeps to the
+      measured register class, so the output is the code that was measured;
+    * OpenCL: ``__attribute__((reqd_work_group_size(X, Y, Z)))``: any other local size is
+      refused by clEnqueueNDRangeKernel (CL_INVALID_WORK_GROUP_SIZE), and AMD's compiler
+      sizes the kernel for it (without it clang's amdgcn target assumes a flat work-group of
+      at most 256, and a 512-work-item launch does not start at all).
+
+    A kernel whose block is free (no pass fixed it) keeps the user's launch and gets none."""
+    if proc.launch_block is None:
+        return code
+    block = tuple(proc.launch_block) + (1,) * (3 - len(proc.launch_block))
+    if target == "cuda":
+        threads = block[0] * block[1] * block[2]
+        bounds = f"{threads}"
+        blocks = _resident_blocks(proc, arch, threads)
+        if blocks:
+            bounds += f", {blocks}"
+        contracted = re.sub(r"^(\s*__global__\s+void\s+)", rf"\1__launch_bounds__({bounds}) ",
+                            code, count=1)
+    else:
+        contracted = re.sub(r"^(\s*__kernel\s+)", r"\1__attribute__((reqd_work_group_size("
+                            rf"{block[0]}, {block[1]}, {block[2]}))) ", code, count=1)
+    if contracted == code:
+        raise AssertionError(f"kernel {proc.name}: no kernel head to put its launch contract on")
+    return contracted
+
+
+def _resident_blocks(proc: GProcedure, arch: str, threads: int) -> int | None:
+    """Blocks of ``threads`` per SM that the kernel's measured registers allow (None where
+    nothing was measured for an NVIDIA target)."""
+    from .targets import find_target, occupancy
+
+    target = find_target(arch)
+    res = proc.resources
+    if target is None or target.vendor != "nvidia" or res is None or not res.registers:
+        return None
+    fraction, _ = occupancy(target, threads, res.registers, 0)
+    warps = -(-threads // target.warp_size)
+    return max(1, round(fraction * target.warps_per_sm / warps))
 
 
 def _uses_double(kernels: list[dict], module: GModule) -> bool:
@@ -103,11 +185,13 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
     return cuda_helpers(used_vectors([p.func for p in module.procedures]))
 
 
-#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body;
+#: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body,
+#: the input's #include lines in their order;
 #: the header's ``unverified:`` line is never split (a CommentPragmas comment), so that it
 #: stays one line that grep finds whole.
 CLANG_FORMAT_STYLE = ("{BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100, "
                       "InsertBraces: true, AllowShortFunctionsOnASingleLine: None, "
+                      "SortIncludes: Never, "
                       "MaxEmptyLinesToKeep: 1, CommentPragmas: '^ *unverified: '}")
 
 
@@ -131,7 +215,9 @@ def format_code(text: str) -> str:
 
 def render_cuda_kernel(module: GModule, proc: GProcedure) -> str:
     """A minimal CUDA file with one (postprocessed) kernel, for resource queries."""
-    parts = [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
+    parts = [f"#include <{h}>" for h in headers_for(used_names(module))]
+    parts += [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
+    parts += typedef_lines(module, "cuda")
     parts += cuda_helpers(used_vectors([proc.func]))
     parts += [declaration(g, "cuda") for g in module.globals]
     parts += [to_c(h) for h in module.helpers]

@@ -40,7 +40,7 @@ from .analysis.shape import kernel_shape
 from .api import compile_module, naive_program
 from .emit import render
 from .errors import NaiveoptError
-from .frontend import macro_defines
+from .frontend import parse_unit
 from .frontend.clang_setup import PAPER_IDS
 from .ir.elements import element, vector_element
 from .targets import get_target
@@ -232,8 +232,9 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
     with open(path) as fh:
         source = fh.read()
     base = os.path.basename(path)
-    opt = compile_module(source, path, "cuda", arch, True, {})
-    naive = compile_module(source, path, "cuda", arch, False, {})
+    unit = parse_unit(path, source)
+    opt = compile_module(unit, "cuda", arch, True)
+    naive = compile_module(unit, "cuda", arch, False)
     spec = opt.spec
     if spec is None:
         raise NaiveoptError("benchmarking needs metadata or '#pragma naiveopt' sizes", path)
@@ -242,7 +243,7 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
     optimized_cuda = render(opt.module, "cuda", arch, opt.geometries, opt.ctx.applied, base,
                             None)
     optimized_cl = render(opt.opencl_module(), "opencl", arch, opt.geometries, {}, base, None)
-    naive_cl = naive_program(source, path, opt.dialect, {}, spec)
+    naive_cl = naive_program(unit, spec)
     # a naive file in the paper's style uses predefined ids (idx, tidx...) it never declares:
     # its build defines them, as naiveopt's front end does (frontend/clang_setup.PAPER_IDS)
     paper_ids = [f"-D{n}={PAPER_IDS[n]}" for n in sorted(naive.module.paper_ids)]
@@ -253,8 +254,7 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
     ablations = {}
     if ablate:
         for name in sorted({n for applied in opt.ctx.applied.values() for n in applied}):
-            c = compile_module(source, path, "cuda", arch, True, {},
-                               options={"disable": [name]})
+            c = compile_module(unit, "cuda", arch, True, options={"disable": [name]})
             ablations[name] = (c, store.put(render(c.module, "cuda", arch, c.geometries,
                                                    c.ctx.applied, base, None), ".cu"),
                                store.put(render(c.opencl_module(), "opencl", arch,
@@ -286,7 +286,7 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
                                 "fill yet")
                 cases.append(case)
                 continue
-            macros = macro_defines(source, {k: str(v) for k, v in ksizes.items()})
+            macros = unit.macros_among({k: str(v) for k, v in ksizes.items()})
             args = [arg_recipe(a, kspec, ksizes) for a in kspec.args]
             largest = max((int(np.prod(a["shape"])) * np.dtype(a["dtype"]).itemsize
                            for a in args if "shape" in a), default=0)

@@ -25,6 +25,7 @@ from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
 from .ir.textures import TextureParam
+from .targets import NAIVE_BLOCK_1D, NAIVE_BLOCK_2D
 
 # ------------------------------------------------------------------- geometry expressions
 #: An expression tree: {"const": int} | {"var": name} | {"op": OP, "args": [tree, ...]} with OP
@@ -288,17 +289,19 @@ def uses_y(proc: GProcedure) -> bool:
 
 
 def default_block(proc: GProcedure) -> tuple[int, int]:
-    """The block a naive kernel is launched with when nothing says otherwise."""
+    """The block a naive kernel is launched with when nothing says otherwise
+    (targets.NAIVE_BLOCK_1D / NAIVE_BLOCK_2D)."""
     bx, by = proc.pragma.block_dim
     if bx and str(bx).isdigit():
         return int(bx), int(by) if by and str(by).isdigit() else 1
     only = proc.pragma.block_id_axes
     if only:
         # an axis carried by blockIdx alone (rewritten to a global id by the predefined
-        # pass): the naive kernel ran one thread per block along it
-        x = 1 if "x" in only else (256 if "y" in only or not uses_y(proc) else 16)
-        return x, 1 if "y" in only or not uses_y(proc) else 16
-    return (16, 16) if uses_y(proc) else (256, 1)
+        # pass): the naive kernel ran one thread per block along it, and a row of threads
+        # along x where y has none
+        x, y = NAIVE_BLOCK_1D if "y" in only or not uses_y(proc) else NAIVE_BLOCK_2D
+        return 1 if "x" in only else x, y
+    return NAIVE_BLOCK_2D if uses_y(proc) else NAIVE_BLOCK_1D
 
 
 def geometry(proc: GProcedure, block: tuple[int, int] | None = None,

@@ -31,12 +31,55 @@ bytes of elements (ir/elements.py sizes them) into one access.
 ``register_proxy``: the NVIDIA architecture whose nvcc register counts stand in for a target
 without a resource query of its own (AMD: the same scalar code compiled for sm_90); None where
 the target is measured itself.
+``candidates``: the variants the optimization passes try (:class:`Candidates`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .errors import NaiveoptError
+
+#: The block a naive kernel is launched with when neither metadata, a ``#define blockDimX`` nor
+#: a pragma says (launch.default_block): 256 threads in a row for a 1-D kernel, 16 x 16 for a
+#: 2-D one. It is the naive program's launch, which the host already uses, not a choice of
+#: naiveopt's: the same on every target, and what an unguarded kernel's thread space must be
+#: a multiple of.
+NAIVE_BLOCK_1D = (256, 1)
+NAIVE_BLOCK_2D = (16, 16)
+
+Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The variants the optimization passes try on a target; the occupancy model, with the
+    NVCC pass's registers, chooses among those that fit (passes/optimize/selection.py).
+
+    Blocks are (x, y) threads, 64 to 512 of them: whole warps on NVIDIA and whole 64-lane
+    wavefronts on gfx90a. Tiles are the lengths of the tiled loop's step (elements of a
+    staged row or column per barrier); merge factors are (x, y) outputs per thread. The
+    candidates are the same on every target described today: the choice among them, by each
+    target's resources, is where targets differ."""
+
+    #: coalesce: blocks of a 2-D and a 1-D kernel (the naive block is added when it is not
+    #: one of them), and the loop tile lengths
+    coalesce_blocks_2d: tuple[Pair, ...] = ((16, 16), (32, 8))
+    coalesce_blocks_1d: tuple[Pair, ...] = ((256, 1), (128, 1), (64, 1))
+    coalesce_tiles: tuple[int, ...] = (32, 16)
+    #: thread-block-merge: the merged blocks, and the loop tile lengths
+    merge_blocks: tuple[Pair, ...] = ((16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8))
+    merge_tiles: tuple[int, ...] = (16, 32)
+    #: thread-merge: (x, y) outputs per thread of a 2-D and a 1-D kernel ((1, 1): no merge)
+    thread_merge_2d: tuple[Pair, ...] = ((1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2),
+                                         (2, 4))
+    thread_merge_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
+    #: coalesce-writes: sides of the square tile a transposed write goes through
+    transpose_sides: tuple[int, ...] = (32, 16, 8)
+    #: stencil: blocks and (x, y) outputs per thread of a 2-D and a 1-D kernel
+    stencil_blocks_2d: tuple[Pair, ...] = ((32, 8), (64, 4), (16, 16), (32, 16))
+    stencil_merges_2d: tuple[Pair, ...] = ((1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8))
+    stencil_blocks_1d: tuple[Pair, ...] = ((128, 1), (256, 1))
+    stencil_merges_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
 
 
 @dataclass(frozen=True)
@@ -65,6 +108,7 @@ class Target:
     fp32_lanes_per_sm: int = 64      # FP32 FMA lanes per SM / CU per clock (peak = 2 x this)
     vector_bytes: int = 16           # widest vector access of one thread (float4 / int4)
     register_proxy: str | None = None   # arch measured for registers when this one cannot be
+    candidates: Candidates = Candidates()   # the variants the passes try
 
     @property
     def warps_per_sm(self) -> int:

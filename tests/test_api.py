@@ -6,6 +6,7 @@ import pytest
 import naiveopt
 from naiveopt.errors import NaiveoptError
 from naiveopt.passes.options import PipelineOptions
+from naiveopt.passes.pipeline import front_passes
 
 NO_SIZES = """\
 __global__ void twice(const float *A, float *B, int n)
@@ -62,7 +63,7 @@ __global__ void mv(float *A, float *B, float *C, int H, int W)
 
 
 def _optimization_remarks(result) -> list[str]:
-    front = {"opencl-to-cuda", "predefined", "loops", "memory-expressions", "nvcc"}
+    front = {p.name for p in front_passes()}
     return list(dict.fromkeys(r.pass_name for r in result.remarks
                               if r.pass_name not in front))
 
@@ -102,3 +103,22 @@ def test_options_dict_and_pipeline_options_are_the_same_run():
 def test_bad_options_are_errors(kwargs, message):
     with pytest.raises(NaiveoptError, match=message):
         naiveopt.optimize(MV, filename="mv.cu", verify=False, **kwargs)
+
+
+@pytest.mark.parametrize("filename", ["mv.cu", "mv.cl"])
+def test_the_source_is_parsed_once(filename, monkeypatch):
+    """The front end reads a file once (frontend.parse_unit): the pipeline and verification's
+    naive program share its SourceUnit, so libclang sees a file without macros or undeclared
+    paper ids once per optimize, verification included (it was twice: the naive program
+    parsed the text again)."""
+    from naiveopt.frontend import clang_setup
+
+    parsed, real = [], clang_setup.parse
+    monkeypatch.setattr(clang_setup, "parse",
+                        lambda path, *rest: parsed.append(path) or real(path, *rest))
+    source = MV if filename.endswith(".cu") else MV.replace(
+        "__global__ void", "__kernel void").replace("float *", "__global float *").replace(
+        "blockIdx.x * blockDim.x + threadIdx.x", "get_global_id(0)")
+    result = naiveopt.optimize(source, filename=filename)
+    assert result.verified, result.kernels[0].verification.detail
+    assert parsed == [filename]

@@ -227,8 +227,8 @@ def test_passes_leave_constant_reads_alone_with_a_remark():
     ("__device__ float hist[4];\n__device__ void bump(int b) { hist[b] += 1.0f; }\n"
      "__global__ void k(float *A) { bump(0); }\n",
      "'bump' writes the file-scope __device__ variable 'hist'", "2:31"),
-    ("float host_table[4];\n__global__ void k(float *A) { A[0] = 1.0f; }\n",
-     "host variable 'host_table' is not supported", "1:7"),
+    ("float host_table[4];\n__global__ void k(float *A) { A[0] = host_table[1]; }\n",
+     "host variable 'host_table' is read in device code", "2:38"),
     ("__constant__ float M[4];\n__device__ float first(const float *m) { return m[0]; }\n"
      "__global__ void k(float *A) { A[0] = first(M); }\n",
      "the file-scope array 'M' is used other than by subscripts", "3:44"),

@@ -95,6 +95,59 @@ def test_generator_reaches_arrays_through_local_pointers():
         assert "_at" not in code
 
 
+def test_generator_writes_typedefs_and_unsigned_thread_ids():
+    """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
+    CUDA) and size_t/unsigned thread ids, in both dialects."""
+    cases = [generate_case(11, i, ["a"], ("global",)) for i in range(120)]
+    typedef = [c for c in cases if re.search(r"^typedef (float|double|unsigned) (\w+);$",
+                                             c.source, re.M)]
+    assert {c.dialect for c in typedef} == {"cuda", "opencl"}
+    for c in typedef:
+        name = re.search(r"^typedef \w+ (\w+);$", c.source, re.M).group(1)
+        assert re.search(rf"\b{name} acc\b|\b{name} \*", c.source), c.source
+    assert any(re.search(r"^typedef \w+ \*\w+_PTR;$", c.source, re.M) for c in typedef)
+    ids = [c for c in cases if re.search(r"^    (size_t|unsigned int|unsigned|uint) i = ",
+                                         c.source, re.M)]
+    assert {c.dialect for c in ids} == {"cuda", "opencl"}
+    assert any("size_t i = " in c.source for c in ids)
+
+
+#: The canonicalization passes' forms (naiveopt/passes/functional/canonicalize/) and how to
+#: find each in a generated source.
+CANONICAL_FORMS = {
+    "C89 iterators declared at the top": r"^\s+int [klmn](, [klmn])*;$",
+    "a loop over a C89 iterator": r"for \([klmn] = ",
+    "++k": r"; \+\+[klmn]\)",
+    "k += 1": r"([klmn]) \+= 1\)",
+    "k = k + 1": r"([klmn]) = \1 \+ 1\)",
+    "k = 1 + k": r"([klmn]) = 1 \+ \1\)",
+    "a <= bound": r"[klmn] <= \w+ - 1;",
+    "a while loop with a counter": r"while \([klmn] <",
+    "an iterator read after its loop": r"\+= \((float|double|unsigned)\)[klmn];",
+    "early returns one per id": r"\(\w+ (>=|<=) \w+\)\n\s+return;\n\s+if \(",
+    "nested guards": r"if \(i < \w+\) \{\n\s+if \(j < \w+\) \{",
+    "ids built from locals": r"int t[xy] = (threadIdx|get_local_id)",
+    "an id through a cast": r"\(unsigned\)blockIdx",
+    "an id assigned after its declaration": r"int i;\n\s+i = ",
+    "a grid-stride loop": r"i (\+=|= i \+) (blockDim.x \* gridDim.x|gridDim.x \* blockDim.x|"
+                          r"get_global_size\(0\)|get_num_groups\(0\) \* get_local_size\(0\)|"
+                          r"stride)\)",
+    "per-thread partial sums over a grid stride": r"P\[tid\] = s;",
+}
+
+
+def test_generator_writes_kernels_as_others_write_them():
+    """Each canonical form is generated, in both dialects, within the first cases of a
+    campaign (so a campaign exercises every canonicalization pass)."""
+    sources = [generate_case(11, i, [], ("global",)) for i in range(300)]
+    for dialect in ("cuda", "opencl"):
+        text = "\n".join(c.source for c in sources if c.dialect == dialect)
+        missing = [name for name, form in CANONICAL_FORMS.items()
+                   if dialect == "cuda" or "cast" not in name
+                   if not re.search(form, text, re.M)]
+        assert not missing, f"{dialect}: never generated: {missing}"
+
+
 _CLAMP = re.compile(r"min\(max\(|max\(min\(|max\(0, min\(|clamp\(|\bmax\(\w+ - \d, 0\)|"
                     r"\bmin\(\w+ \+ \d, \w+ - 1\)")
 

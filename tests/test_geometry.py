@@ -15,6 +15,7 @@ import pytest
 
 import naiveopt
 from naiveopt.api import compile_module
+from naiveopt.frontend import parse_unit
 from naiveopt.launch import LaunchGeometry, evaluate, parse, to_c
 from naiveopt.verify import expr, opencl
 from naiveopt.verify.check import launch_sizes, make_arg
@@ -110,7 +111,7 @@ def _optimize(source: str, filename: str, **kw):
 def _run_output(result, source: str, kernel: str, sizes: dict[str, int]):
     """Run the output (OpenCL target) with the launch its geometry gives; the arrays after."""
     k = next(k for k in result.kernels if k.name == kernel)
-    spec = compile_module(source, result.input, None, "sm_90", False, {}).spec
+    spec = compile_module(parse_unit(result.input, source), None, "sm_90", False).spec
     rng = np.random.default_rng(3)
     args = [make_arg(a, sizes, rng) for a in spec.kernels[kernel].args]
     global_size, local = launch_sizes(k.geometry, sizes)

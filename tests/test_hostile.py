@@ -49,10 +49,9 @@ REJECTED = [
      "    if (i < N) A[i] = A[i];\n}\n", 1, "unknown type name 'half'"),
     ("struct-array", "k.cu", "struct P { float x, y; };\n__global__ void k(P *A, int N)\n{\n" +
      GUARD + "    if (i < N) A[i].x = A[i].y;\n}\n", 2, "arrays of structs"),
-    ("host-code", "k.cu", "int system(const char *command);\n"
-     "__global__ void k(float *A) { A[0] = 1.0f; }\n"
-     "int main() { return system(\"touch /tmp/naiveopt-ran-host-code\"); }\n", 3,
-     "host function 'main'"),
+    ("host-code-in-a-kernel", "k.cu", "int system(const char *command);\n"
+     "__global__ void k(float *A) { A[0] = system(\"touch /tmp/naiveopt-ran-host-code\"); }\n",
+     2, "host function 'system' is called from device code"),
 ]
 
 
@@ -77,6 +76,24 @@ def test_rejected_through_api(what, name, source, line, message):
         naiveopt.optimize(source, filename=name)
     assert message in info.value.message
     assert (info.value.file, info.value.line) == (name, line)
+
+
+def test_host_code_is_passed_through_never_run(tmp_path):
+    """main() calling system(): the kernel is optimized and verified, the host code is
+    written into the CUDA output as it was, and nothing of it runs."""
+    marker = tmp_path / "ran-host-code"
+    src = tmp_path / "k.cu"
+    src.write_text("#include <stdlib.h>\n#pragma naiveopt sizes(N=77) array(A, N)\n"
+                   "__global__ void k(float *A, int N)\n{\n" + GUARD +
+                   "    if (i < N) A[i] = 2.0f * A[i];\n}\n"
+                   f"int main() {{ return system(\"touch {marker}\"); }}\n")
+    done = run_cli(src, "-o", tmp_path / "out.cu", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"][0]["kernels"][0]["verified"] is True
+    out = (tmp_path / "out.cu").read_text()
+    assert f'int main() {{ return system("touch {marker}"); }}' in out
+    assert out.index("#include <stdlib.h>") < out.index("__global__")
+    assert not marker.exists()
 
 
 def test_binary_garbage(tmp_path):

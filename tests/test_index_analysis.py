@@ -261,7 +261,8 @@ def test_shared_2d_array():
     assert same(w.index, "17*tidy + tidx") and w.width == 17
     assert same(w.two_d[0], "tidy") and same(w.two_d[1], "tidx")
     assert same(r.two_d[0], "tidx") and same(r.two_d[1], "tidy")
-    assert all(m.space == "global" for m in mems(proc, "A"))
+    assert [(m.space, m.kind) for m in mems(proc, "A")] == [("global", "read"),
+                                                            ("global", "write")]
 
 
 def test_const_pointer_and_constant_space():
@@ -334,7 +335,8 @@ def test_mirrored_condition():
 
 
 @pytest.mark.parametrize("body, why", [
-    ("int j = 0;\nwhile (j < n) { A[j] = 0.0f; j++; }", "while"),
+    # (stepped last, the while-to-for canonicalization makes it a for loop)
+    ("int j = 0;\nwhile (j < n) { j++; A[j - 1] = 0.0f; }", "while"),
     ("int j = 0;\ndo { A[j] = 0.0f; j++; } while (j < n);", "dowhile"),
     ("for (int i = 0; i < n; i++) { A[i] = 0.0f; i += 1; }", "assigns i"),
     ("for (int i = n - 1; i >= 0; i--) A[i] = 0.0f;", "condition"),
@@ -346,6 +348,7 @@ def test_non_canonical_loops(body, why):
     assert not lp.canonical
     assert why in lp.why_not_canonical
     # the iterator of a non-canonical loop is not a loop symbol
+    assert proc.memory_expressions
     assert all(not m.decomposition.loop for m in proc.memory_expressions)
 
 

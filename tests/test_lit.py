@@ -9,11 +9,12 @@ import subprocess
 import pytest
 
 from conftest import BIN_DIR, KERNELS_DIR, REPO
-from naiveopt.passes.pipeline import optimization_pass_names
+from naiveopt.passes.pipeline import canonicalization_pass_names, optimization_pass_names
 
 LIT_DIR = os.path.join(REPO, "tests", "lit")
 LIT = os.path.join(BIN_DIR, "lit")
-#: Test files relative to tests/lit (lit finds them in subdirectories too: passes/, fuzz/).
+#: Test files relative to tests/lit (lit finds them in subdirectories too: passes/, fuzz/,
+#: canonicalize/).
 LIT_TESTS = sorted(os.path.relpath(os.path.join(root, f), LIT_DIR)
                    for root, _, files in os.walk(LIT_DIR) for f in files
                    if f.endswith((".cu", ".cl")))
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists(LIT) or
 def run_lit(suite_dir: str, exec_root: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([LIT, "-q", "--show-pass", "--param", f"exec_root={exec_root}",
                            *extra, suite_dir], capture_output=True, text=True, cwd=REPO,
-                          timeout=300)
+                          timeout=1500)
 
 
 def _text(name: str) -> str:
@@ -53,6 +54,17 @@ def test_every_optimization_pass_has_a_test_that_pins_it_firing():
             fired.update(re.findall(r"[a-z]+(?:-[a-z]+)*", line))
     missing = [p for p in optimization_pass_names() if p not in fired]
     assert not missing, f"no lit test checks that these passes fire: {missing}"
+
+
+def test_every_canonicalization_pass_has_a_test_that_pins_it_rewriting():
+    """Each canonicalization pass is in some test's CHECK line for its ``applied`` remark, so
+    a pass that stops rewriting the form it is for fails a test."""
+    fired = set()
+    for name in LIT_TESTS:
+        fired.update(re.findall(r"^// [A-Z]+(?:-NEXT)?: \w+: remark \[([a-z-]+)\] applied:",
+                                _text(name), re.M))
+    missing = [p for p in canonicalization_pass_names() if p not in fired]
+    assert not missing, f"no lit test checks that these passes rewrite: {missing}"
 
 
 def test_lit_suite_passes(tmp_path):

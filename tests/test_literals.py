@@ -12,6 +12,7 @@ import pytest
 import naiveopt
 from conftest import compile_cuda
 from naiveopt.errors import NaiveoptError
+from naiveopt.ir.cgen import to_c
 from naiveopt.frontend import fixed_macros, parse_module
 from naiveopt.ir.literals import (float_suffix, integer_literals_to_decimal, integer_value,
                                   literal_token, opencl_literal)
@@ -133,7 +134,7 @@ def test_signed_exponent_kernel_computes_the_c_values():
 
 def _front(source: str, name: str = "k.cu"):
     module = parse_module(name, source, {})
-    run_passes(front_passes()[:4], PassContext(module, "cuda", "none"))
+    run_passes(front_passes()[:-1], PassContext(module, "cuda", "none"))   # all but nvcc
     return module.procedures[0]
 
 
@@ -155,16 +156,20 @@ __global__ void k(const float *A, float *B, int n)
     assert proc.loops[0].step == 8
 
 
-def test_work_item_dimension_with_suffix():
-    module = parse_module("k.cl", """\
+@pytest.mark.parametrize("dim, axis", [("0u", "x"), ("1U", "y"), ("0x2", "z")])
+def test_work_item_dimension_with_suffix(dim, axis):
+    """``get_global_id(0u)`` is dimension 0 (its value read, suffix and base aside)."""
+    module = parse_module("k.cl", f"""\
 __kernel void k(__global float *A, int n)
-{
-    int i = get_global_id(0u);
+{{
+    int i = get_global_id({dim});
     if (i < n)
         A[i] = 1.0f;
-}
+}}
 """, {})
     run_passes(front_passes()[:1], PassContext(module, "cuda", "none"))
+    assert f"int i = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};" in \
+        to_c(module.procedures[0].body)
 
 
 def test_long_double_literal_is_double_in_opencl_with_a_remark():

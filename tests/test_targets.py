@@ -3,7 +3,7 @@ import pytest
 
 from naiveopt.errors import NaiveoptError
 from naiveopt.passes.optimize.banks import conflict_degree, row_pad
-from naiveopt.targets import TARGETS, get_target, occupancy
+from naiveopt.targets import NAIVE_BLOCK_1D, NAIVE_BLOCK_2D, TARGETS, get_target, occupancy
 
 
 def test_required_targets_exist_with_their_warp_sizes():
@@ -14,6 +14,25 @@ def test_required_targets_exist_with_their_warp_sizes():
     for t in TARGETS.values():
         assert t.shared_banks == 32 and t.bank_width_bytes == 4
         assert t.threads_per_sm % t.warp_size == 0
+
+
+@pytest.mark.parametrize("arch", sorted(TARGETS))
+def test_candidate_blocks_are_whole_warps_that_fit(arch):
+    """Every block a pass tries (Target.candidates) and the naive blocks are whole warps
+    (wavefronts on gfx90a) within the target's block limit; tiles and merge factors are
+    positive, and the unmerged (1, 1) is a thread-merge candidate (it must be able to lose)."""
+    t = get_target(arch)
+    c = t.candidates
+    squares = [(s, s) for s in c.transpose_sides]
+    blocks = [*c.coalesce_blocks_2d, *c.coalesce_blocks_1d, *c.merge_blocks, *squares,
+              *c.stencil_blocks_2d, *c.stencil_blocks_1d, NAIVE_BLOCK_1D, NAIVE_BLOCK_2D]
+    for x, y in blocks:
+        assert (x * y) % t.warp_size == 0 and x * y <= t.threads_per_block, (arch, x, y)
+    assert min(c.coalesce_tiles + c.merge_tiles) > 0
+    for factors in (c.thread_merge_2d, c.thread_merge_1d, c.stencil_merges_2d,
+                    c.stencil_merges_1d):
+        assert (1, 1) in factors and min(min(f) for f in factors) >= 1
+    assert all(my == 1 for _, my in c.thread_merge_1d + c.stencil_merges_1d)
 
 
 def test_other_sm_versions_fall_back_and_unknown_arch_is_an_error():

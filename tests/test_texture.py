@@ -15,6 +15,7 @@ import naiveopt
 from naiveopt import cuda_runner
 from naiveopt.api import _verify, compile_module
 from naiveopt.emit import render
+from naiveopt.frontend import parse_unit
 from naiveopt.ir.nodes import TexFetch
 from naiveopt.ir.textures import bind_textures, fetches, param_layout
 from naiveopt.passes.manager import PassContext, run_passes
@@ -216,7 +217,7 @@ def widen(source: str, width: int, elem: str, shift: int = 0):
     """Compile ``source`` with textures, then replace the sum of ``width`` scalar fetches by
     the lanes of one ``width``-wide fetch at texel ``i + shift``; returns the Compiled."""
     others = [p for p in optimization_pass_names() if p != "texture"]
-    c = compile_module(source, "wide.cu", "cuda", "sm_90", True, {},
+    c = compile_module(parse_unit("wide.cu", source), "cuda", "sm_90", True,
                        options={**TEXTURE, "disable": others})
     (proc,) = c.analysed.procedures
     assert len(fetches(proc.body)) == width
@@ -265,7 +266,7 @@ def test_wide_fetches_emit_bind_and_verify(width, elem, tmp_path):
         assert f"read_only image1d_buffer_t A, __global {elem} *B" in code
         assert f"(({vec})({read}(A, 2 * (i + 0)).x, {read}(A, 2 * (i + 0) + 1).x)).y" in code
         assert param_layout(proc) == [(0, 1), (1, 0), (2, 0)]
-    (verdict,) = _verify(source, "wide.cu", c, cuda, {}).values()
+    (verdict,) = _verify(c, cuda).values()
     assert verdict.status == "passed", verdict.detail
     if shutil.which("nvcc"):
         src = tmp_path / "wide.cu"
@@ -277,7 +278,7 @@ def test_wide_fetches_emit_bind_and_verify(width, elem, tmp_path):
 def test_verifier_reads_the_images_a_wrong_fetch_fails():
     source = wide_kernel(4)
     c = widen(source, 4, "float", shift=1)          # reads the next texel: wrong
-    (verdict,) = _verify(source, "wide.cu", c, cuda_code(c), {}).values()
+    (verdict,) = _verify(c, cuda_code(c)).values()
     assert verdict.status == "failed" and "B[" in verdict.detail
 
 

@@ -1,14 +1,16 @@
 """Thread-id aliases and the bounds a kernel's guards put on the global ids.
 
 Naive kernels name their global ids (``int i = idx;``) and guard their work with them
-(``if (i < n) { ... }`` or ``if (i >= n) return;``). The predefined pass reads the thread space
-from those bounds; the kernel shape (shape.py) keeps the bounds of the guard it recognises.
+(``if (i < n) { ... }`` or ``if (i >= n) return;``). The thread-space pass reads the thread space
+from those bounds (also through ids offset by a constant, ``int j = idx + 1;``); the kernel
+shape (shape.py) keeps the bounds of the guard it recognises.
 """
 from __future__ import annotations
 
 from pycparser import c_ast
 
 from ..ir import GProcedure, PredefId
+from ..ir.literals import integer_value
 from ..ir.rewrite import assigned_names, walk
 from .manager import Analysis, AnalysisManager
 
@@ -32,6 +34,50 @@ def id_aliases(proc: GProcedure) -> dict[str, str]:
     return out
 
 
+def id_offsets(proc: GProcedure) -> dict[str, tuple[str, int]]:
+    """Locals defined once as a global id plus an integer constant, as 1-based code writes
+    them: ``int j = idx + 1;`` -> {'j': ('idx', 1)} (``idx - 2`` -> ('idx', -2))."""
+    counts = assigned_names(proc.body)
+    out = {}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.init is not None and \
+                counts.get(node.name) == 1:
+            found = _id_plus_constant(node.init)
+            if found is not None:
+                out[node.name] = found
+    return out
+
+
+def _id_plus_constant(node: c_ast.Node) -> tuple[str, int] | None:
+    while isinstance(node, c_ast.Cast):
+        node = node.expr
+    if not (isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-")):
+        return None
+    pairs = [(node.left, node.right)] + ([(node.right, node.left)] if node.op == "+" else [])
+    for var, const in pairs:
+        value = integer_value(const.value) if isinstance(const, c_ast.Constant) and \
+            const.type == "int" else None
+        gid = next((g for g in ("idx", "idy") if is_id(var, g)), None)
+        if gid is not None and value is not None:
+            return gid, value if node.op == "+" else -value
+    return None
+
+
+def plus_constant(node: c_ast.Node, value: int) -> c_ast.Node:
+    """``node + value`` as a C expression, folding a constant term: ``(m + 1) - 1`` is ``m``."""
+    if value == 0:
+        return node
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-") and \
+            isinstance(node.right, c_ast.Constant) and node.right.type == "int":
+        have = integer_value(node.right.value)
+        if have is not None:
+            return plus_constant(node.left, value + (have if node.op == "+" else -have))
+    if isinstance(node, c_ast.Constant) and node.type == "int" and \
+            integer_value(node.value) is not None:
+        return c_ast.Constant("int", str(integer_value(node.value) + value))
+    return c_ast.BinaryOp("+" if value > 0 else "-", node, c_ast.Constant("int", str(abs(value))))
+
+
 class ThreadIdAliases(Analysis[dict[str, str]]):
     """:func:`id_aliases` of a kernel."""
 
@@ -47,15 +93,18 @@ def is_return(stmt: c_ast.Node) -> bool:
 
 
 def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False,
-                 z_id=None) -> dict[str, c_ast.Node]:
+                 z_id=None, offsets: dict[str, tuple[str, int]] | None = None
+                 ) -> dict[str, c_ast.Node]:
     """Exclusive upper bounds a guard puts on idx / idy: ``i < n && j < m`` -> {idx: n, idy: m}.
 
-    ``negated`` reads the condition of an early return (``if (i >= n) return;``)."""
+    ``negated`` reads the condition of an early return (``if (i >= n) return;``). ``offsets``
+    (id_offsets) reads a bound on an id plus a constant as one on the id: with
+    ``j = idx + 1``, ``j <= m`` bounds idx by m."""
     out: dict[str, c_ast.Node] = {}
     joiner = "||" if negated else "&&"
     if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-        out.update(guard_bounds(cond.left, aliases, negated, z_id))
-        out.update(guard_bounds(cond.right, aliases, negated, z_id))
+        out.update(guard_bounds(cond.left, aliases, negated, z_id, offsets))
+        out.update(guard_bounds(cond.right, aliases, negated, z_id, offsets))
         return out
     if not isinstance(cond, c_ast.BinaryOp):
         return out
@@ -66,11 +115,17 @@ def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = Fals
             continue
         gid = var.name if isinstance(var, PredefId) else (
             aliases.get(var.name) if isinstance(var, c_ast.ID) else None)
+        shift = 0
+        if gid is None and offsets and isinstance(var, c_ast.ID) and var.name in offsets:
+            gid, shift = offsets[var.name]
         if gid is None and z_id is not None and z_id(var):
-            gid = "idz"     # only where the caller asks for z (predefined._z_from_guard)
+            gid = "idz"     # only where the caller asks for z (thread_space._z_from_guard)
         if gid in ("idx", "idy", "idz"):
-            out[gid] = bound if table[cond.op] == "<" else c_ast.BinaryOp(
-                "+", bound, c_ast.Constant("int", "1"))
+            if shift:
+                out[gid] = plus_constant(bound, (table[cond.op] == "<=") - shift)
+            else:
+                out[gid] = bound if table[cond.op] == "<" else c_ast.BinaryOp(
+                    "+", bound, c_ast.Constant("int", "1"))
     return out
 
 
@@ -83,8 +138,10 @@ class GuardBounds(Analysis[dict[str, c_ast.Node]]):
     @classmethod
     def compute(cls, proc: GProcedure, am: AnalysisManager) -> dict:
         aliases = am.get(proc, ThreadIdAliases)
+        offsets = id_offsets(proc)
         bounds: dict[str, c_ast.Node] = {}
         for stmt in proc.body.block_items or []:
             if isinstance(stmt, c_ast.If):
-                bounds.update(guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue)))
+                bounds.update(guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue),
+                                           offsets=offsets))
         return bounds

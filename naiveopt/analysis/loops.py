@@ -2,9 +2,9 @@
 step.
 
 A loop is canonical when it has one integer iterator initialised in its header, a condition
-``it < / <= / != bound`` (or the mirrored form), a constant positive step, and a body that never
-assigns the iterator. Optimization passes only transform canonical loops; others are recorded
-with the reason.
+``it < / <= / != bound`` (or the mirrored form), a constant positive step (a literal, or a
+``#define`` of one: ``k += STEP``), and a body that never assigns the iterator. Optimization
+passes only transform canonical loops; others are recorded with the reason.
 """
 from __future__ import annotations
 
@@ -23,21 +23,24 @@ class LoopAnalysis(Analysis[list[GLoop]]):
     @classmethod
     def compute(cls, proc: GProcedure, am: AnalysisManager) -> list[GLoop]:
         loops: list[GLoop] = []
-        _visit(proc.body, None, loops)
+        _visit(proc.body, None, loops, am.module.macros)
         return loops
 
 
-def _visit(node: c_ast.Node, parent: GLoop | None, loops: list[GLoop]) -> None:
+def _visit(node: c_ast.Node, parent: GLoop | None, loops: list[GLoop],
+           macros: dict[str, str]) -> None:
     if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
-        loop = analyse_loop(node, parent)
+        loop = analyse_loop(node, parent, macros)
         loops.append(loop)
         parent = loop
     for _, child in node.children():
-        _visit(child, parent, loops)
+        _visit(child, parent, loops, macros)
 
 
-def analyse_loop(node: c_ast.Node, parent: GLoop | None) -> GLoop:
-    """Build the GLoop of a loop statement."""
+def analyse_loop(node: c_ast.Node, parent: GLoop | None,
+                 macros: dict[str, str] | None = None) -> GLoop:
+    """Build the GLoop of a loop statement (``macros``: the file's object-like macros, which
+    a step may name)."""
     depth = parent.depth + 1 if parent else 0
     if not isinstance(node, c_ast.For):
         return GLoop(node, None, None, None, None, depth, parent, False,
@@ -47,7 +50,7 @@ def analyse_loop(node: c_ast.Node, parent: GLoop | None) -> GLoop:
         return GLoop(node, None, None, None, None, depth, parent, False,
                      "no single iterator initialised in the header")
     upper = _upper(node.cond, it)
-    step = _step(node.next, it)
+    step = _step(node.next, it, macros or {})
     why = ""
     if upper is None:
         why = f"condition is not '{it} < bound'"
@@ -82,12 +85,14 @@ def _upper(cond: c_ast.Node | None, it: str) -> c_ast.Node | None:
     return None
 
 
-def _step(nxt: c_ast.Node | None, it: str) -> int | None:
+def _step(nxt: c_ast.Node | None, it: str, macros: dict[str, str]) -> int | None:
     def const(n: c_ast.Node) -> int | None:
+        value = None
         if isinstance(n, c_ast.Constant) and n.type == "int":
             value = integer_value(n.value)
-            return value if value is not None and value > 0 else None
-        return None
+        elif isinstance(n, c_ast.ID) and n.name in macros:
+            value = integer_value(macros[n.name].strip())
+        return value if value is not None and value > 0 else None
 
     if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and \
             isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == it:

@@ -1,14 +1,17 @@
 """Front end: a CUDA or OpenCL kernel file -> GModule (GProcedure per kernel).
 
-libclang parses the file (no SDK headers: see clang_setup), Translator turns each kernel body into
+libclang parses the file (no SDK headers: the prelude declares what kernels name, see prelude.py;
+host code is told apart and passed through, see host.py), Translator turns each kernel body into
 a pycparser c_ast tree, and the thread configuration the paper expresses as macros
 (``#define blockDimX 16``, ``#define globalDimY 1``) and ``#pragma`` lines is collected into
 each kernel's GPragma.
 """
 from __future__ import annotations
 
+import copy
 import os
 import re
+from dataclasses import dataclass
 
 import clang.cindex as ci
 from pycparser import c_ast
@@ -21,8 +24,11 @@ from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
+from . import host, prelude
 from ..verify.expr import evaluate
-from .translate import VECTOR_TYPES, Translator, base_type_name
+from ..ir.typenames import type_node as ir_type_node
+from .translate import (_SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name,
+                        file_typedefs, through_typedefs, type_spelling)
 
 K = ci.CursorKind
 CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
@@ -142,22 +148,74 @@ def macro_defines(source: str, defines: dict[str, str]) -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class SourceUnit:
+    """One kernel file as the front end read it: all that later stages need from the text.
+
+    The source is read here once (:func:`parse_unit`); the pipeline, verification and emission
+    take this, not the text, so none of them parses or scans it again. ``module`` is never
+    changed: each consumer (the optimized compile, an unoptimized one, the naive program of
+    verification) takes its own copy with :meth:`fresh_module`. ``source`` stays for where the
+    text itself is the product: an OpenCL input is its own naive program, and the GPU kit
+    stores the naive file as the user wrote it."""
+
+    path: str
+    source: str
+    dialect: str
+    defines: dict[str, str]      # the -D NAME=VALUE given, macros and problem sizes alike
+    macros: dict[str, str]       # those of them that are preprocessor macros (macro_defines)
+    fixed: dict[str, int]        # the integer values this compile fixes (fixed_macros)
+    overridable: set[str]        # #define defaults under a conditional a build may override
+    module: GModule              # the parsed file; copy it with fresh_module
+
+    def fresh_module(self) -> GModule:
+        """A copy of the parsed module for a consumer to transform (the unit keeps its own)."""
+        return copy.deepcopy(self.module)
+
+    def macros_among(self, defines: dict[str, str]) -> dict[str, str]:
+        """Which of ``defines`` (another size set's names, say) are macros for this file."""
+        return macro_defines(self.source, defines)
+
+
+def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) -> SourceUnit:
+    """Read a kernel file once: its GModule, its macros and the sizes its compile fixes, or
+    a located NaiveoptError.
+
+    libclang may parse the text more than once within this call, and only here: again with
+    the paper's predefined ids (``idx``...) defined when the file uses them undeclared (the
+    first parse is how naiveopt learns which), and once more with every integer macro set to
+    a sentinel value (:func:`_macro_literals`: clang folds macros away, and the twin parse is
+    how a literal is traced back to the macro it came from)."""
+    defines = dict(defines or {})
+    macros = macro_defines(source, defines)
+    module = _parse(path, source, macros)
+    fixed, overridable = fixed_macros(source, defines)
+    return SourceUnit(path, source, module.dialect, defines, macros, fixed, overridable, module)
+
+
 def parse_module(path: str, source: str, defines: dict[str, str] | None = None) -> GModule:
-    """Parse a kernel file into a GModule, or raise a located NaiveoptError."""
-    defines = macro_defines(source, dict(defines or {}))
+    """Parse a kernel file into a GModule, or raise a located NaiveoptError (the module of
+    :func:`parse_unit`, for callers that need nothing else)."""
+    return parse_unit(path, source, defines).module
+
+
+def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
+    """The GModule of a file; ``defines`` are the -D definitions that are its macros."""
     dialect = dialect_of(path)
     if "\0" in source:
         raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)
+    prelude.check_headers(path, source)
     tu = cs.parse(path, source, dialect, defines)
     missing = _undeclared_paper_ids(tu)
     if missing:
         tu = cs.parse(path, source, dialect, {**_paper_defines(dialect, missing), **defines})
-    err = cs.first_error(tu, path, source)
+    parts = host.FileParts(tu, path, source, dialect)
+    err = cs.first_error(tu, path, source, parts.in_host_code,
+                         prelude.unknown_headers(path, source))
     if err is not None:
-        raise err
-    for cursor in tu.cursor.get_children():
-        if cursor.kind == K.FUNCTION_TEMPLATE and cursor.location.file is not None and \
-                cursor.location.file.name == path:
+        raise parts.explain(err)
+    for cursor in parts.device:
+        if cursor.kind == K.FUNCTION_TEMPLATE:
             raise UnsupportedConstruct("templates are not supported: write the kernel for one "
                                        "type", path, cursor.location.line,
                                        cursor.location.column)
@@ -168,9 +226,8 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
                                    dialect, missing).items()})
     translator = Translator(path, source, macro_at)
     module = GModule(path=path, dialect=dialect, procedures=[], paper_ids=missing)
-    functions = [c for c in tu.cursor.get_children()
-                 if c.kind == K.FUNCTION_DECL and c.location.file is not None
-                 and c.location.file.name == path and c.is_definition()]
+    functions = [c for c in parts.declarations
+                 if c.kind == K.FUNCTION_DECL and c.is_definition()]
     config = _config_from_macros(file_macros, defines)
     pragma_lines = _pragmas_by_line(source)
     previous_end = 0
@@ -180,17 +237,16 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
         previous_end = fn.extent.end.line
         if _is_kernel(fn, dialect):
             module.procedures.append(_procedure(fn, translator, dialect, config, user))
-        elif dialect == "opencl" or any(c.kind == K.CUDADEVICE_ATTR for c in fn.get_children()):
+        elif parts.is_device(fn):
             module.helpers.append(_function_def(fn, translator, "__device__"))
-        else:
-            raise translator.error(fn, f"host function '{fn.spelling}' is not supported: give "
-                                       "naiveopt a file of kernels and __device__ functions")
     module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
-    module.globals = [_global(c, translator, dialect) for c in tu.cursor.get_children()
-                      if c.kind == K.VAR_DECL and c.location.file is not None
-                      and c.location.file.name == path]
+    parts.check_device_code(translator.error)
+    module.globals = [_global(c, translator, dialect) for c in parts.device
+                      if c.kind == K.VAR_DECL]
+    module.typedefs = file_typedefs(parts.device)
+    module.preamble, module.host_code = parts.split_text(source)
     _check_globals_read_only(module)
     helpers = helper_globals(module)
     for proc in module.procedures:
@@ -378,36 +434,40 @@ def _check_not_recursive(fn: ci.Cursor, translator: Translator) -> None:
 
 def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
     ctype = cursor.type
-    if ctype.kind == ci.TypeKind.POINTER:
+    if ctype.get_canonical().kind == ci.TypeKind.POINTER:
+        if ctype.kind != ci.TypeKind.POINTER:
+            ctype = through_typedefs(ctype)      # a typedef of a pointer: written out
         pointee = ctype.get_pointee()
-        if pointee.kind == ci.TypeKind.POINTER:
+        if pointee.get_canonical().kind == ci.TypeKind.POINTER:
             raise translator.error(cursor, "pointer-to-pointer parameters are not supported")
         if pointee.get_canonical().kind == ci.TypeKind.RECORD and \
                 base_type_name(pointee) not in VECTOR_TYPES:
             raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not "
                                            "supported: arrays of structs")
+        if pointee.get_canonical().kind == ci.TypeKind.FUNCTIONPROTO:
+            raise translator.error(cursor, "function pointer parameters are not supported")
         space = {1: "global", 2: "local", 3: "constant"}.get(pointee.get_address_space(),
                                                              "global")
         if dialect == "opencl" and space == "local":
             raise translator.error(cursor, "__local pointer parameters are not supported")
         return Param(cursor.spelling, base_type_name(pointee), True,
                      const=pointee.is_const_qualified() or space == "constant",
-                     restrict=ctype.is_restrict_qualified(), address_space=space)
-    if ctype.kind in (ci.TypeKind.RECORD, ci.TypeKind.ELABORATED) and \
-            "image" not in ctype.spelling and base_type_name(ctype) not in (
-            "float2", "float4", "int2", "int4"):
-        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
+                     restrict=ctype.is_restrict_qualified(), address_space=space,
+                     spelling=type_spelling(pointee) or "")
     if "image" in ctype.spelling or "sampler" in ctype.spelling:
         raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported "
                                        "in naive kernels")
+    if ctype.get_canonical().kind not in _SCALAR_KINDS and \
+            base_type_name(ctype) not in VECTOR_TYPES:
+        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported")
     return Param(cursor.spelling, base_type_name(ctype), False,
-                 const=ctype.is_const_qualified())
+                 const=ctype.is_const_qualified(), spelling=type_spelling(ctype) or "")
 
 
 def param_decl(p: Param) -> c_ast.Decl:
     """The c_ast declaration of a parameter (dialect-neutral: no address-space qualifier)."""
     base = c_ast.TypeDecl(p.name, ["const"] if p.const else [], None,
-                          c_ast.IdentifierType([p.base_type]))
+                          ir_type_node(p.base_type, p.spelling))
     if p.is_pointer:
         ptr_quals = ["__restrict__"] if p.restrict else []
         type_node: c_ast.Node = c_ast.PtrDecl(ptr_quals, base)
@@ -455,4 +515,5 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                       pragma=pragma)
 
 
-__all__ = ["dialect_of", "parse_module", "param_decl", "NaiveoptError", "UnsupportedConstruct"]
+__all__ = ["dialect_of", "parse_module", "parse_unit", "SourceUnit", "param_decl", "NaiveoptError",
+           "UnsupportedConstruct"]

@@ -1,111 +1,20 @@
-"""libclang set-up: loading, the extra C entry points the Python bindings lack, the preludes.
+"""libclang set-up: loading, the extra C entry points the Python bindings lack, the flags.
 
-libclang parses kernels without any SDK headers (they do not parse cleanly, see
-shared/toolchain.md): a small prelude declares the CUDA built-ins, and OpenCL uses clang's own
-builtin declarations plus a few typedefs.
+libclang parses kernels without any system or SDK header (they do not parse cleanly, see
+shared/toolchain.md): the prelude (prelude.py) declares what kernel code may name, and the
+headers it covers are read as empty files; OpenCL also uses clang's own builtin declarations.
 """
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from functools import cache
 
 import clang.cindex as ci
 
 from ..errors import NaiveoptError
-
-PRELUDE_NAME = "/naiveopt-prelude/prelude.h"
-
-CUDA_PRELUDE = r"""
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-#define __host__ __attribute__((host))
-#define __shared__ __attribute__((shared))
-#define __constant__ __attribute__((constant))
-#define __forceinline__ inline
-#define __restrict__ __restrict
-struct __nv_uint3 { unsigned int x, y, z; };
-extern const __device__ struct __nv_uint3 threadIdx, blockIdx, blockDim, gridDim;
-__device__ void __syncthreads(void);
-__device__ void __threadfence(void);
-struct float2 { float x, y; };
-struct float4 { float x, y, z, w; };
-struct int2 { int x, y; };
-struct int4 { int x, y, z, w; };
-__device__ float2 make_float2(float, float);
-__device__ float4 make_float4(float, float, float, float);
-__device__ int2 make_int2(int, int);
-__device__ int4 make_int4(int, int, int, int);
-__device__ int min(int, int);
-__device__ int max(int, int);
-__device__ unsigned int min(unsigned int, unsigned int);
-__device__ unsigned int max(unsigned int, unsigned int);
-__device__ float min(float, float);
-__device__ float max(float, float);
-__device__ int abs(int);
-__device__ float fabsf(float);
-__device__ float sqrtf(float);
-__device__ float rsqrtf(float);
-__device__ float expf(float);
-__device__ float exp2f(float);
-__device__ float logf(float);
-__device__ float log2f(float);
-__device__ float powf(float, float);
-__device__ float sinf(float);
-__device__ float cosf(float);
-__device__ float tanf(float);
-__device__ float tanhf(float);
-__device__ float floorf(float);
-__device__ float ceilf(float);
-__device__ float roundf(float);
-__device__ float fminf(float, float);
-__device__ float fmaxf(float, float);
-__device__ float fmaf(float, float, float);
-__device__ float __expf(float);
-__device__ float sqrt(float); __device__ double sqrt(double);
-__device__ float rsqrt(float);
-__device__ float fabs(float); __device__ double fabs(double);
-__device__ float exp(float); __device__ double exp(double);
-__device__ float exp2(float); __device__ double exp2(double);
-__device__ float log(float); __device__ double log(double);
-__device__ float log2(float); __device__ double log2(double);
-__device__ float pow(float, float); __device__ double pow(double, double);
-__device__ float sin(float); __device__ double sin(double);
-__device__ float cos(float); __device__ double cos(double);
-__device__ float tan(float); __device__ double tan(double);
-__device__ float tanh(float); __device__ double tanh(double);
-__device__ float floor(float); __device__ double floor(double);
-__device__ float ceil(float); __device__ double ceil(double);
-__device__ float round(float); __device__ double round(double);
-__device__ float fmin(float, float); __device__ double fmin(double, double);
-__device__ float fmax(float, float); __device__ double fmax(double, double);
-__device__ float fma(float, float, float); __device__ double fma(double, double, double);
-__device__ int atomicAdd(int *, int); __device__ float atomicAdd(float *, float);
-__device__ unsigned int atomicAdd(unsigned int *, unsigned int);
-__device__ int atomicSub(int *, int); __device__ int atomicExch(int *, int);
-__device__ float atomicExch(float *, float);
-__device__ int atomicMin(int *, int); __device__ int atomicMax(int *, int);
-__device__ int atomicCAS(int *, int, int);
-__device__ float __logf(float);
-__device__ float __fdividef(float, float);
-"""
-
-OPENCL_PRELUDE = r"""
-#define __opencl_c_named_address_space_builtins 1
-typedef unsigned int uint;
-typedef unsigned char uchar;
-typedef unsigned short ushort;
-typedef unsigned long ulong;
-typedef unsigned long size_t;
-typedef uint cl_mem_fence_flags;
-#define CLK_LOCAL_MEM_FENCE 1
-#define CLK_GLOBAL_MEM_FENCE 2
-typedef float float2 __attribute__((ext_vector_type(2)));
-typedef float float4 __attribute__((ext_vector_type(4)));
-typedef int int2 __attribute__((ext_vector_type(2)));
-typedef int int4 __attribute__((ext_vector_type(4)));
-typedef uint uint2 __attribute__((ext_vector_type(2)));
-typedef uint uint4 __attribute__((ext_vector_type(4)));
-"""
+from .prelude import (INCLUDE_DIR, PRELUDE_NAME, cuda_prelude, header_files, opencl_prelude,
+                      prelude_words)
 
 #: Names of the paper's predefined thread ids. Kernels in the paper's macro style use them
 #: without declaring them; the front end then defines them (in CUDA terms) before parsing.
@@ -120,6 +29,8 @@ PAPER_IDS: dict[str, str] = {
     "blockDimY": "blockDim.y",
     "gridDimX": "gridDim.x",
     "gridDimY": "gridDim.y",
+    "globalDimX": "(gridDim.x*blockDim.x)",
+    "globalDimY": "(gridDim.y*blockDim.y)",
 }
 PAPER_IDS_OPENCL: dict[str, str] = {
     "idx": "((int)get_global_id(0))",
@@ -132,20 +43,28 @@ PAPER_IDS_OPENCL: dict[str, str] = {
     "blockDimY": "((int)get_local_size(1))",
     "gridDimX": "((int)get_num_groups(0))",
     "gridDimY": "((int)get_num_groups(1))",
+    "globalDimX": "((int)get_global_size(0))",
+    "globalDimY": "((int)get_global_size(1))",
 }
+
+
+#: Flags for both dialects: no system header is ever read (the prelude's empty stand-ins are
+#: found instead), and no error limit (errors in host code, which naiveopt passes through
+#: without judging, must not stop the parse before a kernel further down).
+_COMMON = ["-nostdinc", "-nostdinc++", "-isystem", INCLUDE_DIR, "-ferror-limit=0"]
 
 
 def cuda_args(defines: dict[str, str]) -> list[str]:
     """Command-line flags that make libclang accept a CUDA kernel file without the SDK."""
     return ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib",
-            "--cuda-gpu-arch=sm_90", "-Wno-unknown-cuda-version", "-include", PRELUDE_NAME,
-            *[f"-D{k}={v}" for k, v in defines.items()]]
+            "--cuda-gpu-arch=sm_90", "-Wno-unknown-cuda-version", *_COMMON,
+            "-include", PRELUDE_NAME, *[f"-D{k}={v}" for k, v in defines.items()]]
 
 
 def opencl_args(defines: dict[str, str]) -> list[str]:
     """Flags for OpenCL C 1.2 with clang's builtin declarations instead of opencl-c.h."""
     return ["-x", "cl", "-cl-std=CL1.2", "-cl-no-stdinc", "-Xclang",
-            "-fdeclare-opencl-builtins", "-include", PRELUDE_NAME,
+            "-fdeclare-opencl-builtins", *_COMMON, "-include", PRELUDE_NAME,
             *[f"-D{k}={v}" for k, v in defines.items()]]
 
 
@@ -221,39 +140,54 @@ def evaluate(cursor: ci.Cursor) -> int | float | None:
         lib.clang_EvalResult_dispose(res)
 
 
+@cache
+def _prelude(dialect: str, words: frozenset[str]) -> str:
+    return cuda_prelude(set(words)) if dialect == "cuda" else opencl_prelude(set(words))
+
+
 def parse(path: str, source: str, dialect: str, defines: dict[str, str]) -> ci.TranslationUnit:
     """Parse ``source`` (named ``path``) as CUDA or OpenCL; raise on the first error."""
     _lib()
-    prelude = CUDA_PRELUDE if dialect == "cuda" else OPENCL_PRELUDE
+    prelude = _prelude(dialect, prelude_words(path, source, defines))
     args = cuda_args(defines) if dialect == "cuda" else opencl_args(defines)
     index = ci.Index.create()
     options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    files = [(path, source), (PRELUDE_NAME, prelude), *header_files(path, source)]
     try:
-        tu = index.parse(path, args=args, unsaved_files=[(path, source), (PRELUDE_NAME, prelude)],
-                         options=options)
+        tu = index.parse(path, args=args, unsaved_files=files, options=options)
     except ci.TranslationUnitLoadError as exc:
         raise NaiveoptError(f"libclang could not parse the file ({exc})", path) from exc
     return tu
 
 
-def first_error(tu: ci.TranslationUnit, path: str, source: str = ""
-                ) -> NaiveoptError | None:
+def first_error(tu: ci.TranslationUnit, path: str, source: str = "",
+                ignore: Callable[[int, int], bool] | None = None,
+                unread: list[str] | None = None) -> NaiveoptError | None:
     """The first error diagnostic of a translation unit as a located NaiveoptError.
 
-    An error inside a header the kernel includes is reported at the #include line: kernels are
-    parsed without system or SDK headers, so the include itself is the problem."""
+    Errors at locations of the file that ``ignore(line, col)`` accepts (host code, see
+    host.py) are not naiveopt's to report. An error inside a header the kernel includes is
+    reported at the #include line: kernels are parsed without system or SDK headers, so the
+    include itself is the problem; ``unread`` names the headers that were not read (their
+    names are what an undeclared identifier most likely came from)."""
     for diag in tu.diagnostics:
         if diag.severity >= ci.Diagnostic.Error:
             loc = diag.location
             file = loc.file.name if loc.file else path
             if file == PRELUDE_NAME:
                 file = path
-            if file != path:
+            if file == path and ignore is not None and ignore(loc.line, loc.column):
+                continue
+            if file != path and not file.startswith(INCLUDE_DIR):
                 for number, line in enumerate(source.splitlines(), start=1):
                     if line.lstrip().startswith("#") and "include" in line:
                         return NaiveoptError(
                             f"'{line.strip()}': naiveopt parses kernels without system or "
                             "SDK headers; remove the include", path, number,
                             line.index("#") + 1)
-            return NaiveoptError(diag.spelling, file, loc.line, loc.column)
+            message = diag.spelling
+            if unread and ("undeclared" in message or "unknown type name" in message):
+                message += (" (naiveopt does not read " + ", ".join(f"<{h}>" for h in unread)
+                            + ": declare the name in the file, or avoid it in kernel code)")
+            return NaiveoptError(message, file, loc.line, loc.column)
     return None

@@ -7,6 +7,7 @@ dropped or mistranslated.
 """
 from __future__ import annotations
 
+import copy
 import re
 
 import clang.cindex as ci
@@ -14,8 +15,12 @@ from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
 from ..ir.literals import float_suffix, literal_token
+from ..ir.typenames import type_node as ir_type_node
+from ..ir.rewrite import side_effect_free as pure
 from . import clang_setup as cs
+from . import typed_builtins
 from .pointer_offsets import PointerOffsets
+from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS
 
 K = ci.CursorKind
 
@@ -24,7 +29,8 @@ _QUALIFIER_WORDS = {"const", "volatile", "restrict", "__restrict", "__restrict__
                     "private", "struct"}
 _TYPEDEF_SPELLINGS = {"uint": "unsigned int", "uchar": "unsigned char",
                       "ushort": "unsigned short", "ulong": "unsigned long"}
-VECTOR_TYPES = {f"{b}{n}" for b in ("float", "int", "uint", "char", "uchar", "short", "double")
+VECTOR_TYPES = {f"{b}{n}" for b in ("float", "int", "uint", "char", "uchar", "short", "ushort",
+                                    "long", "ulong", "double")
                 for n in (2, 3, 4, 8, 16)}
 _SCALAR_KINDS = {getattr(ci.TypeKind, k) for k in (
     "BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "CHAR_S", "SCHAR",
@@ -32,20 +38,78 @@ _SCALAR_KINDS = {getattr(ci.TypeKind, k) for k in (
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+def _words(spelling: str) -> str:
+    return " ".join(w for w in spelling.replace("*", " ").split() if w not in _QUALIFIER_WORDS)
+
+
 def base_type_name(ctype: ci.Type) -> str:
-    """The unqualified spelling of a non-pointer, non-array type, valid in CUDA and OpenCL."""
-    words = [w for w in ctype.spelling.replace("*", " ").split() if w not in _QUALIFIER_WORDS]
-    name = " ".join(words)
+    """The unqualified spelling of a non-pointer, non-array type, valid in CUDA and OpenCL:
+    the type a typedef denotes (``typedef float DATA_TYPE;``, ``size_t``), OpenCL's
+    ``uint``/``uchar``/... spelled out, a vector type by its name."""
+    name = _words(ctype.spelling)
     if name in VECTOR_TYPES:
         return name
-    if name not in _TYPEDEF_SPELLINGS and ctype.get_canonical().kind in _SCALAR_KINDS and \
-            ctype.get_canonical().spelling != ctype.spelling:
-        # a typedef of a scalar (``typedef float real;``): the output carries no typedefs,
-        # so it is written as the type it names (else nvcc: 'real' is undefined)
-        words = [w for w in ctype.get_canonical().spelling.split()
-                 if w not in _QUALIFIER_WORDS]
-        name = " ".join(words)
+    canonical = ctype.get_canonical()
+    if name not in _TYPEDEF_SPELLINGS and name != _words(canonical.spelling):
+        if canonical.kind in _SCALAR_KINDS:
+            name = _words(canonical.spelling)
+        else:                         # a typedef of a vector type: its name
+            decl = canonical.get_declaration()
+            vector = _words(decl.spelling) if decl is not None else ""
+            for candidate in (vector, _typedef_target(ctype)):
+                if candidate in VECTOR_TYPES:
+                    return candidate
     return _TYPEDEF_SPELLINGS.get(name, name)
+
+
+def _typedef_target(ctype: ci.Type) -> str:
+    """The vector type name a chain of typedefs ends in (``typedef float4 vec;``), or ''."""
+    for _ in range(16):
+        decl = ctype.get_declaration()
+        if decl is None or decl.kind != K.TYPEDEF_DECL:
+            return ""
+        ctype = decl.underlying_typedef_type
+        if _words(ctype.spelling) in VECTOR_TYPES:
+            return _words(ctype.spelling)
+    return ""
+
+
+def through_typedefs(ctype: ci.Type) -> ci.Type:
+    """A typedef of a pointer or array type (``typedef DATA_TYPE *DATA_PTR;``) as the type
+    it names, one typedef at a time, so that the element keeps its spelling (``DATA_TYPE``);
+    any other type as it is."""
+    target = ctype.get_canonical().kind
+    for _ in range(16):
+        if ctype.kind == target:
+            return ctype
+        decl = ctype.get_declaration()
+        if decl is None or decl.kind != K.TYPEDEF_DECL:
+            return ctype.get_canonical()
+        ctype = decl.underlying_typedef_type
+    return ctype.get_canonical()
+
+
+def file_typedefs(declarations: list[ci.Cursor]) -> dict[str, str]:
+    """The typedefs of scalar and vector types among a file's top-level declarations:
+    name -> the type it denotes (GModule.typedefs)."""
+    out = {}
+    for c in declarations:
+        if c.kind == K.TYPEDEF_DECL:
+            under = c.underlying_typedef_type
+            if under.get_canonical().kind in _SCALAR_KINDS or \
+                    base_type_name(under) in VECTOR_TYPES:
+                out[c.spelling] = base_type_name(under)
+    return out
+
+
+def type_spelling(ctype: ci.Type) -> str | None:
+    """The typedef name the user wrote for a scalar or vector type (``DATA_TYPE``,
+    ``size_t``, ``int64_t``), or None where the type is written as itself (or as one of
+    OpenCL's ``uint``/``uchar``/``ushort``/``ulong``, which the output spells out)."""
+    name = _words(ctype.spelling)
+    if name in VECTOR_TYPES or name in _TYPEDEF_SPELLINGS or not _IDENT.fullmatch(name):
+        return None
+    return name if name != base_type_name(ctype) else None
 
 
 class Translator:
@@ -90,6 +154,12 @@ class Translator:
 
         ``dims`` are the array dimensions as written (so a macro keeps its name)."""
         kind = ctype.kind
+        if ctype.get_canonical().kind in (ci.TypeKind.POINTER, ci.TypeKind.CONSTANTARRAY,
+                                          ci.TypeKind.INCOMPLETEARRAY,
+                                          ci.TypeKind.VARIABLEARRAY) and kind != \
+                ctype.get_canonical().kind:
+            ctype = through_typedefs(ctype)    # a typedef of a pointer or array: written out
+            kind = ctype.kind
         if kind == ci.TypeKind.POINTER:
             quals = []
             if ctype.is_const_qualified():
@@ -103,17 +173,16 @@ class Translator:
             return c_ast.ArrayDecl(inner, dim, [])
         if kind in (ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY):
             raise self.error(cursor, "arrays without a constant size are not supported")
-        if kind == ci.TypeKind.ELABORATED and ctype.get_named_type().kind == ci.TypeKind.RECORD:
-            if base_type_name(ctype) not in VECTOR_TYPES:
-                raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
-        if kind == ci.TypeKind.RECORD and base_type_name(ctype) not in VECTOR_TYPES:
+        if ctype.get_canonical().kind == ci.TypeKind.RECORD and \
+                base_type_name(ctype) not in VECTOR_TYPES:
             raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
         quals = []
         if ctype.is_const_qualified():
             quals.append("const")
         if ctype.is_volatile_qualified():
             quals.append("volatile")
-        return c_ast.TypeDecl(name, quals, None, c_ast.IdentifierType([base_type_name(ctype)]))
+        return c_ast.TypeDecl(name, quals, None, ir_type_node(base_type_name(ctype),
+                                                             type_spelling(ctype)))
 
     # ------------------------------------------------------------- statements
     def statement(self, cursor: ci.Cursor) -> list[c_ast.Node]:
@@ -154,7 +223,25 @@ class Translator:
             return [c_ast.EmptyStatement()]
         if kind.is_expression():
             return [self.expr(cursor)]
+        if kind == K.UNEXPOSED_STMT:
+            return self._loop_hint(cursor)
         return self._reject(cursor)
+
+    def _loop_hint(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        """A loop under ``#pragma unroll`` (an attributed statement, unexposed in libclang):
+        the pragma is kept as written before the loop (the postprocessor drops it if a
+        pass left no loop after it)."""
+        children = list(cursor.get_children())
+        loops = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+        lines = self.source.split("\n")
+        line = cursor.location.line
+        text = lines[line - 1].strip() if cursor.location.file is not None and \
+            cursor.location.file.name == self.path and 0 < line <= len(lines) else ""
+        m = re.match(r"#\s*pragma\s+(.*?)\s*$", text)
+        if len(children) != 1 or children[0].kind not in loops or not m:
+            return self._reject(cursor)
+        return [c_ast.Pragma(m.group(1), coord=self.coord(cursor)),
+                *self.statement(children[0])]
 
     def _reject(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         names = {K.GOTO_STMT: "goto", K.INDIRECT_GOTO_STMT: "goto", K.LABEL_STMT: "labels",
@@ -195,6 +282,10 @@ class Translator:
                 and not file_scope:
             raise self.error(cursor, "static variables are not supported in kernels")
         init_cursor = cs.var_initializer(cursor)
+        if ctype.get_canonical().kind == ci.TypeKind.POINTER and \
+                ctype.get_canonical().get_pointee().get_canonical().kind in (
+                    ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
+            raise self.error(cursor, "function pointers are not supported")
         if ctype.get_canonical().kind == ci.TypeKind.POINTER:
             if file_scope or storage:
                 raise self.error(cursor, "pointer variables are only supported as local "
@@ -278,6 +369,9 @@ class Translator:
         """Translate an expression cursor."""
         kind = cursor.kind
         coord = self.coord(cursor)
+        constant = self._prelude_constant(cursor)
+        if constant:
+            return c_ast.ID(constant, coord=coord)
         if kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
             children = list(cursor.get_children())
             if len(children) == 1:
@@ -315,6 +409,10 @@ class Translator:
             if alias is not None:
                 return alias.access(self.expr(index), coord)
             return c_ast.ArrayRef(self.expr(base), self.expr(index), coord=coord)
+        if kind == K.BINARY_OPERATOR and cs.binary_operator(cursor) in ("==", "!="):
+            test = self._null_test(cursor)
+            if test is not None:
+                return test
         if kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and any(
                 c.type.get_canonical().kind == ci.TypeKind.POINTER
                 for c in [cursor, *cursor.get_children()]):
@@ -343,10 +441,15 @@ class Translator:
         if kind == K.CONDITIONAL_OPERATOR:
             cond, a, b = list(cursor.get_children())
             return c_ast.TernaryOp(self.expr(cond), self.expr(a), self.expr(b), coord=coord)
+        if kind == K.COMPOUND_LITERAL_EXPR:
+            return self._vector_literal(cursor)
         if kind in (K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
             children = [c for c in cursor.get_children() if c.kind.is_expression()]
             if len(children) != 1:
                 raise self.error(cursor, "unsupported cast")
+            if base_type_name(cursor.type) in VECTOR_TYPES and \
+                    children[0].type.get_canonical().kind in _SCALAR_KINDS:
+                return self._vector_literal(cursor, splat=children[0])
             to = c_ast.Typename(None, [], None, self.type_node(cursor.type, None, cursor))
             return c_ast.Cast(to, self.expr(children[0]), coord=coord)
         if kind == K.CALL_EXPR:
@@ -354,6 +457,75 @@ class Translator:
         if kind == K.CXX_UNARY_EXPR:
             raise self.error(cursor, "sizeof/alignof are not supported in kernels")
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
+
+    def _null_test(self, cursor: ci.Cursor) -> c_ast.Node | None:
+        """``bias != NULL`` (or ``== 0``, ``!= nullptr``) on an array parameter: whether the
+        host passed the array, kept as written (``NULL`` is 0 in OpenCL outputs); None for any
+        other comparison."""
+        def strip(c: ci.Cursor) -> ci.Cursor:
+            while c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR) and \
+                    len(list(c.get_children())) == 1:
+                c = next(c.get_children())
+            return c
+
+        left, right = (strip(c) for c in cursor.get_children())
+        for ptr, null in ((left, right), (right, left)):
+            if ptr.kind == K.DECL_REF_EXPR and \
+                    ptr.type.get_canonical().kind == ci.TypeKind.POINTER and \
+                    ptr.referenced is not None and ptr.referenced.kind == K.PARM_DECL and \
+                    (null.kind in (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR) or (
+                        null.kind == K.INTEGER_LITERAL and cs.evaluate(null) == 0)):
+                return c_ast.BinaryOp(cs.binary_operator(cursor), self.expr(ptr),
+                                      c_ast.ID("NULL"), coord=self.coord(cursor))
+        return None
+
+    def _vector_literal(self, cursor: ci.Cursor, splat: ci.Cursor | None = None
+                        ) -> c_ast.Node:
+        """OpenCL's vector literal ``(float4)(a, b, c, d)``, its splat ``(float4)(x)`` and
+        its concatenation ``(float4)(v2, w2)``: ``make_float4(...)`` in the IR (CUDA's
+        spelling; cuda-to-opencl writes the literal back)."""
+        vector = base_type_name(cursor.type)
+        lanes = int(re.search(r"\d+$", vector).group())
+        if splat is not None:
+            parts = [splat]
+        else:
+            inits = [c for c in cursor.get_children() if c.kind == K.INIT_LIST_EXPR]
+            parts = list(inits[0].get_children()) if len(inits) == 1 else []
+        values: list[c_ast.Node] = []
+        for part in parts:
+            value = self.expr(part)
+            if part.type.get_canonical().kind == ci.TypeKind.EXTVECTOR:
+                width = int(re.search(r"\d+$", base_type_name(part.type)).group())
+                if not pure(value) or width > 4:
+                    raise self.error(part, "a vector literal built from this vector is not "
+                                           "supported: name it first")
+                values += [c_ast.StructRef(copy.deepcopy(value), ".", c_ast.ID("xyzw"[k]))
+                           for k in range(width)]
+            else:
+                values.append(value)
+        if len(values) == 1 and lanes > 1:
+            if not pure(values[0]):
+                raise self.error(cursor, "a vector splat of an expression with side effects is "
+                                         "not supported: name the value first")
+            values = [copy.deepcopy(values[0]) for _ in range(lanes)]
+        if len(values) != lanes or lanes > 4:
+            raise self.error(cursor, f"vector literal of type '{vector}' is not supported")
+        return c_ast.FuncCall(c_ast.ID(f"make_{vector}"), c_ast.ExprList(values),
+                              coord=self.coord(cursor))
+
+    def _prelude_constant(self, cursor: ci.Cursor) -> str | None:
+        """The name of a constant of the prelude (``INFINITY``, ``FLT_MAX``, ``M_PI``...) that
+        this expression is exactly the expansion of, or None: the output keeps the name
+        (frontend/prelude.py says which header a CUDA output includes for it)."""
+        loc, extent = cursor.location, cursor.extent
+        if loc.file is None or loc.file.name != self.path:
+            return None
+        name = self.token_at(cursor)
+        if name not in CONSTANTS:
+            return None
+        if extent.start.offset != loc.offset or extent.end.offset > loc.offset + len(name):
+            return None
+        return name
 
     def _vector_component(self, cursor: ci.Cursor, child: ci.Cursor) -> str | None:
         """``v.x`` / ``v.yz`` on an OpenCL vector (an ExtVectorElementExpr, unexposed in
@@ -383,9 +555,65 @@ class Translator:
             raise self.error(cursor, "calls through function pointers are not supported")
         if name.startswith("atomic"):
             raise self.error(cursor, f"atomic operation '{name}' is not supported")
+        if name in OUT_OF_SCOPE_FUNCTIONS:
+            raise self.error(cursor, f"{OUT_OF_SCOPE_FUNCTIONS[name]} are not supported in "
+                                     f"kernels ('{name}')")
+        if ref is not None and ref.kind == K.FUNCTION_DECL and any(
+                c.kind == K.CUDAGLOBAL_ATTR for c in ref.get_children()):
+            raise self.error(cursor, f"dynamic parallelism (launching kernel '{name}' from "
+                                     "device code) is not supported")
+        if name == "__ldg":
+            return self._ldg(cursor)
         args = [self.expr(a) for a in cursor.get_arguments()]
+        if typed_builtins.handles(name) and (ref is None or not ref.is_definition()):
+            try:                          # an OpenCL built-in overloaded on types CUDA splits
+                node = typed_builtins.translate(
+                    name, args, [base_type_name(a.type) for a in cursor.get_arguments()])
+            except ValueError as exc:
+                raise self.error(cursor, str(exc)) from exc
+            node.coord = self.coord(cursor)
+            return node
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
                               coord=self.coord(cursor))
+
+    def _ldg(self, cursor: ci.Cursor) -> c_ast.Node:
+        """``__ldg(&A[i])`` / ``__ldg(A + i)``: the read ``A[i]`` itself. The read-only
+        cache is a hint a const __restrict__ array gets anyway, and the passes see the read
+        (a staged one leaves global memory altogether)."""
+        (arg,) = list(cursor.get_arguments())
+        while arg.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and \
+                len(list(arg.get_children())) == 1:
+            arg = next(arg.get_children())
+        if arg.kind == K.UNARY_OPERATOR and cs.unary_operator(arg) == "&":
+            (operand,) = list(arg.get_children())
+            return self.expr(operand)
+        base, offsets = self._pointer_offset(arg)
+        if base is not None:
+            index: c_ast.Node = c_ast.Constant("int", "0")
+            for i, off in enumerate(offsets):
+                index = self.expr(off) if i == 0 else c_ast.BinaryOp("+", index, self.expr(off))
+            return c_ast.ArrayRef(self.expr(base), index, coord=self.coord(cursor))
+        raise self.error(cursor, "__ldg of this address is not supported: write "
+                                 "__ldg(&A[i]) or __ldg(A + i)")
+
+    def _pointer_offset(self, cursor: ci.Cursor
+                        ) -> tuple[ci.Cursor | None, list[ci.Cursor]]:
+        """(array parameter, integer offsets) of ``A + i + 1``-style addresses (``A`` alone:
+        no offsets), or (None, []) for any other pointer expression."""
+        while cursor.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and \
+                len(list(cursor.get_children())) == 1:
+            cursor = next(cursor.get_children())
+        if cursor.kind == K.DECL_REF_EXPR and \
+                cursor.type.get_canonical().kind == ci.TypeKind.POINTER:
+            return cursor, []
+        if cursor.kind == K.BINARY_OPERATOR and cs.binary_operator(cursor) == "+":
+            left, right = list(cursor.get_children())
+            if right.type.get_canonical().kind == ci.TypeKind.POINTER:
+                left, right = right, left
+            base, offsets = self._pointer_offset(left)
+            if base is not None and right.type.get_canonical().kind in _SCALAR_KINDS:
+                return base, offsets + [right]
+        return None, []
 
     def literal(self, cursor: ci.Cursor) -> c_ast.Node:
         """A literal, written exactly as in the source; one that came from an object-like

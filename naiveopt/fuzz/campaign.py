@@ -21,12 +21,12 @@ import tempfile
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..api import optimize
 from ..errors import NaiveoptError
 from ..passes.options import MEMORIES
-from ..passes.pipeline import optimization_pass_names
+from ..passes.pipeline import canonicalization_pass_names, optimization_pass_names
 from .generate import Case, generate_case
 
 BUGS = ("miscompile", "crash")
@@ -179,13 +179,23 @@ class Report:
     counts: Counter
     applied: Counter
     failures: list[tuple[Case, Outcome]]
+    canonicalized: Counter = field(default_factory=Counter)
 
     def summary(self) -> str:
         total = sum(self.counts.values())
         kinds = ", ".join(f"{k} {self.counts[k]}" for k in
                           ("passed", "miscompile", "crash", "rejected", "skipped"))
         fired = ", ".join(f"{p} {n}" for p, n in self.applied.most_common()) or "none"
-        return f"{total} cases: {kinds}\npasses applied (cases): {fired}"
+        canon = ", ".join(f"{p} {n}" for p, n in self.canonicalized.most_common()) or "none"
+        return f"{total} cases: {kinds}\npasses applied (cases): {fired}\n" \
+               f"canonicalizations applied (cases): {canon}"
+
+
+def canonicalizations(outcome: Outcome) -> set[str]:
+    """The canonicalization passes that rewrote a kernel of the case (from its remarks)."""
+    names = set(canonicalization_pass_names())
+    return {m.group(1) for r in outcome.remarks
+            if (m := re.search(r"remark \[([a-z-]+)\] applied:", r)) and m.group(1) in names}
 
 
 def campaign(seed: int, count: int, start: int = 0,
@@ -196,6 +206,7 @@ def campaign(seed: int, count: int, start: int = 0,
         outcome = run_case(case)
         report.counts[outcome.kind] += 1
         report.applied.update(outcome.applied)
+        report.canonicalized.update(canonicalizations(outcome))
         if outcome.is_bug:
             report.failures.append((case, outcome))
         if progress:

@@ -24,6 +24,14 @@ The kernel is correct by construction, which is what makes a failed verification
   elements the thread owns, i.e. with its thread ids as the index of the dimensions that
   span the thread space.
 
+Kernels as others write them (``spell``, a stream of its own too: the canonicalization passes'
+forms): loop iterators declared before their loops (C89, shared by sibling loops, sometimes
+read after the loop), steps ``++k``, ``k += 1``, ``k = k + 1``, ``k = 1 + k``, ``k -= 1``,
+``<=`` bounds, while loops with a counter, thread ids built from locals (``int tx =
+threadIdx.x;``), through a cast, or assigned after their C89 declaration, early returns one per
+id (the bound on either side) and nested guards; and a share of cases are grid-stride kernels
+(:func:`grid_stride_file`).
+
 Spellings (``forms``, a random stream of its own so the kernels' shapes stay those of the
 plain generator): literals are written in every C form of the same value (``0.25f`` as
 ``2.5e-1f``, ``0x1p-2f``, ``25E-2F``, a double or long double; index constants and offsets as
@@ -97,6 +105,7 @@ class Kernel:
     guarded: bool
     has_alpha: bool
     body: list[str] = field(default_factory=list)
+    c89: list[str] = field(default_factory=list)     # iterators declared at the top
 
 
 @dataclass
@@ -150,6 +159,7 @@ class KernelGenerator:
     """Draws one file of random naive kernels (see the module docstring)."""
 
     forms: random.Random | None = None     # literal and name spellings (None: plain ones)
+    spell: random.Random | None = None     # loop, id and guard spellings (None: plain ones)
     taps: random.Random | None = None      # clamped tap indices (None: none)
 
     def __init__(self, rng: random.Random, dialect: str,
@@ -266,6 +276,7 @@ class KernelGenerator:
         self.kernel_arrays = kernel.arrays
         self.tvars = tvars
         self.temps = 0
+        self.c89: list[str] = []
         self.pending: list[str] = []        # declarations of clamped taps (clamped_tap)
         self.tap_count = 0
         body = self.flushed(["float acc = 0.0f;" if rng.random() < 0.7
@@ -280,6 +291,7 @@ class KernelGenerator:
         if self.taps is not None and self.taps.random() < STENCIL_SHARE and self.names_left():
             body[-1:-1] = self.flushed(self.clamped_stencil(tvars))
         kernel.body = body
+        kernel.c89 = self.c89
         return kernel
 
     def loop(self, scope: list[Var], depth: int) -> list[str]:
@@ -309,7 +321,36 @@ class KernelGenerator:
         lines: list[str] = []
         for _ in range(rng.randint(1, 3)):
             lines += self.statement(inner, depth)
-        return [header + " {"] + ["    " + line for line in lines] + ["}"]
+        return self.spelled_loop(header, lines)
+
+    def spelled_loop(self, header: str, body: list[str]) -> list[str]:
+        """The loop ``for (int it = init; it OP bound; step) { body }`` as others write it
+        (``spell``): another step spelling, a ``<=`` bound, the iterator declared at the top
+        of the kernel (C89), then perhaps as a while loop, and its final value read after."""
+        inside = ["    " + line for line in body]
+        s = self.spell
+        m = re.fullmatch(r"for \(int (\w+) = (.+?); \1 (<|<=|>=) (.+?); (.+)\)", header)
+        if s is None or m is None:
+            return [header + " {"] + inside + ["}"]
+        it, init, op, bound, step = m.groups()
+        steps = {f"{it}++": [f"++{it}", f"{it} += 1", f"{it} = {it} + 1", f"{it} = 1 + {it}"],
+                 f"{it} += 2": [f"{it} = {it} + 2"], f"{it}--": [f"--{it}", f"{it} -= 1"]}
+        if step in steps and s.random() < 0.5:
+            step = s.choice(steps[step])
+        if op == "<" and s.random() < 0.25:
+            op, bound = "<=", f"{bound} - 1"
+        if s.random() >= 0.35:
+            return [f"for (int {it} = {init}; {it} {op} {bound}; {step}) {{"] + inside + ["}"]
+        if it not in self.c89:
+            self.c89.append(it)
+        if op != ">=" and s.random() < 0.25:
+            out = [f"{it} = {init};", f"while ({it} {op} {bound}) {{"] + inside + \
+                [f"    {step};", "}"]
+        else:
+            out = [f"for ({it} = {init}; {it} {op} {bound}; {step}) {{"] + inside + ["}"]
+        if s.random() < 0.3:
+            out.append(f"acc += (float){it};")      # the iterator's final value
+        return out
 
     def flushed(self, lines: list[str]) -> list[str]:
         """``lines`` after the declarations of the clamped taps their reads use."""
@@ -558,12 +599,25 @@ class KernelGenerator:
         head = "__global__ void" if self.dialect == "cuda" else "__kernel void"
         lines = [f"{head} {kernel.name}({', '.join(params)})", "{"]
         lines += ["    " + line for line in self.thread_ids(kernel)]
+        if kernel.c89:
+            lines.append(f"    int {', '.join(kernel.c89)};")
         body = ["    " + line for line in kernel.body]
+        s = self.spell
         if kernel.guarded:
             cond = " && ".join(f"{v} < {s}" for v, s in zip("ij", kernel.threads))
             if self.rng.random() < 0.3:
                 neg = " || ".join(f"{v} >= {s}" for v, s in zip("ij", kernel.threads))
-                lines += [f"    if ({neg})", "        return;"] + body
+                if s is not None and s.random() < 0.5:     # one early return per id
+                    for v, n in zip("ij", kernel.threads):
+                        test = f"{v} >= {n}" if s.random() < 0.5 else f"{n} <= {v}"
+                        lines += [f"    if ({test})", "        return;"]
+                    lines += body
+                else:
+                    lines += [f"    if ({neg})", "        return;"] + body
+            elif s is not None and len(kernel.threads) == 2 and s.random() < 0.25:
+                lines += ["    if (i < " + kernel.threads[0] + ") {",
+                          "        if (j < " + kernel.threads[1] + ") {"]
+                lines += ["        " + b for b in body] + ["        }", "    }"]
             else:
                 lines += [f"    if ({cond}) {{"] + ["    " + b for b in body] + ["    }"]
         else:
@@ -584,8 +638,29 @@ class KernelGenerator:
                 expr = self.rng.choice([f"get_global_id({n})",
                                         f"get_group_id({n}) * get_local_size({n}) + "
                                         f"get_local_id({n})"])
-            out.append(f"int {var} = {expr};")
+            out += self.spelled_id(var, axis, expr)
         return out
+
+    def spelled_id(self, var: str, axis: str, expr: str) -> list[str]:
+        """``int var = expr;`` as others write it (``spell``): the built-ins named first
+        (``int tx = threadIdx.x;``), a cast to unsigned, or the id assigned after its C89
+        declaration."""
+        s = self.spell
+        roll = s.random() if s is not None else 1.0
+        n = "xy".index(axis)
+        if roll < 0.15:
+            if self.dialect == "cuda":
+                t, b, size = f"threadIdx.{axis}", f"blockIdx.{axis}", f"blockDim.{axis}"
+            else:
+                t, b, size = f"get_local_id({n})", f"get_group_id({n})", f"get_local_size({n})"
+            return [f"int t{axis} = {t};", f"int b{axis} = {b};",
+                    f"int {var} = b{axis} * {size} + t{axis};"]
+        if roll < 0.25 and self.dialect == "cuda":
+            return [f"int {var} = (unsigned)blockIdx.{axis} * blockDim.{axis} + "
+                    f"threadIdx.{axis};"]
+        if roll < 0.35:
+            return [f"int {var};", f"{var} = {expr};"]
+        return [f"int {var} = {expr};"]
 
 
 #: How often a case is a launch-geometry kernel (:func:`geometry_file`) instead.
@@ -651,6 +726,76 @@ def geometry_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""])
 
 
+#: How often a case is a grid-stride kernel (:func:`grid_stride_file`) instead.
+GRID_STRIDE_SHARE = 0.12
+
+
+def grid_stride_file(rng: random.Random, dialect: str) -> str:
+    """A kernel with a grid-stride loop (``for (i = id; i < N; i += total threads)``): an
+    elementwise map, a row walk (a dot product per row), or per-thread partial sums (each
+    thread's share summed, written by thread id under a ``threads(T)`` launch). The id and the
+    stride in every common spelling (in the header or through locals, C89 iterator, ``i = i +
+    stride``); the map and the row walk sometimes with a ``threads(...)`` launch of their own.
+    Correct by construction on any launch: each element is touched by one thread, the
+    partial sums only by the thread that owns them."""
+    kind = rng.choice(["map", "map", "rows", "partial"])
+    sizes = {"N": rng.choice((1, 5, 33, 65, 200, 1001)), "K": rng.choice((1, 3, 17, 33)),
+             "T": rng.choice((32, 64, 100, 257))}
+    if dialect == "cuda":
+        gid = rng.choice(["blockIdx.x * blockDim.x + threadIdx.x",
+                          "threadIdx.x + blockDim.x * blockIdx.x"])
+        total = rng.choice(["blockDim.x * gridDim.x", "gridDim.x * blockDim.x"])
+    else:
+        gid = rng.choice(["get_global_id(0)",
+                          "get_group_id(0) * get_local_size(0) + get_local_id(0)"])
+        total = rng.choice(["get_global_size(0)", "get_num_groups(0) * get_local_size(0)"])
+    head, decls = "", []
+    if rng.random() < 0.3:
+        decls.append(f"int stride = {total};")
+        total = "stride"
+    c89 = rng.random() < 0.3
+    if c89:
+        decls.append("int i;")
+    if rng.random() < 0.3 and kind != "partial":
+        decls.append(f"int tid = {gid};")
+        gid = "tid"
+    step = rng.choice([f"i += {total}", f"i = i + {total}"])
+    start = "tid" if kind == "partial" else gid
+    header = f"for ({'' if c89 else 'int '}i = {start}; i < N; {step})"
+    arrays = ["array(A, N)", "array(B, N)"]
+    threads = None
+    if kind == "map":
+        body = ["    B[i] = 2.0f * A[i] + 0.25f;"]
+    elif kind == "rows":
+        arrays = ["array(A, N, K)", "array(X, K)", "array(B, N)"]
+        body = ["    float acc = 0.0f;", "    for (int l = 0; l < K; l++)",
+                "        acc += A[i * K + l] * X[l];", "    B[i] = acc;"]
+    else:
+        arrays = ["array(A, N)", "array(P, T)"]
+        decls.insert(0, f"int tid = {gid};")
+        decls.append("float s = 0.0f;")
+        body = ["    s += A[i];"]
+        threads = "T"
+    if threads is None and rng.random() < 0.3:
+        threads = "T"             # a launch of its own: each thread keeps its share
+    parts = [f"sizes({', '.join(f'{k}={v}' for k, v in sizes.items())})"] + arrays
+    if threads:
+        parts.append(f"threads({threads})")
+    if rng.random() < 0.4:
+        parts.append(f"block({rng.choice([32, 64, 128, 256])})")
+    names = [a.split("(")[1].split(",")[0] for a in arrays]
+    space = "__global " if dialect == "opencl" else ""
+    params = [f"{space}{'const ' if n in ('A', 'X') else ''}float *{n}" for n in names]
+    kernel = "__global__ void" if dialect == "cuda" else "__kernel void"
+    lines = [f"#pragma naiveopt {' '.join(parts)}",
+             f"{kernel} gs0({', '.join(params)}, int N, int K, int T)", "{"]
+    lines += ["    " + d for d in decls] + ["    " + header + " {"]
+    lines += ["    " + b for b in body] + ["    }"]
+    if kind == "partial":
+        lines += ["    if (tid < T)", "        P[tid] = s;"]
+    return "\n".join(lines + ["}", ""]) + head
+
+
 def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
                   ) -> Case:
     """Case ``index`` of the campaign seeded ``seed``: a random file and random options
@@ -659,14 +804,19 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     dialect = rng.choice(["cuda", "opencl"])
     generator = KernelGenerator(rng, dialect, random.Random(f"{seed}:{index}:extra"))
     generator.forms = random.Random(f"{seed}:{index}:forms")
+    generator.spell = random.Random(f"{seed}:{index}:spell")
     generator.taps = random.Random(f"{seed}:{index}:taps")
     source = generator.file()
     # launch-geometry kernels from a stream of their own: the cases above keep their draws
     geo = random.Random(f"{seed}:{index}:geometry")
     if geo.random() < GEOMETRY_SHARE:
         source = geometry_file(geo, dialect)
+    stride = random.Random(f"{seed}:{index}:grid-stride")
+    if stride.random() < GRID_STRIDE_SHARE:
+        source = grid_stride_file(stride, dialect)
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
+    source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -817,3 +967,46 @@ def _kernel_end(source: str, start: int) -> int:
         if depth == 0:
             return n
     return len(source)
+
+
+# ------------------------------------------------------------- typedefs and index types
+#: Share of cases whose element type is named through a typedef, and whose thread ids are
+#: declared size_t or unsigned (drawn apart).
+TYPEDEF_SHARE = 0.3
+INDEX_TYPE_SHARE = 0.3
+#: Thread-id types people write, per dialect.
+INDEX_TYPES = {"cuda": ["size_t", "unsigned int", "unsigned"],
+               "opencl": ["size_t", "uint", "unsigned int"]}
+_THREAD_ID = re.compile(r"^(\s*)int ([ij]) = (.*(?:Idx|get_global_id|get_group_id).*);$", re.M)
+
+
+def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, the element type named through a typedef, as PolyBench and much
+    research code write it (``typedef float DATA_TYPE;`` for arrays, scalars, locals, casts and
+    the helper; CUDA files sometimes also ``typedef DATA_TYPE *DATA_PTR;`` for the writable
+    arrays), and in another share the thread ids declared ``size_t`` or ``unsigned`` (every
+    index expression of the generator stays non-negative, so the kernel's meaning is
+    unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The
+    front end must resolve the typedefs for the analyses and keep the names in the output."""
+    if rng.random() < TYPEDEF_SHARE:
+        elem = next((t for t in ("double", "unsigned", "float")
+                     if re.search(rf"\b{t}\b", source)), None)
+        name = rng.choice(["DATA_TYPE", "real", "elem_t"])
+        if elem is not None and not re.search(rf"\b{name}\b", source):
+            source = re.sub(rf"\b{elem}\b", name, source)
+            lines = [f"typedef {elem} {name};"]
+            if dialect == "cuda" and rng.random() < 0.5:
+                ptr = name.upper() + "_PTR"
+                source = re.sub(rf"(?<!const ){name} \*(?!__restrict__)(\w+)([,)])",
+                                rf"{ptr} \1\2", source)
+                lines.append(f"typedef {name} *{ptr};")
+            source = "\n".join(lines) + "\n" + source
+    if rng.random() < INDEX_TYPE_SHARE and "_at[" not in source \
+            and not re.search(r"\b(min|max|clamp)\(", source):
+        # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
+        # unsigned e turns into a huge offset; nor with clamped taps, 'min(max(i - 1, 0), ...)',
+        # whose i - 1 must go below zero to be clamped, and whose min(unsigned, int) is
+        # ambiguous in both dialects)
+        kind = rng.choice(INDEX_TYPES[dialect])
+        source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)
+    return source

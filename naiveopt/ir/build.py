@@ -13,7 +13,8 @@ import re
 
 import sympy
 from pycparser import c_ast, c_parser
-from sympy.printing.c import ccode
+from sympy.printing.c import C99CodePrinter
+from sympy.printing.precedence import precedence
 
 from .nodes import PREDEFINED_IDS, PredefId
 from .rewrite import map_nodes, walk
@@ -71,10 +72,20 @@ def expression(text: str, **placeholders: c_ast.Node) -> c_ast.Node:
     return stmt.rvalue
 
 
+class _IndexPrinter(C99CodePrinter):
+    """ccode for integer index expressions: an integer power is a product (ccode's
+    ``pow(M, 2)`` is a floating-point call, and an ambiguous one in OpenCL C on ints)."""
+
+    def _print_Pow(self, expr):  # noqa: N802 (sympy's naming)
+        if expr.exp.is_Integer and expr.exp > 1:
+            return "*".join([self.parenthesize(expr.base, precedence(expr))] * int(expr.exp))
+        return super()._print_Pow(expr)
+
+
 def sympy_text(expr: sympy.Expr, expand: bool = True) -> str:
     """C text of an integer sympy expression, predefined ids written ``@id`` (for snippets).
     ``expand=False`` keeps a product such as ``(32*bidy + r)*(W + K - 1)`` factored."""
-    text = ccode(sympy.expand(expr) if expand else expr, standard="C99")
+    text = _IndexPrinter().doprint(sympy.expand(expr) if expand else expr)
     for name in PREDEFINED_IDS:
         text = re.sub(rf"\b{name}\b", "@" + name, text)
     return text

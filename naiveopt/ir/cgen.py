@@ -4,6 +4,7 @@ from __future__ import annotations
 from pycparser import c_ast, c_generator
 
 from .nodes import TEXTURE_ELEMENTS, PredefId, TexFetch
+from .typenames import TypeName
 from .vector import VectorLoad, VectorStore, print_load, print_store
 
 
@@ -15,6 +16,17 @@ class KernelGenerator(c_generator.CGenerator):
 
     def visit_PredefId(self, n) -> str:  # noqa: N802 (pycparser's naming)
         return n.name
+
+    def visit_TypeName(self, n: TypeName) -> str:  # noqa: N802
+        return n.spelling
+
+    def visit_Cast(self, n: c_ast.Cast) -> str:  # noqa: N802
+        """A cast of an expression list is OpenCL's vector literal ``(float2)(a, b)``
+        (pycparser would write ``(float2)((a, b))``, a comma expression splatted)."""
+        if isinstance(n.expr, c_ast.ExprList):
+            lanes = ", ".join(self._visit_expr(e) for e in n.expr.exprs)
+            return f"({self._generate_type(n.to_type, emit_declname=False)})({lanes})"
+        return super().visit_Cast(n)
 
     def visit_VectorLoad(self, n: VectorLoad) -> str:  # noqa: N802
         return print_load(n, self.visit(n.ref))

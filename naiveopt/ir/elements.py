@@ -28,6 +28,15 @@ class Element:
         return self.kind == "float"
 
 
+#: The standard scalar typedef names kernels use (C's <stddef.h> and <stdint.h>; OpenCL C has
+#: the first four built in) -> the type each names on the device ABI. The front end's prelude
+#: declares them from this table, and the IR resolves them through it.
+STANDARD_TYPEDEFS = {"size_t": "unsigned long", "ptrdiff_t": "long", "intptr_t": "long",
+                     "uintptr_t": "unsigned long", "int8_t": "signed char",
+                     "uint8_t": "unsigned char", "int16_t": "short",
+                     "uint16_t": "unsigned short", "int32_t": "int", "uint32_t": "unsigned int",
+                     "int64_t": "long", "uint64_t": "unsigned long"}
+
 _FLOAT = {"half": Element("float16", "float", 2), "float": Element("float32", "float", 4),
           "double": Element("float64", "float", 8)}
 _INTS = {8: ("int8", "uint8"), 16: ("int16", "uint16"), 32: ("int32", "uint32"),
@@ -35,10 +44,11 @@ _INTS = {8: ("int8", "uint8"), 16: ("int16", "uint16"), 32: ("int32", "uint32"),
 #: Integer spellings (after dropping 'signed', 'unsigned' and a redundant 'int') -> bits.
 _INT_BITS = {"char": 8, "short": 16, "int": 32, "long": 64, "long long": 64, "bool": 8,
              "int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "size_t": 64,
-             "ptrdiff_t": 64, "uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64,
+             "ptrdiff_t": 64, "intptr_t": 64, "uintptr_t": 64, "uint8_t": 8, "uint16_t": 16,
+             "uint32_t": 32, "uint64_t": 64,
              "uchar": 8, "ushort": 16, "uint": 32, "ulong": 64}
-_UNSIGNED_NAMES = {"size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uchar", "ushort",
-                   "uint", "ulong", "bool"}
+_UNSIGNED_NAMES = {"size_t", "uintptr_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+                   "uchar", "ushort", "uint", "ulong", "bool"}
 
 
 def element(name: str) -> Element | None:
@@ -71,7 +81,13 @@ def vector_element(name: str) -> tuple[Element | None, int]:
     return element(name), 1
 
 
-def element_bytes(name: str, default: int = 4) -> int:
+#: Bytes of a 32-bit word: the element size assumed for a type the table does not know (a
+#: struct or typedef the front end let through), and the size of every element type that has
+#: a vector form (ir/vector.VECTOR_ELEMENTS: float, int, unsigned int).
+WORD_BYTES = 4
+
+
+def element_bytes(name: str, default: int = WORD_BYTES) -> int:
     """Bytes of one element of type ``name`` (``default`` for types not in the table)."""
     e = element(name)
     return e.bytes if e else default

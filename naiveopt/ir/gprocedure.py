@@ -23,6 +23,7 @@ class Param:
     const: bool = False            # pointee const for pointers
     restrict: bool = False
     address_space: str = "global"  # global | constant (pointers only)
+    spelling: str = ""             # base_type as the user wrote it, where a typedef named it
 
 
 @dataclass
@@ -219,3 +220,12 @@ class GModule:
     pragmas: list[str] = field(default_factory=list)       # file-level '#pragma naiveopt' lines
     paper_ids: list[str] = field(default_factory=list)     # predefined ids used undeclared
     globals: list[GlobalVar] = field(default_factory=list)  # file-scope data, source order
+    # the file's typedefs of scalar and vector types, name -> the type it denotes (written
+    # into the output where the kernels still spell a type through one: ir/typenames.py)
+    typedefs: dict[str, str] = field(default_factory=dict)
+    # the input's lines up to its last '#include' (device code cut), as written: a CUDA output
+    # keeps them first, for the host code and the names the prelude declared on their behalf
+    preamble: str = ""
+    # the input's host code (functions and data that are neither kernels nor device code),
+    # passed through verbatim into a CUDA output; empty when the file has none
+    host_code: str = ""

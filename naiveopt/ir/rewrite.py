@@ -63,3 +63,17 @@ def assigned_names(node: c_ast.Node) -> dict[str, int]:
         if target:
             counts[target] = counts.get(target, 0) + 1
     return counts
+
+
+def side_effect_free(node: c_ast.Node, pure_calls: frozenset[str] | set[str] = frozenset()
+                     ) -> bool:
+    """Whether evaluating ``node`` twice is the same as once: no assignment, increment, or
+    call other than to a function of ``pure_calls``."""
+    for n, _ in walk(node):
+        if isinstance(n, c_ast.Assignment) or (
+                isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")):
+            return False
+        if isinstance(n, c_ast.FuncCall) and not (
+                isinstance(n.name, c_ast.ID) and n.name.name in pure_calls):
+            return False
+    return True

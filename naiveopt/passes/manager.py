@@ -86,17 +86,27 @@ class PassContext:
     completed: list[str] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)   # kernel -> passes that fired
     internal_errors: list[InternalError] = field(default_factory=list)
+    # kernel -> canonicalization passes that rewrote it (functional passes: not listed among
+    # the optimization passes an output names, yet a change verification must answer for)
+    canonicalized: dict[str, list[str]] = field(default_factory=dict)
     am: AnalysisManager = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.am = AnalysisManager(self.module)
 
-    def remark(self, kind: str, pass_name: str, proc: GProcedure | None, message: str) -> None:
+    def remark(self, kind: str, pass_name: str, proc: GProcedure | None, message: str,
+               canonical: bool = False) -> None:
+        """Record a remark; an ``applied`` one also records that the pass changed ``proc``
+        (``canonical``: a canonicalization pass, kept apart from the optimization passes)."""
         self.remarks.append(Remark(kind, pass_name, proc.name if proc else "*", message))
         if kind == "applied" and proc is not None:
-            fired = self.applied.setdefault(proc.name, [])
+            fired = (self.canonicalized if canonical else self.applied).setdefault(proc.name, [])
             if pass_name not in fired:
                 fired.append(pass_name)
+
+    def changed(self, proc_name: str) -> bool:
+        """Whether any pass, optimization or canonicalization, rewrote the kernel."""
+        return bool(self.applied.get(proc_name) or self.canonicalized.get(proc_name))
 
 
 class Pass:
@@ -206,6 +216,7 @@ class guarded:
                       for p in self.procs]
         self.remarks = len(self.ctx.remarks)
         self.applied = copy.deepcopy(self.ctx.applied)
+        self.canonicalized = copy.deepcopy(self.ctx.canonicalized)
 
     def __exit__(self, kind, error, tb) -> bool:
         if error is None or self.saved is None or not isinstance(error, Exception) \
@@ -218,6 +229,8 @@ class guarded:
         del self.ctx.remarks[self.remarks:]
         self.ctx.applied.clear()
         self.ctx.applied.update(self.applied)
+        self.ctx.canonicalized.clear()
+        self.ctx.canonicalized.update(self.canonicalized)
         kernels = ", ".join(p.name for p in self.procs) or "*"
         message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
         frames = [f for f in traceback.extract_tb(tb) if f"{os.sep}naiveopt{os.sep}" in f.filename]

@@ -1,12 +1,21 @@
 """The pass order, written once.
 
 functional (build the IR) -> optimization (transform it) -> functional (write it back out),
-as in paper 002 Fig. 2. ``--passes`` (PipelineOptions.passes) picks optimization passes out of
-this order by name and runs them in the order it gives.
+as in paper 002 Fig. 2. Building the IR translates the dialect and the thread ids, then
+canonicalizes the kernel (passes/functional/canonicalize/), then analyses it. ``--passes``
+(PipelineOptions.passes) picks optimization passes out of this order by name and runs them in
+the order it gives; ``--disable-pass`` switches off optimization and canonicalization passes.
 """
 from __future__ import annotations
 
 from ..errors import NaiveoptError
+from .functional.canonicalize.const_propagation import ConstPropagation
+from .functional.canonicalize.grid_stride import GridStrideLoops
+from .functional.canonicalize.loop_iterators import LoopIterators
+from .functional.canonicalize.merge_guards import MergeGuards
+from .functional.canonicalize.sink_declarations import SinkDeclarations
+from .functional.canonicalize.thread_ids import ThreadIds
+from .functional.canonicalize.while_to_for import WhileToFor
 from .functional.cuda_to_opencl import CUDAToOpenCL
 from .functional.loops import Loops
 from .functional.memory_expressions import MemoryExpressions
@@ -14,6 +23,7 @@ from .functional.nvcc import NVCCResources
 from .functional.opencl_to_cuda import OpenCLToCUDA
 from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
+from .functional.thread_space import ThreadSpace
 from .manager import Disabled, Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
@@ -28,9 +38,41 @@ from .optimize.vectorize import Vectorize
 from .options import PipelineOptions
 
 
-def front_passes() -> list[Pass]:
-    """Passes that turn a parsed file into the analysed GPU IR."""
-    return [OpenCLToCUDA(), Predefined(), Loops(), MemoryExpressions(), NVCCResources()]
+def translation_passes() -> list[Pass]:
+    """Passes that put a parsed file in the IR's terms (CUDA, predefined ids) as written: the
+    naive kernel that verification runs is these passes' output."""
+    return [OpenCLToCUDA(), Predefined()]
+
+
+def default_canonicalization_passes() -> list[Pass]:
+    """The canonicalization passes, in order: thread ids first (later passes see ids), const
+    values before the loops read their bounds, grid-stride and while loops before their
+    iterators move into them, declarations sunk after that (an iterator read after its loop
+    is then declared where it gets its final value), guards last."""
+    return [ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(), LoopIterators(),
+            SinkDeclarations(), MergeGuards()]
+
+
+def canonicalization_pass_names() -> list[str]:
+    return [p.name for p in default_canonicalization_passes()]
+
+
+def canonicalization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
+    """The canonicalization passes, those in ``options.disable`` replaced by a remark."""
+    return [Disabled(p.name) if p.name in options.disable else p
+            for p in default_canonicalization_passes()]
+
+
+def analysis_passes() -> list[Pass]:
+    """Passes that read the canonical kernel: thread space, loops, memory expressions, and
+    the resources nvcc measures."""
+    return [ThreadSpace(), Loops(), MemoryExpressions(), NVCCResources()]
+
+
+def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
+    """Passes that turn a parsed file into the analysed GPU IR. The first two are
+    :func:`translation_passes`."""
+    return translation_passes() + canonicalization_passes(options) + analysis_passes()
 
 
 def default_optimization_passes() -> list[Pass]:
@@ -40,8 +82,13 @@ def default_optimization_passes() -> list[Pass]:
 
 
 def optimization_pass_names() -> list[str]:
-    """The names ``--passes`` and ``--disable-pass`` accept, in the default order."""
+    """The names ``--passes`` accepts, in the default order."""
     return [p.name for p in default_optimization_passes()]
+
+
+def disableable_pass_names() -> list[str]:
+    """The names ``--disable-pass`` accepts: canonicalization, then optimization passes."""
+    return canonicalization_pass_names() + optimization_pass_names()
 
 
 def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
@@ -51,9 +98,11 @@ def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pa
     the known ones; the pipeline's is located at its column."""
     known = {p.name: p for p in default_optimization_passes()}
     names = ", ".join(known)
-    unknown = sorted(set(options.disable) - set(known))
+    unknown = sorted(set(options.disable) - set(known) - set(canonicalization_pass_names()))
     if unknown:
-        raise NaiveoptError(f"unknown pass '{unknown[0]}' (optimization passes: {names})")
+        raise NaiveoptError(f"unknown pass '{unknown[0]}' (optimization passes: {names}; "
+                            "canonicalization passes: "
+                            f"{', '.join(canonicalization_pass_names())})")
     if options.passes is None:
         passes = list(known.values())
     else:

@@ -17,7 +17,7 @@ import numpy as np
 from ..api import compile_module
 from ..emit import render
 from ..errors import NaiveoptError
-from ..frontend import macro_defines
+from ..frontend import parse_unit
 from ..ir.elements import element_bytes
 from ..ir.textures import param_layout
 from ..passes.options import PipelineOptions
@@ -73,14 +73,14 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
                  ) -> list[KernelProfile]:
     """Profile every kernel of a file, naive (``opt=False``) or optimized."""
     defines = dict(defines or {})
-    c = compile_module(source, filename, "opencl", arch, opt, defines, metadata,
-                       options=options)
+    unit = parse_unit(filename, source, defines)
+    c = compile_module(unit, "opencl", arch, opt, metadata, options=options)
     if c.spec is None:
         raise NaiveoptError("profiling needs metadata or '#pragma naiveopt' sizes and shapes",
                             filename)
     _, sizes = profile_sizes(c.spec, defines)
     target = get_target(arch)
-    macros = macro_defines(source, defines)
+    macros = unit.macros
     out = []
     for proc in c.module.procedures:
         kspec = c.spec.kernels.get(proc.name)

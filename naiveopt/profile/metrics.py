@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ir.elements import WORD_BYTES
 from ..targets import Target
 from .instrument import RECORD_WORDS, Site
 
@@ -77,7 +78,7 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
     rec = records.reshape(-1, RECORD_WORDS).astype(np.int64)
     site, block, thread, inst, index = rec.T
     warp = thread // target.warp_size
-    elem = np.array([s.elem_bytes for s in sites] or [4], dtype=np.int64)[site]
+    elem = np.array([s.elem_bytes for s in sites] or [WORD_BYTES], dtype=np.int64)[site]
     addr = index * elem
     # the last byte of a vector access (an unaligned vload4 may straddle two sectors)
     last = addr + np.array([s.width for s in sites] or [1], dtype=np.int64)[site] * elem - 1

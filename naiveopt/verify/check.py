@@ -117,8 +117,8 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
     checks, unproven = [], []
     for set_name, sizes in sets.items():
         try:
-            failure, check, weak = _check_sizes(kernel, sizes, naive, output, macros or {},
-                                                seed)
+            failure, check, weak = _check_sizes(kernel, {**_macro_sizes(naive, sizes), **sizes},
+                                                naive, output, macros or {}, seed, sizes)
         except ValueError as exc:
             return Verification("skipped", f"cannot check: {exc}")
         except Unverifiable as exc:
@@ -139,6 +139,21 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
         # them would still have been a failure)
         return Verification("skipped", "; ".join(unproven), checks)
     return Verification("passed", "; ".join(checks), checks)
+
+
+def _macro_sizes(naive: Program, sizes: dict[str, int]) -> dict[str, int]:
+    """The integer values of the file's macros that the kernels use, where a thread space or
+    shape names them (PolyBench's guard ``i < _PB_NI`` with ``#define NI 37``): they hold at
+    every size set that does not name them."""
+    out = {}
+    for name, text in (getattr(naive.module, "macros", None) or {}).items():
+        try:
+            value = evaluate(text, {**out, **sizes})
+        except (ValueError, ZeroDivisionError):
+            continue
+        if isinstance(value, int):
+            out[name] = value
+    return out
 
 
 #: Verification runs at bounded sizes: at most this many array elements (1 GiB of float32 in
@@ -162,8 +177,10 @@ def _check_bounds(kernel: KernelSpec, sizes: dict[str, int]) -> None:
 
 
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
-                 macros: dict[str, str], seed: int) -> tuple[str, str, str]:
-    """(failure, what was checked, why the check proves nothing on its own or '')."""
+                 macros: dict[str, str], seed: int, shown: dict[str, int] | None = None
+                 ) -> tuple[str, str, str]:
+    """(failure, what was checked, why the check proves nothing on its own or ''); ``shown``:
+    the sizes the check names (the set without the file's macros, _macro_sizes)."""
     _check_bounds(kernel, sizes)
     _check_device(kernel, naive, output)
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]
@@ -192,7 +209,7 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
         return ref_failure, "", ""
     compared = [a.name for a in arrays if a.role != "in"]
     what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
-    return "", f"{_fmt(sizes)}: {', '.join(compared)} match {what}{note}", weak
+    return "", f"{_fmt(shown or sizes)}: {', '.join(compared)} match {what}{note}", weak
 
 
 def _elements(kernel: KernelSpec) -> dict[str, Element | None]:
@@ -318,10 +335,14 @@ def make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator,
     elem, lanes = vector_element(arg.type)
     elem = elem or element("float")
     dtype = np.dtype(elem.dtype)
-    if arg.role == "size":
-        return dtype.type(evaluate(arg.value or arg.name, sizes))
-    if arg.role == "scalar":
-        return dtype.type(evaluate(arg.value or "1", sizes))
+    if arg.role in ("size", "scalar"):
+        value = evaluate(arg.value or (arg.name if arg.role == "size" else "1"), sizes)
+        if lanes > 1:                 # a vector passed by value: every lane the value
+            from pyopencl import cltypes
+
+            vec = cltypes.vec_types[(dtype, int(re.search(r"\d+$", arg.type).group()))]
+            return np.array(tuple([value] * len(vec.names)), dtype=vec)[()]
+        return dtype.type(value)
     dims = [int(evaluate(d, sizes)) for d in arg.shape]
     count = (int(np.prod(dims)) if dims else 0) * lanes   # a float4 array: 4 floats each
     if not elem.is_float:

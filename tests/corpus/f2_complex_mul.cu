@@ -1,7 +1,6 @@
 // float2 values: pointwise complex multiply (the FFT-convolution step), make_float2.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: 'make_float2' has no OpenCL translation yet
 #pragma naiveopt sizes(n=999) array(a, n) array(b, n) array(c, n)
 __global__ void complexMul(const float2 *a, const float2 *b, float2 *c, int n)
 {

@@ -1,7 +1,6 @@
 // Grid-stride loop with size_t indices and stride (for arrays past 2^31 elements).
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: unknown type name 'size_t'
 #pragma naiveopt sizes(n=3333) threads(768) array(data, n) scalar(factor, 1.5)
 __global__ void scale(float *data, float factor, size_t n)
 {

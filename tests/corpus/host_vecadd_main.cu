@@ -2,7 +2,6 @@
 // cudaMalloc, cudaMemcpy, the launch and the check on the host.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: '#include <stdio.h>': naiveopt parses kernels without system or SDK headers; remove the include
 #include <stdio.h>
 #include <stdlib.h>
 #include <cuda_runtime.h>

@@ -1,7 +1,6 @@
 // llm.c style: GELU (tanh approximation) forward, a scaling factor macro over sqrtf and M_PI.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: '#include <math.h>': naiveopt parses kernels without system or SDK headers; remove the include
 #include <math.h>
 #define GELU_SCALING_FACTOR sqrtf(2.0f / M_PI)
 

@@ -2,7 +2,6 @@
 // both operands reached through pointer offsets, the bias tested against NULL.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: rejected: use of undeclared identifier 'NULL'
 #pragma naiveopt sizes(BT=37, C=40, OC=51) block(8, 8)
 #pragma naiveopt array(out, BT, OC) array(inp, BT, C) array(weight, OC, C) array(bias, OC)
 __global__ void matmul_forward_kernel1(float* out,

@@ -2,7 +2,6 @@
 // pointer offsets (`const float* inp_row = inp + i * C;`), -INFINITY for the running max.
 // EXPECT-PASSES: coalesce
 // EXPECT: verified
-// XFAIL: rejected: use of undeclared identifier 'INFINITY'
 #pragma naiveopt sizes(N=130, C=75) array(out, N, C) array(inp, N, C)
 __global__ void softmax_forward_kernel1(float* out, const float* inp, int N, int C) {
     // inp is (N, C)

@@ -2,7 +2,6 @@
 // running max, fmaxf and expf, <float.h> included for FLT_MAX.
 // EXPECT-PASSES: coalesce
 // EXPECT: verified
-// XFAIL: rejected: 'float.h' file not found
 #include <float.h>
 
 #pragma naiveopt sizes(rows=140, cols=61) array(x, rows, cols) array(y, rows, cols)

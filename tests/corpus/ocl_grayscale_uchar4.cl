@@ -1,7 +1,6 @@
 // OpenCL style: RGBA8 to luminance, uchar4 pixels, convert_uchar_sat rounding.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: unknown type name 'uchar4'
 #pragma naiveopt sizes(width=97, height=33) block(16, 16)
 #pragma naiveopt array(rgba, height, width) array(gray, height, width)
 __kernel void rgba_to_gray(__global const uchar4 *rgba, __global uchar *gray, int width, int height)

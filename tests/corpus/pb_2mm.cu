@@ -1,8 +1,6 @@
 // PolyBench/GPU style 2MM: tmp = A B, then D = tmp C, two matrix-product kernels in one file.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: thread-block-merge: not staged for reuse: the loop does not declare its iterator k
-// XFAIL: thread-merge: no staged loop to merge threads over
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(ni=33, nj=39, nk=27, nl=35) block(32, 8)

@@ -2,8 +2,6 @@
 // C89 iterators, DATA_TYPE, int sizes mirroring macros.
 // EXPECT-PASSES: register-promotion, coalesce|vectorize
 // EXPECT: verified
-// XFAIL(atax_kernel1): coalesce|vectorize: A(idx, j): uncoalesced (stride ny in x), not staged: the loop does not declare its iterator j
-// XFAIL(atax_kernel2): coalesce|vectorize: across threads: no read moves by one element between neighbouring threads or is the same for them
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(nx=77, ny=93)

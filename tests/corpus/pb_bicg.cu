@@ -2,8 +2,6 @@
 // EXPECT-PASSES(bicg_kernel1): register-promotion, coalesce|vectorize
 // EXPECT-PASSES(bicg_kernel2): register-promotion, coalesce
 // EXPECT: verified
-// XFAIL(bicg_kernel1): coalesce|vectorize: across threads: no read moves by one element between neighbouring threads or is the same for them
-// XFAIL(bicg_kernel2): coalesce: A(idx, j): uncoalesced (stride ny in x), not staged: the loop does not declare its iterator j
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(nx=83, ny=71)

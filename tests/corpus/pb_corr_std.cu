@@ -2,7 +2,6 @@
 // sqrt and an epsilon clamp written with the ternary operator.
 // EXPECT-PASSES: register-promotion
 // EXPECT: verified
-// XFAIL: verified: thread space unknown: add '#pragma naiveopt threads(X, Y)' (threads(X, Y, Z) where the kernel reads z ids) or a bounds guard
 typedef float DATA_TYPE;
 #define FLOAT_N 3214212.01f
 #define EPS 0.005f

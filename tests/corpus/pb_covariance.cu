@@ -3,7 +3,6 @@
 // EXPECT-PASSES(mean_kernel): register-promotion
 // EXPECT-PASSES(reduce_kernel): none
 // EXPECT: verified
-// XFAIL: verified: thread space unknown: add '#pragma naiveopt threads(X, Y)' (threads(X, Y, Z) where the kernel reads z ids) or a bounds guard
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(m=70, n=53) array(data, n + 1, m + 1) array(mean, m + 1)

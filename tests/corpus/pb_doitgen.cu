@@ -2,7 +2,6 @@
 // r taken from blockIdx.z, C89 iterator, `s += 1`.
 // EXPECT-PASSES: thread-block-merge
 // EXPECT: verified
-// XFAIL: thread-block-merge: not staged for reuse: the loop does not declare its iterator s
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(nr=3, nq=21, np=37) block(32, 8)

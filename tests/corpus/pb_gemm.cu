@@ -2,7 +2,6 @@
 // declared at the top, size macros _PB_NI/NI and int parameters that mirror them.
 // EXPECT-PASSES: register-promotion, thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: rejected: parameter type 'DATA_TYPE' is not supported
 #define NI 37
 #define NJ 45
 #define NK 29

@@ -1,7 +1,6 @@
 // PolyBench/GPU style GESUMMV in OpenCL: y = alpha A x + beta B x, two matrices walked by row.
 // EXPECT-PASSES: register-promotion, coalesce
 // EXPECT: verified
-// XFAIL: rejected: parameter type '__private DATA_TYPE' is not supported
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(n=99) array(a, n, n) array(b, n, n) array(x, n) array(y, n) array(tmp, n)

@@ -3,8 +3,6 @@
 // EXPECT-PASSES(mvt_kernel1): register-promotion, coalesce
 // EXPECT-PASSES(mvt_kernel2): register-promotion, coalesce|vectorize
 // EXPECT: verified
-// XFAIL(mvt_kernel1): coalesce: a(idx, j): uncoalesced (stride n in x), not staged: the loop does not declare its iterator j
-// XFAIL(mvt_kernel2): coalesce|vectorize: across threads: no read moves by one element between neighbouring threads or is the same for them
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(n=101) array(a, n, n) array(x1, n) array(x2, n) array(y1, n) array(y2, n)

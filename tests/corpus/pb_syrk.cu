@@ -2,8 +2,6 @@
 // spelled float as many ports write them (arrays stay DATA_TYPE).
 // EXPECT-PASSES: register-promotion, thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: thread-block-merge: not staged for reuse: the loop does not declare its iterator k
-// XFAIL: thread-merge: no staged loop to merge threads over
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(n=45, m=38) block(32, 8)

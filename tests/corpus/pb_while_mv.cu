@@ -1,8 +1,6 @@
 // Research-benchmark style matrix-vector product written with a while loop and `k += 1`.
 // EXPECT-PASSES: coalesce|vectorize
 // EXPECT: verified
-// XFAIL: coalesce|vectorize: no uncoalesced global read in a loop that can be tiled
-// XFAIL: verified: thread space unknown: add '#pragma naiveopt threads(X, Y)' (threads(X, Y, Z) where the kernel reads z ids) or a bounds guard
 typedef float DATA_TYPE;
 
 #pragma naiveopt sizes(N=203, M=67) array(A, N, M) array(x, M) array(y, N)

@@ -2,7 +2,7 @@
 // globalDimY for the widths, so the kernel names no size at all.
 // EXPECT-PASSES: coalesce-writes
 // EXPECT: verified
-// XFAIL: rejected: use of undeclared identifier 'globalDimY'
+// XFAIL: coalesce-writes: the write is not out(idx + c, idy + c) but B(blockDimY*idx, idy)
 #define A(y,x) A[(y)*globalDimX+(x)]
 #define B(y,x) B[(y)*globalDimY+(x)]
 #pragma naiveopt sizes(W=80, H=48) threads(W, H) block(16, 16)

@@ -1,7 +1,6 @@
 // size_t indices: matrix multiply with size_t row/col and loop counter, int sizes.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: rejected: unknown type name 'size_t'
 #pragma naiveopt sizes(M=33, N=49, K=27) block(16, 16)
 #pragma naiveopt array(A, M, K) array(B, K, N) array(C, M, N)
 __global__ void matmul_st(const float *A, const float *B, float *C, int M, int N, int K)

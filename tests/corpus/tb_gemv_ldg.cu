@@ -2,7 +2,6 @@
 // with __ldg, as the Kepler-era tuning guides suggested.
 // EXPECT-PASSES: coalesce|vectorize
 // EXPECT: verified
-// XFAIL: rejected: use of undeclared identifier '__ldg'
 #pragma naiveopt sizes(rows=260, cols=83) array(A, rows, cols) array(x, cols) array(y, rows)
 __global__ void gemv_ldg(const float *__restrict__ A, const float *__restrict__ x,
                          float *__restrict__ y, int rows, int cols)

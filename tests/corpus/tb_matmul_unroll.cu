@@ -2,7 +2,6 @@
 // as one writes after reading the best-practices guide.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: rejected: unexposed stmt not supported in kernels
 #pragma naiveopt sizes(M=47, N=38, K=52) block(16, 16)
 #pragma naiveopt array(A, M, K) array(B, K, N) array(C, M, N)
 __global__ void sgemm_unrolled(const float *__restrict__ A, const float *__restrict__ B,

@@ -1,7 +1,6 @@
 // Textbook CUDA: the first kernel of every tutorial, one element per thread.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: 'cuda_runtime.h' file not found
 #include <cuda_runtime.h>
 
 #pragma naiveopt sizes(numElements=1000)

@@ -30,7 +30,7 @@ __global__ void convolution_1D(float *N, float *P, int Width) {
 // CHECK: #define MASK_WIDTH 5
 // CHECK: {{^}}__constant__ float M[MASK_WIDTH];
 // CHECK-EMPTY:
-// CHECK-NEXT: __global__ void convolution_1D(float *N, float *P, int Width) {
+// CHECK-NEXT: __global__ void __launch_bounds__(256{{(, [0-9]+)?}}) convolution_1D(float *N, float *P, int Width) {
 // CHECK: __shared__ float s_N
 // CHECK: s_N[0][j_0_0 + tidx] * M[j_0_0];
 
@@ -38,5 +38,6 @@ __global__ void convolution_1D(float *N, float *P, int Width) {
 // CL: //   argument 3: __constant float *M: a buffer of MASK_WIDTH float
 // CL-NEXT: //     (the data of the input's __constant__ float M[MASK_WIDTH])
 // CL-NOT: {{^}}__constant float M
-// CL: __kernel void convolution_1D(__global float *N, __global float *P, int Width,{{[[:space:]]*}}__constant float *M) {
+// CL: __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void
+// CL: convolution_1D(__global float *N, __global float *P, int Width,{{[[:space:]]*}}__constant float *M) {
 // CL: s_N[0][j_0_0 + tidx] * M[j_0_0];

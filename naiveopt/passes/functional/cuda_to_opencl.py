@@ -3,11 +3,14 @@
 Rewrites the postprocessed CUDA tree into OpenCL C 1.2: __global__ -> __kernel, pointer
 parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> work-item
 functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
-CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN.
+CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN,
+make_float2(a, b) -> (float2)(a, b).
 File-scope data the host fills becomes extra kernel arguments (ir/globals.py).
 Literals keep their text where OpenCL C has it (ir.literals.opencl_literal says where not).
 """
 from __future__ import annotations
+
+import re
 
 from pycparser import c_ast
 
@@ -16,11 +19,12 @@ from ...ir import GModule, GProcedure
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
+from ...ir import typenames
 from ...ir.textures import bind_textures
 from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
-from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, DIMS, call, call_args,
-                       call_name)
+from .builtins import (CUDA_TO_OPENCL_EXPRESSIONS, CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH,
+                       CUDA_WITHOUT_OPENCL, DIMS, call, call_args, call_name, expand)
 from .names import rename_reserved
 
 _FENCE = c_ast.BinaryOp("|", c_ast.ID("CLK_LOCAL_MEM_FENCE"), c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
@@ -47,6 +51,7 @@ class CUDAToOpenCL(Pass):
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
             notes += _rewrite_body(helper.body, module.path)
             _opencl_type_names(helper)
+            typenames.to_opencl(helper)
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
             for note in notes:
@@ -58,6 +63,7 @@ class CUDAToOpenCL(Pass):
         for note in _rewrite_body(proc.body, proc.file):
             ctx.remark("analysis", self.name, proc, note)
         _opencl_type_names(proc.func)
+        typenames.to_opencl(proc.func, proc.func.decl.type.args)
         proc.dialect = "opencl"
 
 
@@ -68,10 +74,7 @@ def _space_of(proc: GProcedure):
     return space
 
 
-#: CUDA type spellings OpenCL C does not have: 'long long' is reserved there (PoCL aborts on
-#: it); OpenCL's 64-bit integer is 'long', as CUDA's 'long long' is.
-_OPENCL_TYPE_NAMES = {"long long": "long", "long long int": "long", "signed long long": "long",
-                      "unsigned long long": "ulong", "unsigned long long int": "ulong"}
+_OPENCL_TYPE_NAMES = typenames.OPENCL_TYPE_NAMES
 
 
 def _opencl_type_names(node: c_ast.Node) -> None:
@@ -109,6 +112,8 @@ def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
                 notes.append(note)
 
     def fn(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.ID) and node.name == "NULL":
+            return c_ast.Constant("int", "0")       # OpenCL C 1.2 has no NULL
         if isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \
                 node.name.name in CUDA_TO_OPENCL_IDS and isinstance(node.field, c_ast.ID):
             dim = DIMS.index(node.field.name)
@@ -122,16 +127,44 @@ def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
             return call("barrier", _FENCE)
         if name == "__threadfence":
             return call("mem_fence", c_ast.ID("CLK_GLOBAL_MEM_FENCE"))
-        if name in CUDA_TO_OPENCL_MATH:
-            node.name = c_ast.ID(CUDA_TO_OPENCL_MATH[name])
-            if node.args is not None:   # fmaxf(x, 0.25) converts 0.25 to float; fmax(float,
-                node.args.exprs = [_to_float(a) for a in node.args.exprs]   # double) is ambiguous
-        elif name and name.startswith("make_"):
-            raise error_at(node.coord, f"'{name}' has no OpenCL translation yet", path)
+        if name in CUDA_TO_OPENCL_MATH or name in CUDA_TO_OPENCL_EXPRESSIONS:
+            if node.args is not None and (name.endswith("f") or name.startswith("__f")):
+                # fmaxf(x, 0.25) converts 0.25 to float; fmax(float, double) is ambiguous
+                node.args.exprs = [_to_float(a) for a in node.args.exprs]
+            if name in CUDA_TO_OPENCL_MATH:
+                node.name = c_ast.ID(CUDA_TO_OPENCL_MATH[name])
+                return node
+            try:
+                return expand(CUDA_TO_OPENCL_EXPRESSIONS[name], call_args(node), name)
+            except ValueError as exc:
+                raise error_at(node.coord, f"{exc} has no OpenCL translation", path) from exc
+        if name in CUDA_WITHOUT_OPENCL:
+            raise error_at(node.coord, f"'{name}' has no OpenCL translation", path)
+        elif name and _MAKE_VECTOR.fullmatch(name):
+            return _vector_literal(node, name, path)
         return node
 
     map_nodes(body, fn)
     return notes
+
+
+_MAKE_VECTOR = re.compile(r"make_(u?char|u?short|u?int|u?long|u?longlong|float|double)"
+                          r"([1-4])")
+
+
+def _vector_literal(node: c_ast.FuncCall, name: str, path: str) -> c_ast.Node:
+    """``make_float2(a, b)`` -> OpenCL's vector literal ``(float2)(a, b)`` (``make_float1(a)``,
+    a one-lane vector OpenCL lacks, is the scalar itself)."""
+    m = _MAKE_VECTOR.fullmatch(name)
+    base, lanes = m.group(1).replace("longlong", "long"), m.group(2)
+    args = call_args(node)
+    if lanes == "1":
+        if len(args) != 1:
+            raise error_at(node.coord, f"'{name}' takes one argument", path)
+        return args[0]
+    vector = c_ast.TypeDecl(None, [], None, c_ast.IdentifierType([base + lanes]))
+    return c_ast.Cast(c_ast.Typename(None, [], None, vector), c_ast.ExprList(args),
+                      coord=node.coord)
 
 
 def _to_float(arg: c_ast.Node) -> c_ast.Node:

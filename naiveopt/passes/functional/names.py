@@ -28,13 +28,15 @@ from ...errors import NaiveoptError
 from ...ir import GModule
 from ...ir.nodes import PREDEFINED_IDS, TexFetch
 from ...ir.rewrite import identifiers, walk
-from .builtins import CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_MATH
+from .builtins import (CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_MATH,
+                       SHARED_FUNCTIONS)
 
 _SIZES = (2, 3, 4, 8, 16)
 
 #: Names an OpenCL C 1.2 kernel cannot declare: keywords and reserved words (6.1, 6.1.9,
-#: 6.7-6.9), built-in scalar, vector and opaque type names, and the functions and constants
-#: cuda-to-opencl writes.
+#: 6.7-6.9), built-in scalar, vector and opaque type names, the functions and constants
+#: cuda-to-opencl writes, and the math built-ins (a CUDA helper named ``max`` would redeclare
+#: OpenCL's).
 OPENCL_RESERVED = frozenset({
     "kernel", "global", "local", "constant", "private", "read_only", "write_only",
     "read_write", "__kernel", "__global", "__local", "__constant", "__private", "__read_only",
@@ -48,7 +50,7 @@ OPENCL_RESERVED = frozenset({
                           "float", "double", "half", "bool", "quad") for n in _SIZES},
     *{f"{f}{n}" for f in ("vload", "vstore") for n in _SIZES},
     *CUDA_TO_OPENCL_IDS.values(), "get_global_id", "get_global_size",
-    *CUDA_TO_OPENCL_MATH.values(),
+    *CUDA_TO_OPENCL_MATH.values(), *SHARED_FUNCTIONS,
 })
 
 #: Names a CUDA (C++) kernel cannot declare: C++ keywords that C lacks, CUDA's built-in

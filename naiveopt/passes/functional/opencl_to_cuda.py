@@ -13,10 +13,11 @@ from pycparser import c_ast
 from ...errors import NaiveoptError, error_at
 from ...ir import GModule, GProcedure
 from ...ir.literals import integer_value
-from ...ir.rewrite import map_nodes
+from ...ir.rewrite import map_nodes, walk
 from ..manager import Pass, PassContext
-from .builtins import (DIMS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH, call, call_args,
-                       call_name, cuda_builtin)
+from .builtins import (CUDA_TO_OPENCL_EXPRESSIONS, CUDA_TO_OPENCL_MATH, DIMS,
+                       OPENCL_TO_CUDA_EXPRESSIONS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH,
+                       SHARED_FUNCTIONS, call, call_args, call_name, cuda_builtin, expand)
 from .names import rename_reserved
 
 
@@ -30,10 +31,14 @@ class OpenCLToCUDA(Pass):
                 for written, user in proc.renamed.items():
                     ctx.remark("analysis", self.name, proc, f"'{user}' is reserved in CUDA: "
                                f"written '{written}'")
+        helpers = {h.decl.name for h in module.helpers}
         for helper in module.helpers:
             self._rewrite(helper.body, module.path, module.dialect == "opencl")
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
+        if module.dialect == "opencl" and ctx.target == "cuda":
+            for tree in [h.body for h in module.helpers] + [p.body for p in module.procedures]:
+                _check_cuda_has(tree, helpers, module.path)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.dialect != "opencl":
@@ -77,9 +82,29 @@ class OpenCLToCUDA(Pass):
                 return call("min", call("max", args[0], args[1]), args[2])
             if name in OPENCL_TO_CUDA_MATH:
                 node.name = c_ast.ID(OPENCL_TO_CUDA_MATH[name])
+            elif name in OPENCL_TO_CUDA_EXPRESSIONS:
+                try:
+                    return expand(OPENCL_TO_CUDA_EXPRESSIONS[name], args, name)
+                except ValueError as exc:
+                    raise _located(node, path, f"{exc} has no CUDA translation") from exc
             return node
 
         map_nodes(body, fn)
+
+
+#: Calls the IR may hold that are CUDA's own (written by the translations and the passes).
+_CUDA_CALLS = {"__syncthreads", "__threadfence"}
+
+
+def _check_cuda_has(tree: c_ast.Node, helpers: set[str], path: str) -> None:
+    """A CUDA output of an OpenCL kernel needs a CUDA form of every built-in it calls: one
+    that has none (``fract``, ``select``...) is a located error, not a file nvcc rejects."""
+    cuda = (SHARED_FUNCTIONS | set(OPENCL_TO_CUDA_MATH.values()) | set(CUDA_TO_OPENCL_MATH)
+            | set(CUDA_TO_OPENCL_EXPRESSIONS) | _CUDA_CALLS | helpers)
+    for node, _ in walk(tree):
+        name = call_name(node)
+        if name and name not in cuda and not name.startswith("make_"):
+            raise _located(node, path, f"OpenCL built-in '{name}' has no CUDA translation")
 
 
 def _dimension(node: c_ast.FuncCall, args: list[c_ast.Node], path: str) -> str:

@@ -46,9 +46,28 @@ def lower_predefined(proc: GProcedure) -> None:
     proc.body.block_items = decls + list(proc.body.block_items or [])
 
 
+def drop_stray_loop_hints(proc: GProcedure) -> list[str]:
+    """Remove the ``#pragma`` lines (``#pragma unroll 4``, kept from the input before their
+    loops) that a pass left without a loop right after them; returns the pragmas dropped."""
+    loops = (c_ast.For, c_ast.While, c_ast.DoWhile)
+    dropped = []
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Compound) and node.block_items:
+            items = node.block_items
+            kept = [item for i, item in enumerate(items)
+                    if not isinstance(item, c_ast.Pragma)
+                    or (i + 1 < len(items) and isinstance(items[i + 1], loops))]
+            dropped += [item.string for item in items if item not in kept]
+            node.block_items = kept
+    return dropped
+
+
 class Postprocessor(Pass):
     name = "postprocessor"
     requires = ("predefined",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         lower_predefined(proc)
+        for pragma in sorted(set(drop_stray_loop_hints(proc))):
+            ctx.remark("analysis", self.name, proc, f"'#pragma {pragma}' dropped: the loop it "
+                       "preceded was transformed away")

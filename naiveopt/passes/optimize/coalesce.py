@@ -67,10 +67,12 @@ class Coalesce(OptimizationPass):
             return PreservedAnalyses.all()
         target = get_target(ctx.arch)
         original = copy.deepcopy(proc)       # plans regenerate from the kernel as it is now
-        blocks = [(16, 16), (32, 8)] if uses_y(proc) else [(256, 1), (128, 1), (64, 1)]
+        candidates = target.candidates
+        blocks = list(candidates.coalesce_blocks_2d if uses_y(proc)
+                      else candidates.coalesce_blocks_1d)
         if default_block(proc) not in blocks:
             blocks.append(default_block(proc))
-        variants = tiling_variants(original, loop_index, stagings, blocks, (32, 16),
+        variants = tiling_variants(original, loop_index, stagings, blocks, candidates.coalesce_tiles,
                                    shape.guard is not None, target,
                                    lambda plan: (plan.tile, plan.block[0] * plan.block[1]))
         if not variants:

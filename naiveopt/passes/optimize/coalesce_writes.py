@@ -63,7 +63,8 @@ class CoalesceWrites(OptimizationPass):
         target = get_target(ctx.arch)
         variants = []
         guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
-        for side, _ in allowed_blocks(proc, [(32, 32), (16, 16), (8, 8)], guarded):
+        squares = [(side, side) for side in target.candidates.transpose_sides]
+        for side, _ in allowed_blocks(proc, squares, guarded):
             pad = _pad(side, target)
             variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
                                     shared_bytes=side * (side + pad) *

@@ -62,7 +62,7 @@ from ...analysis.manager import PreservedAnalyses
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, fresh, statements
-from ...ir.elements import element_bytes
+from ...ir.elements import WORD_BYTES, element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
 from ...launch import evaluate, geometry, uses_y, variables
@@ -305,7 +305,7 @@ def _describe(a: Access) -> str:
 
 def _elem_bytes(proc: GProcedure, array: str) -> int:
     p = proc.param(array)
-    return element_bytes(p.base_type) if p is not None else 4
+    return element_bytes(p.base_type) if p is not None else WORD_BYTES
 
 
 def _diagonal_id(bid: int, grid: tuple[int, int]) -> tuple[int, int]:

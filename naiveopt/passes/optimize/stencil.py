@@ -81,10 +81,6 @@ from .tiling import (AXES, HALO_CAP, SYM, THREAD, Box, Fence, Read, TilingAnalys
                      WindowPlan, uses_raw_thread_ids, windows_bytes)
 
 SCALARS = {"float", "int", "unsigned int"}      # 4-byte words: the bank model's unit
-BLOCKS_2D = [(32, 8), (64, 4), (16, 16), (32, 16)]
-MERGES_2D = [(1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8)]
-BLOCKS_1D = [(128, 1), (256, 1)]
-MERGES_1D = [(1, 1), (2, 1), (4, 1)]
 
 
 class Stencil(OptimizationPass):
@@ -189,8 +185,9 @@ class Stencil(OptimizationPass):
                   box: Box | None, loops, target: Target) -> list[Variant]:
         two_d = uses_y(proc)
         naive = default_block(proc)
-        blocks = BLOCKS_2D if two_d else BLOCKS_1D
-        merges = MERGES_2D if two_d else MERGES_1D
+        candidates = target.candidates
+        blocks = candidates.stencil_blocks_2d if two_d else candidates.stencil_blocks_1d
+        merges = candidates.stencil_merges_2d if two_d else candidates.stencil_merges_1d
         forced = ctx.options.merge
         if forced:
             merges = [tuple(forced)]

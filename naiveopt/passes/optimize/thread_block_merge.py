@@ -30,7 +30,6 @@ from .tiling import (Staging, TilingAnalysis, TilingPlan, classify, loop_obstacl
                      staging_of, traffic)
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
-BLOCKS = [(16, 16), (32, 8), (32, 16), (64, 4), (16, 8), (8, 8)]
 
 
 class ThreadBlockMerge(OptimizationPass):
@@ -61,7 +60,8 @@ class ThreadBlockMerge(OptimizationPass):
             ctx.remark("missed", self.name, proc, f"cannot merge: {why}")
             return PreservedAnalyses.all()
         target = get_target(ctx.arch)
-        variants = tiling_variants(original, loop_index, stagings, BLOCKS, (16, 32),
+        variants = tiling_variants(original, loop_index, stagings,
+                                   target.candidates.merge_blocks, target.candidates.merge_tiles,
                                    shape.guard is not None, target,
                                    lambda plan: (-traffic(plan), plan.tile,
                                                  plan.block[0] * plan.block[1]))

@@ -26,8 +26,6 @@ from .selection import Variant, choose
 from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
 
-FACTORS_2D = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4)]
-FACTORS_1D = [(1, 1), (2, 1), (4, 1)]
 
 
 class ThreadMerge(OptimizationPass):
@@ -50,9 +48,11 @@ class ThreadMerge(OptimizationPass):
                        f"has no y dimension, so merging along y would repeat each thread's "
                        f"work; merging {forced[0]}:1")
             forced = (forced[0], 1)
-        factors = [tuple(forced)] if forced else (FACTORS_2D if uses_y(proc) else FACTORS_1D)
-        guarded_kernel = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
         target = get_target(ctx.arch)
+        candidates = target.candidates
+        factors = [tuple(forced)] if forced else (
+            candidates.thread_merge_2d if uses_y(proc) else candidates.thread_merge_1d)
+        guarded_kernel = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
         variants = []
         for mx, my in factors:
             candidate = replace(plan, merge=(mx, my))

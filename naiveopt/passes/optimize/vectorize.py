@@ -53,6 +53,7 @@ from ...analysis.shape import ShapeAnalysis, is_pure
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import fresh, from_sympy, statements
+from ...ir.elements import WORD_BYTES
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vector, lane,
                           vector_type)
@@ -143,7 +144,9 @@ def _aligned_everywhere(index: sympy.Expr, width: int, uniforms: set[str]) -> bo
 # --------------------------------------------------------------------------- tile loads
 def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target: Target,
                           everywhere: bool) -> bool:
-    """Cooperative tile loads of a staged kernel read 4 consecutive elements per thread.
+    """Cooperative tile loads of a staged kernel read a vector of consecutive elements per
+    thread (the target's widest access, ``vector_bytes`` of words: float4 on every target
+    described today).
 
     The loads stay coalesced (a warp reads one contiguous run) with a quarter of the load
     instructions. Not on NVIDIA by default: its scalar cooperative loads already reach full
@@ -153,16 +156,18 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
     rewritten_by = ctx.am.dropped_by(proc, TilingAnalysis) if plan is None else ""
     if plan is None and not rewritten_by:
         return False
+    # the elements a tile load vectorizes are words (ir/vector.VECTOR_ELEMENTS)
+    lanes = target.vector_bytes // WORD_BYTES
     if not everywhere:
         ctx.remark("missed", name, proc, "tile loads: on NVIDIA the scalar cooperative loads "
                    "are coalesced already and reach full bandwidth (--vectorize always uses "
-                   "float4 units)")
+                   f"float{lanes} units)")
         return False
     if rewritten_by:
         ctx.remark("missed", name, proc, "tile loads: the kernel was rewritten after tiling "
                    f"({rewritten_by})")
         return False
-    wider, why = with_load_width(plan, 4)
+    wider, why = with_load_width(plan, lanes)
     measured = None
     if wider is not None:
         measured, why = measure_refinement(ctx, wider, target)
@@ -170,15 +175,15 @@ def _vectorize_tile_loads(name: str, proc: GProcedure, ctx: PassContext, target:
         ctx.remark("missed", name, proc, f"tile loads: {why}")
         return False
     if not measured.keeps_occupancy(target):
-        ctx.remark("missed", name, proc, "tile loads: float4 loads would leave "
+        ctx.remark("missed", name, proc, f"tile loads: float{lanes} loads would leave "
                    f"{measured.facts} < {target.occupancy_target:.0%} (limited by "
                    f"{measured.limiter})")
         return False
     adopt(proc, measured.proc, ctx)
     ctx.am.record(proc, TilingAnalysis, wider)
-    ctx.remark("applied", name, proc, "tile loads: each thread loads 4 consecutive elements of "
-               "a tile row with one vector load (scalar, zero-filled loads at the edges); "
-               f"{measured.facts}")
+    ctx.remark("applied", name, proc, f"tile loads: each thread loads {lanes} consecutive "
+               "elements of a tile row with one vector load (scalar, zero-filled loads at the "
+               f"edges); {measured.facts}")
     return True
 
 
@@ -266,10 +271,11 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
     k = lp.iterator
     groups: dict[str, list[MemoryExpression]] = {}
     reasons = []
+    target = get_target(ctx.arch)
     for m in inside:
         if m.space != "global" or m.vector_width > 1:
             continue
-        width = _width(proc, m.array, get_target(ctx.arch))
+        width = _width(proc, m.array, target)
         d = m.decomposition
         lo = to_sympy(lp.lower, env)
         if m.array in written or not width:
@@ -283,7 +289,8 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
             reasons.append(f"{m.describe()}: its index uses values computed in the loop")
         elif not everywhere and (not _aligned_everywhere(
                 m.index.subs(sympy.Symbol(k, integer=True), lo), width, uniforms)):
-            reasons.append(f"{m.describe()}: not 16-byte aligned for every thread (on "
+            reasons.append(f"{m.describe()}: not {target.vector_bytes}-byte aligned for every "
+                           "thread (on "
                            "NVIDIA, misaligned vectors would fall back to scalar loads)")
         else:
             groups.setdefault(f"{m.array}[{sympy.srepr(m.index)}]", []).append(

@@ -30,7 +30,8 @@ __global__ void scale(const float *in, float *copy, int H, int W)
 // CHECK: // transpose: passes: coalesce-writes
 // CHECK-NEXT: //   launch: transpose<<<dim3((W + {{[0-9]+}}) / [[B:[0-9]+]], (H + {{[0-9]+}}) / [[B]]), dim3([[B]], [[B]])>>>
 // CHECK: // scale: passes: none
-// CHECK: __global__ void transpose(
+// CHECK: __global__ void __launch_bounds__(1024{{(, [0-9]+)?}})
+// CHECK: transpose(
 // CHECK: __shared__ float s_out{{\[}}[[B]]{{\]\[}}{{[0-9]+\]}};
 // CHECK: if (x < W && y < H) {
 // CHECK-NEXT: s_out[tidy][tidx] = in[y * W + x];

@@ -37,7 +37,8 @@ __global__ void scale(const float *x, float *y, int N)
 // CHECK: // mm: passes: thread-block-merge
 // CHECK-NEXT: //   launch: mm<<<dim3((M + {{[0-9]+}}) / [[BX:[0-9]+]], (N + {{[0-9]+}}) / [[BY:[0-9]+]]), dim3([[BX]], [[BY]])>>>
 // CHECK: // scale: passes: none
-// CHECK: __global__ void mm(
+// CHECK: __global__ void __launch_bounds__(512{{(, [0-9]+)?}})
+// CHECK: mm(
 // CHECK: __shared__ float s_A{{\[}}[[BY]]{{\]\[}}[[T:[0-9]+]]{{\]}};
 // CHECK-NEXT: __shared__ float s_B{{\[}}[[T]]{{\]\[}}[[BX]]{{\]}};
 // CHECK: for (int k0 = 0; k0 < K; k0 += [[T]]) {

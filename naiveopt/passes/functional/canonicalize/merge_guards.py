@@ -1,0 +1,66 @@
+"""One bounds guard: kernels guard their work in more than one spelling, and the analyses read
+a single top-level guard (analysis/shape.py: ``if (cond) return;`` or ``if (cond) { ... }``).
+
+- consecutive early returns, ``if (row >= M) return; if (col >= N) return;``, are
+  ``if (row >= M || col >= N) return;`` (the second test runs only where the first failed,
+  as ``||`` evaluates it);
+- an ``if`` that holds nothing but another ``if`` (neither with an ``else``),
+  ``if (row < M) { if (col < N) { ... } }``, is ``if (row < M && col < N) { ... }``.
+
+Only the kernel's top-level statements are merged, and only conditions that read no memory.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ....analysis.guards import is_return
+from ....analysis.shape import is_pure
+from ....ir import GProcedure
+from ....ir.cgen import to_c
+from ...manager import PassContext
+from .base import CanonicalizationPass
+
+
+class MergeGuards(CanonicalizationPass):
+    name = "merge-guards"
+
+    def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
+        items = proc.body.block_items or []
+        done = []
+        index = 0
+        while index < len(items):
+            stmt = items[index]
+            if _early_return(stmt) and index + 1 < len(items) and _early_return(items[index + 1]):
+                stmt.cond = c_ast.BinaryOp("||", stmt.cond, items[index + 1].cond)
+                del items[index + 1]
+                done.append(f"if ({to_c(stmt.cond)}) return;")
+                continue
+            inner = _lone_if(stmt)
+            if inner is not None:
+                stmt.cond = c_ast.BinaryOp("&&", stmt.cond, inner.cond)
+                stmt.iftrue = inner.iftrue
+                done.append(f"if ({to_c(stmt.cond)})")
+                continue
+            index += 1
+        if done:
+            self.applied(proc, ctx, f"{len(done)} guard(s) merged: " + "; ".join(done))
+        return bool(done)
+
+
+def _early_return(stmt: c_ast.Node) -> bool:
+    return isinstance(stmt, c_ast.If) and stmt.iffalse is None and is_return(stmt.iftrue) \
+        and is_pure(stmt.cond)
+
+
+def _lone_if(stmt: c_ast.Node) -> c_ast.If | None:
+    """The if that ``stmt``, an if without else, holds and nothing else (None if none)."""
+    if not (isinstance(stmt, c_ast.If) and stmt.iffalse is None and is_pure(stmt.cond)):
+        return None
+    body = stmt.iftrue
+    if isinstance(body, c_ast.Compound):
+        if len(body.block_items or []) != 1:
+            return None
+        body = body.block_items[0]
+    if isinstance(body, c_ast.If) and body.iffalse is None and is_pure(body.cond):
+        return body
+    return None

@@ -1,0 +1,93 @@
+"""Thread ids through locals: ``int tx = threadIdx.x; int bx = blockIdx.x;`` and then
+``int i = bx * blockDim.x + tx;`` is the global id, as ``blockIdx.x * blockDim.x +
+threadIdx.x`` is.
+
+The predefined pass recognises the global id when its operands are the built-ins themselves
+(in any operand order, through casts); textbook kernels often name the built-ins first. A local
+defined once as a built-in holds that built-in's value wherever it is read, so a global-id
+pattern over such locals is the global id: it is written as the id (``int i = idx;``); the
+locals keep their other uses, and their declarations where they have some (a raw thread id
+left in the kernel keeps thread merge from firing). Operands through casts are read through them
+(ids are far below 2^31), as the predefined pass does.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ....ir import GProcedure, PredefId
+from ....ir.cgen import to_c
+from ....ir.rewrite import assigned_names, map_nodes, walk
+from ...manager import PassContext
+from ..predefined import name_ids
+from .base import CanonicalizationPass
+from .locals import drop_unused
+
+#: (block id, block size, thread id) -> the global id they make.
+_PARTS = {("bidx", "blockDimX", "tidx"): "idx", ("bidy", "blockDimY", "tidy"): "idy"}
+
+
+class ThreadIds(CanonicalizationPass):
+    name = "thread-ids"
+
+    def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
+        aliases = builtin_aliases(proc)
+        if not aliases:
+            return False
+        rewritten: list[str] = []
+
+        def resolve(node: c_ast.Node) -> str | None:
+            while isinstance(node, c_ast.Cast):
+                node = node.expr
+            if isinstance(node, PredefId):
+                return node.name
+            return aliases.get(node.name) if isinstance(node, c_ast.ID) else None
+
+        def fn(node: c_ast.Node) -> c_ast.Node:
+            gid = global_id(node, resolve)
+            if gid is None or not any(isinstance(n, c_ast.ID) for n, _ in walk(node)):
+                return node
+            rewritten.append(f"{to_c(node)} -> {gid}")
+            return PredefId(gid, node.coord)
+
+        map_nodes(proc.body, fn)
+        if not rewritten:
+            return False
+        dropped = drop_unused(proc.body, set(aliases))
+        name_ids(proc)
+        self.applied(proc, ctx, f"{len(rewritten)} global id(s) written through locals: "
+                     + "; ".join(rewritten) + (f" ({', '.join(dropped)} no longer read: "
+                                              "declaration removed)" if dropped else ""))
+        return True
+
+
+def builtin_aliases(proc: GProcedure) -> dict[str, str]:
+    """Locals defined once as a block id, block size or thread id: ``int tx = threadIdx.x;``
+    -> {'tx': 'tidx'}."""
+    counts = assigned_names(proc.body)
+    out = {}
+    parts = {p for key in _PARTS for p in key}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.init is not None and \
+                counts.get(node.name) == 1 and isinstance(node.type, c_ast.TypeDecl):
+            init = node.init
+            while isinstance(init, c_ast.Cast):
+                init = init.expr
+            if isinstance(init, PredefId) and init.name in parts:
+                out[node.name] = init.name
+    return out
+
+
+def global_id(node: c_ast.Node, resolve) -> str | None:
+    """'idx'/'idy' if ``node`` is block id * block size + thread id in some operand order,
+    each operand as ``resolve`` reads it (a predefined id's name, or None)."""
+    if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
+        return None
+    for mul, tid in ((node.left, node.right), (node.right, node.left)):
+        while isinstance(mul, c_ast.Cast):
+            mul = mul.expr
+        if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
+            continue
+        for (bid, dim, thread), gid in _PARTS.items():
+            if resolve(tid) == thread and {resolve(mul.left), resolve(mul.right)} == {bid, dim}:
+                return gid
+    return None

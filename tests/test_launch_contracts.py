@@ -1,0 +1,102 @@
+"""Launch contracts: an output whose block a transformation fixed cannot be launched with
+another one (issue "Drop-in outputs", item 1).
+
+CUDA outputs carry ``__launch_bounds__(threads)``, OpenCL outputs
+``reqd_work_group_size(X, Y, Z)``; a kernel whose block is free keeps the user's launch and
+carries neither. An optimized OpenCL matmul launched with its naive 16x16 work-group used to
+run and return wrong numbers; now the runtime refuses the launch.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import naiveopt
+from conftest import KERNELS_DIR, compile_cuda, nvcc
+
+
+def optimize(name: str, target: str, **kw) -> naiveopt.OptimizeResult:
+    path = os.path.join(KERNELS_DIR, name)
+    with open(path, encoding="utf-8") as fh:
+        return naiveopt.optimize(fh.read(), filename=path, target=target, **kw)
+
+
+@pytest.mark.parametrize("name, kernel", [("mm.cu", "mm"), ("transpose.cu", "transpose"),
+                                          ("conv.cu", "conv")])
+def test_fixed_blocks_are_enforced_in_both_dialects(name, kernel):
+    cuda = optimize(name, "cuda", verify=False)
+    block = cuda.launch_json()["kernels"][kernel]["block"]
+    threads = int(np.prod(block))
+    assert re.search(rf"__global__ void __launch_bounds__\({threads}\)\s*{kernel}\(", cuda.code)
+    opencl = optimize(name, "opencl", verify=False)
+    x, y, z = (list(block) + [1, 1])[:3]
+    assert re.search(rf"__kernel __attribute__\(\(reqd_work_group_size\({x}, {y}, {z}\)\)\)"
+                     rf"\s*void\s+{kernel}\(", opencl.code)
+
+
+def test_a_free_block_is_left_to_the_user():
+    result = optimize("vv.cu", "cuda", verify=False)
+    assert result.kernels[0].passes            # optimized, but its block is the user's choice
+    assert "__launch_bounds__" not in result.code
+    unoptimized = optimize("mm.cu", "opencl", opt=False, verify=False)
+    assert "reqd_work_group_size" not in unoptimized.code
+
+
+def test_verification_runs_the_contracted_output():
+    assert optimize("mm.cu", "opencl").verified
+
+
+def test_opencl_runtime_refuses_the_stale_naive_launch():
+    """The optimized mm (32x16 work-items covering 64x64 outputs) launched as the naive kernel
+    was (16x16 work-groups over the whole matrix): refused by PoCL, not wrong numbers."""
+    import pyopencl as cl
+
+    result = optimize("mm.cu", "opencl", verify=False)
+    ctx = cl.Context(cl.get_platforms()[0].get_devices())
+    queue = cl.CommandQueue(ctx)
+    program = cl.Program(ctx, result.code).build()
+    H = W = K = 64
+    buffers = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * H * W) for _ in range(3)]
+    kernel = program.mm
+    kernel.set_args(*buffers, *(np.int32(v) for v in (H, W, K)))
+    geometry = result.launch_json()["kernels"]["mm"]
+    local = tuple(geometry["block"][:2])
+    with pytest.raises(cl.LogicError, match="INVALID_WORK_GROUP_SIZE"):
+        cl.enqueue_nd_range_kernel(queue, kernel, (H, W), (16, 16))
+    assert local != (16, 16)
+    queue.finish()
+
+
+@nvcc
+def test_contracted_cuda_compiles(tmp_path):
+    for name in ("mm.cu", "conv.cu", "transpose.cu"):
+        path = tmp_path / name
+        path.write_text(optimize(name, "cuda", verify=False).code, encoding="utf-8")
+        done = compile_cuda(str(path), str(tmp_path))
+        assert done.returncode == 0, done.stderr
+
+
+AMD_CLANG = shutil.which("clang")
+
+
+@pytest.mark.skipif(AMD_CLANG is None, reason="no clang on PATH: gfx90a outputs not compiled "
+                    "with the amdgcn target")
+def test_gfx90a_outputs_get_a_flat_work_group_limit_of_their_block(tmp_path):
+    for name in ("mm.cl", "transpose.cl", "conv.cl"):
+        result = optimize(name, "opencl", arch="gfx90a", verify=False)
+        src = tmp_path / name
+        src.write_text(result.code, encoding="utf-8")
+        done = subprocess.run([AMD_CLANG, "-x", "cl", "-cl-std=CL1.2", "-target",
+                               "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-S", "-o",
+                               "-", str(src)], capture_output=True, text=True, timeout=300)
+        if done.returncode and "unknown target" in done.stderr:
+            pytest.skip(f"{AMD_CLANG} has no amdgcn target")
+        assert done.returncode == 0, done.stderr
+        limits = [int(v) for v in re.findall(r"\.max_flat_workgroup_size:\s*(\d+)", done.stdout)]
+        for kernel, limit in zip(result.kernels, limits):
+            assert limit >= int(np.prod(kernel.geometry.block)), (name, kernel.name, limit)

@@ -46,7 +46,7 @@ def env(signed: bool = True) -> SymbolEnv:
     ("min(max(@idx + dx, 0), W - 1)", ("0", "idx + dx"), (None, (0, "W - 1"))),
 ])
 def test_clamped_coordinates_are_taken_apart(text, forms, clamps):
-    found, why = clamped_index(expression(text), env())
+    found, why = clamped_index(to_sympy(expression(text), env()), env())
     assert found is not None, why
     assert found.forms == tuple(sympy.sympify(f, locals=S) for f in forms)
     for got, want in zip(found.clamps, clamps):
@@ -58,7 +58,8 @@ def test_clamped_coordinates_are_taken_apart(text, forms, clamps):
 
 
 def test_a_max_outside_a_min_is_the_same_clamp_where_lo_is_at_most_hi():
-    found, _ = clamped_index(expression("max(0, min(@idx + 1, W - 1))"), env())
+    found, _ = clamped_index(to_sympy(expression("max(0, min(@idx + 1, W - 1))"), env()),
+                             env())
     assert found.clamps[1] == Clamp(sympy.Integer(0), S["W"] - 1, max_outside=True)
 
 
@@ -70,7 +71,7 @@ def test_a_max_outside_a_min_is_the_same_clamp_where_lo_is_at_most_hi():
     ("min(max(@idx + dx, 0), W - 1) + min(max(@idx, 0), W - 1)", "two clamped coordinates"),
 ])
 def test_other_uses_of_min_and_max_are_not_clamps(text, why):
-    found, said = clamped_index(expression(text), env())
+    found, said = clamped_index(to_sympy(expression(text), env()), env())
     assert found is None and why in said, said
 
 

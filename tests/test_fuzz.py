@@ -148,6 +148,33 @@ def test_generator_writes_kernels_as_others_write_them():
         assert not missing, f"{dialect}: never generated: {missing}"
 
 
+_CLAMP = re.compile(r"min\(max\(|max\(min\(|max\(0, min\(|clamp\(|\bmax\(\w+ - \d, 0\)|"
+                    r"\bmin\(\w+ \+ \d, \w+ - 1\)")
+
+
+def test_generator_writes_clamped_stencils():
+    """Some cases clamp indices at the border as image filters do (min(max(...)), swapped,
+    OpenCL's clamp, one-sided, ternaries; inline or through an int local), some sum a clamped
+    neighbourhood, and the stencil pass stages one such neighbourhood, verified; the plain
+    generator (no taps stream) writes none."""
+    cases = [generate_case(11, i, [], ("global",)) for i in range(60)]
+    clamped = [c for c in cases if _CLAMP.search(c.source)]
+    assert len(clamped) >= 10
+    text = "".join(c.source for c in clamped)
+    for form in ("int tap", "min(max(", "max(min(", "max(0, min(", "clamp(", " ? "):
+        assert form in text, form
+    plain = "".join(KernelGenerator(random.Random(seed), "opencl").file() for seed in range(20))
+    assert not _CLAMP.search(plain) and "tap" not in plain
+    for case in clamped[:8]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+        staged = [r for r in outcome.remarks if "[stencil] applied" in r and "clamp(" in r]
+        if staged:
+            break
+    else:
+        raise AssertionError("no clamped neighbourhood staged among the first cases")
+
+
 def test_generated_writes_use_own_thread_ids():
     """Race freedom by construction: a written array's thread dimensions are indexed by the
     thread ids alone."""

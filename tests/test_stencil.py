@@ -287,3 +287,34 @@ def test_texture_memory_leaves_stencils_to_the_texture_cache():
     result = library("conv.cu", verify=False, options={"memory": "texture"})
     assert "stencil" not in result.kernels[0].passes
     assert any("texture" in m for m in stencil_remarks(result, "missed"))
+
+
+# a plane per blockIdx.z: the same for all threads of a block, so each block stages the window
+# of its own plane; reads of the neighbouring planes (one thread per element) stay global
+HEAT_3D = r"""
+#pragma naiveopt sizes(nx=45, ny=23, nz=5) block(16, 8)
+#pragma naiveopt array(u, nz, ny, nx) array(unew, nz, ny, nx)
+__global__ void heat(const float *u, float *unew, int nx, int ny, int nz)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = PLANE;
+    if (i < nx && j < ny && k > 0 && k < nz - 1) {
+        int c = (k * ny + j) * nx + i;
+        int w = (k * ny + j) * nx + max(i - 1, 0), e = (k * ny + j) * nx + min(i + 1, nx - 1);
+        unew[c] = u[w] + u[e] + u[c - nx * ny] + u[c + nx * ny] - 4.0f * u[c];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("arch,target", [("sm_90", "cuda"), ("gfx90a", "opencl")])
+def test_a_plane_per_block_z_stages_the_window_of_its_plane(arch, target):
+    result = run(HEAT_3D.replace("PLANE", "blockIdx.z"), arch=arch, target=target)
+    assert "stencil" in result.kernels[0].passes, "\n".join(map(str, result.remarks))
+    assert_verified(result)
+    (applied,) = stencil_remarks(result, "applied")
+    assert "u(idy + [blockIdx.z*ny, blockIdx.z*ny], clamp(idx + [-1, 1], 0, nx - 1))" in applied
+    code = " ".join(result.code.split())
+    assert "nx * ny]" in code                           # the other planes: global reads
+

@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy
-from pycparser import c_ast
-
-from ..ir.symbolic import IntMax, IntMin, SymbolEnv, Unresolved, decompose, recover_2d, to_sympy
+from ..ir.symbolic import IntMax, IntMin, SymbolEnv, Unresolved, decompose, recover_2d
 
 
 @dataclass(frozen=True)
@@ -43,15 +41,15 @@ class ClampedIndex:
     clamps: tuple[Clamp | None, Clamp | None]
 
 
-def clamped_index(subscript: c_ast.Node, env: SymbolEnv) -> tuple[ClampedIndex | None, str]:
-    """The subscript as a :class:`ClampedIndex`, or (None, why not; '' when it holds no
-    clamp). ``env`` must model clamps (``SymbolEnv.signed``)."""
-    index = to_sympy(subscript, env)
+def clamped_index(index: sympy.Expr, env: SymbolEnv) -> tuple[ClampedIndex | None, str]:
+    """An index (converted by an env that models clamps: ``SymbolEnv.signed``) as a
+    :class:`ClampedIndex`, or (None, why not; '' when it holds no clamp)."""
     atoms = _outermost(index)
     if not atoms:
         return None, ""
     marks = {a: sympy.Dummy(f"clamp{i}", integer=True) for i, a in enumerate(atoms)}
-    marked = sympy.expand(index.xreplace(marks))
+    written = index.xreplace(marks)
+    marked = sympy.expand(written)
     if marked.has(Unresolved):
         return None, "its index holds a clamp and values naiveopt cannot model"
     rows, cols = [], []
@@ -65,21 +63,23 @@ def clamped_index(subscript: c_ast.Node, env: SymbolEnv) -> tuple[ClampedIndex |
         (cols if coeff == 1 else rows).append((mark, coeff, parsed))
     if len(rows) > 1 or len(cols) > 1:
         return None, "two clamped coordinates on one axis"
-    rest = sympy.expand(marked - sum(c * m for m, c, _ in rows + cols))
+    # the rest as written (linear in the marks: zero them), so that a width such as N + 2
+    # stays a factor of its row for recover_2d
+    rest = written.xreplace({m: 0 for m in marks.values()})
     if rows:
         _, width, (row, row_clamp) = rows[0]
         d = decompose(width, env)
         if not d.resolved or d.predefined or d.loop or (width.is_number and width <= 0):
             return None, "a clamped row is scaled by a width that varies or is not positive"
         if cols:
-            if rest != 0:
+            if sympy.expand(rest) != 0:
                 return None, "an offset is added to a clamped column"
             column, column_clamp = cols[0][2]
         else:
             column, column_clamp = rest, None
         return ClampedIndex((row, column), width, (row_clamp, column_clamp)), ""
     column, column_clamp = cols[0][2]
-    if rest == 0:
+    if sympy.expand(rest) == 0:
         return ClampedIndex((sympy.Integer(0), column), sympy.Integer(0),
                             (None, column_clamp)), ""
     two_d = recover_2d(rest, env)

@@ -32,11 +32,13 @@ class Symbols:
     aliases: Mapping[str, c_ast.Node]
     signed: frozenset[str] | None = None    # None: min/max are not the built-ins
 
-    def env(self, clamps: bool = False) -> SymbolEnv:
+    def env(self, clamps: bool = False, planes: bool = False) -> SymbolEnv:
         """A fresh SymbolEnv; ``clamps``: one that reads integer min/max of signed
-        operands as IntMin/IntMax (ir/symbolic.py) instead of opaque values."""
+        operands as IntMin/IntMax (ir/symbolic.py) instead of opaque values; ``planes``: one
+        that reads blockIdx.z as a symbol, uniform in a block (SymbolEnv.planes)."""
         return SymbolEnv(set(self.uniforms), set(self.loops), dict(self.aliases),
-                         set(self.signed) if clamps and self.signed is not None else None)
+                         set(self.signed) if clamps and self.signed is not None else None,
+                         planes)
 
 
 #: A macro whose text may be unsigned (a ``u`` suffix, a cast, ``sizeof``).

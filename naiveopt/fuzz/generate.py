@@ -56,6 +56,9 @@ BLOCKS_2D = ((16, 16), (32, 8), (8, 8), (16, 4), (32, 4))
 #: Share of the generated indices of a dimension that are clamped taps
 #: (:meth:`KernelGenerator.clamped_tap`).
 TAP_SHARE = 0.12
+#: Share of kernels that also sum a clamped neighbourhood of a new input array
+#: (:meth:`KernelGenerator.clamped_stencil`).
+STENCIL_SHARE = 0.25
 #: Names for a file's arrays (I, J, K, L, M, N, O are taken by iterators and sizes).
 ARRAY_NAMES = "ABCDEFGHPQRSTUVW"
 
@@ -285,6 +288,8 @@ class KernelGenerator:
                         f"{self.float_literal('0.25f')};")
         out = self.owned_array(tvars, [])
         body += self.flushed([f"{self.access(out, tvars, [])} = {rng.choice(['acc', 'acc', 'acc + ' + self.expr(tvars, 1)])};"])
+        if self.taps is not None and self.taps.random() < STENCIL_SHARE and self.names_left():
+            body[-1:-1] = self.flushed(self.clamped_stencil(tvars))
         kernel.body = body
         kernel.c89 = self.c89
         return kernel
@@ -471,14 +476,43 @@ class KernelGenerator:
         ``clamp``, one-sided or as a ternary where the other side cannot be crossed), inline
         or through a local declared before the statement (``int tap1 = ...;``)."""
         t = self.taps
-        size = dim.size
         others = [w.name for w in scope if w.name != v]
-        d = 0
         if others and t.random() < 0.3:
-            arg = f"{v} {t.choice('+-')} {t.choice(others)}"
-        else:
-            d = t.randint(-2, 2)
-            arg = v if d == 0 else f"{v} {'+' if d > 0 else '-'} {abs(d)}"
+            return self.clamped(v, f"{v} {t.choice('+-')} {t.choice(others)}", 0, dim.size)
+        d = t.randint(-2, 2)
+        return self.clamped(v, v if d == 0 else f"{v} {'+' if d > 0 else '-'} {abs(d)}", d,
+                            dim.size)
+
+    def clamped_stencil(self, tvars: list[Var]) -> list[str]:
+        """``acc += `` a few taps of a new input array shaped as the thread space, around the
+        thread's own element, each coordinate clamped at the border (or, at offset 0, now and
+        then not): an image filter's neighbourhood, which the stencil pass stages. Drawn from
+        the taps stream alone (the array too), so the kernel's other draws stay as they were."""
+        t = self.taps
+        axes = list(reversed(tvars))                  # row (j) first, then column (i)
+        dims = [Dim(v.size) for v in axes]
+        array = Array(ARRAY_NAMES[len(self.arrays)], dims, const=t.random() < 0.5)
+        self.arrays[array.name] = array
+        self.kernel_arrays.append(array)
+        taps = []
+        for _ in range(t.randint(2, 5)):
+            parts = []
+            for v, dim in zip(axes, dims):
+                d = t.randint(-2, 2)
+                arg = v.name if d == 0 else f"{v.name} {'+' if d > 0 else '-'} {abs(d)}"
+                parts.append(arg if d == 0 and t.random() < 0.5 else
+                             self.clamped(v.name, arg, d, dim.size))
+            flat = parts[-1]
+            if len(parts) == 2:
+                row = f"({parts[0]})" if " " in parts[0] else parts[0]
+                flat = f"{row} * {dims[1].extent()} + {parts[1]}"
+            taps.append(f"{array.name}[{flat}]")
+        return [f"acc += {' + '.join(taps)};"]
+
+    def clamped(self, v: str, arg: str, d: int, size: str) -> str:
+        """``arg`` (``v`` plus ``d``, or plus another variable where ``d`` is 0) clamped into
+        [0, size) in one of the forms of :meth:`clamped_tap`."""
+        t = self.taps
         forms = [f"min(max({arg}, 0), {size} - 1)", f"max(min({arg}, {size} - 1), 0)",
                  f"max(0, min({size} - 1, {arg}))"]
         if self.dialect == "opencl":

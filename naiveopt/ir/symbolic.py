@@ -20,6 +20,9 @@ from .nodes import PredefId
 
 #: Thread ids that vary between threads of a block / between blocks.
 THREAD_VARYING = {"idx", "idy", "tidx", "tidy", "bidx", "bidy"}
+#: The symbol of ``blockIdx.z`` for an env that models planes (SymbolEnv.planes); its name is
+#: the C text, so that code built from an expression holding it reads the plane.
+BLOCK_Z = "blockIdx.z"
 
 
 class Unresolved(sympy.Function):
@@ -64,19 +67,24 @@ class SymbolEnv:
 
     ``signed``, when given, names the identifiers of signed integer type: then ``min`` and
     ``max`` of operands computed in signed arithmetic become IntMin/IntMax (in
-    unsigned arithmetic ``max(x - 1, 0)`` is not a clamp: ``x - 1`` wraps at 0)."""
+    unsigned arithmetic ``max(x - 1, 0)`` is not a clamp: ``x - 1`` wraps at 0).
+
+    ``planes``: ``blockIdx.z`` (a 3-D grid's plane, the same for the threads of a block) is the
+    uniform symbol :data:`BLOCK_Z` instead of an opaque value, for a pass that reasons about
+    one block at a time (the stencil's windows); between blocks it differs."""
 
     def __init__(self, uniforms: set[str], loops: set[str], aliases: dict[str, c_ast.Node],
-                 signed: set[str] | None = None):
+                 signed: set[str] | None = None, planes: bool = False):
         self.uniforms = uniforms
         self.loops = loops
         self.aliases = aliases
         self.signed = signed
+        self.planes = planes
         self._counter = 0
 
     def scoped(self, loops: set[str]) -> "SymbolEnv":
         """The same symbols with only ``loops`` (the enclosing loops) as loop iterators."""
-        env = SymbolEnv(self.uniforms, loops, self.aliases, self.signed)
+        env = SymbolEnv(self.uniforms, loops, self.aliases, self.signed, self.planes)
         env._counter = self._counter
         return env
 
@@ -128,6 +136,10 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
                 return CDiv(left, right)
         return env.fresh_unresolved(
             {"/": "div", "%": "mod"}.get(node.op, "op"))
+    if env.planes and isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) \
+            and node.name.name == "blockIdx" and node.type == "." and \
+            isinstance(node.field, c_ast.ID) and node.field.name == "z":
+        return sympy.Symbol(BLOCK_Z, integer=True)
     if env.signed is not None and isinstance(node, (c_ast.FuncCall, c_ast.TernaryOp)):
         found = _min_max(node, env, depth)
         if found is not None:

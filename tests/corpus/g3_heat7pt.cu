@@ -1,7 +1,6 @@
 // 3-D grid: one Jacobi step of the 7-point heat stencil, a plane per blockIdx.z, interior only.
 // EXPECT-PASSES: stencil
 // EXPECT: verified
-// XFAIL: stencil: no read-only global array is read around each thread's own element or by all threads alike in loops
 #pragma naiveopt sizes(nx=35, ny=21, nz=6) block(16, 8)
 #pragma naiveopt array(u, nz, ny, nx) array(unew, nz, ny, nx)
 __global__ void heat7(const float *u, float *unew, int nx, int ny, int nz)

@@ -45,6 +45,16 @@ step +-1): the threads' ids and the offsets then reach every row and column of t
 window, so the naive kernel reads its corners. Unconditional reads of the same array must be
 provably inside the fence for every active thread (the centre pixel ``A[y][x]`` with
 ``0 <= y < H``).
+
+A read may instead clamp its row or column at the border (``min(max(x + dx, 0), W - 1)``,
+one-sided, swapped, OpenCL's ``clamp``, Sobel's ``x > 0 ? x - 1 : 0``; analysis/clamps.py).
+It is staged at its unclamped offsets, and the window is loaded through the same clamp: see
+:func:`_clamped` for why every read then finds what it reads in the naive kernel and every
+load stays inside the array.
+
+A 3-D grid's plane index ``blockIdx.z`` is the same for all threads of a block: a block stages
+the window of its own plane (the rows ``blockIdx.z * ny + idy + ...`` of the array seen as
+``nz*ny x nx``), and a read of another plane is a window of its own (:func:`_plane`).
 """
 from __future__ import annotations
 
@@ -61,7 +71,7 @@ from ...analysis.shape import ShapeAnalysis, is_pure
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, MemoryExpression, PredefId
 from ...ir.rewrite import walk
-from ...ir.symbolic import SymbolEnv, decompose, to_sympy
+from ...ir.symbolic import BLOCK_Z, SymbolEnv, Unresolved, decompose, recover_2d, to_sympy
 from ...launch import default_block, uses_y
 from ...targets import Target, get_target
 from ..manager import OptimizationPass, PassContext, adopt
@@ -92,8 +102,8 @@ class Stencil(OptimizationPass):
                 ctx.remark("missed", self.name, proc, f"the guard is not a box of thread-id "
                            f"bounds: {why}")
                 return PreservedAnalyses.all()
-        windows, loops = self._windows(proc, ctx, env, symbols.env(clamps=True), shape.body,
-                                       box)
+        windows, loops = self._windows(proc, ctx, env, symbols.env(clamps=True, planes=True),
+                                       shape.body, box)
         if not windows:
             ctx.remark("missed", self.name, proc, "no read-only global array is read around "
                        "each thread's own element or by all threads alike in loops")
@@ -137,7 +147,7 @@ class Stencil(OptimizationPass):
         return ""
 
     def _windows(self, proc: GProcedure, ctx: PassContext, env: SymbolEnv,
-                 clamp_env: SymbolEnv, body: list[c_ast.Node], box: Box | None
+                 window_env: SymbolEnv, body: list[c_ast.Node], box: Box | None
                  ) -> tuple[list[Window], list[tuple[sympy.Expr, sympy.Expr]]]:
         written = {m.array for m in proc.memory_expressions if m.is_write}
         parents = {id(n): p for st in body for n, p in walk(st)}
@@ -150,7 +160,7 @@ class Stencil(OptimizationPass):
             param = proc.param(m.array)
             if m.array in written or param is None or param.base_type not in SCALARS:
                 continue
-            read, key, why = _read(proc, m, i, env, clamp_env, parents, loops)
+            read, key, why = _read(proc, m, i, env, window_env, parents, loops)
             if read is None:
                 if why:
                     ctx.remark("analysis", self.name, proc, f"{m.describe()}: not staged: "
@@ -202,7 +212,7 @@ class Stencil(OptimizationPass):
 
 
 def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
-          clamp_env: SymbolEnv, parents: dict[int, c_ast.Node], loops: dict
+          window_env: SymbolEnv, parents: dict[int, c_ast.Node], loops: dict
           ) -> tuple[Read | None, tuple, str]:
     """The staged form of a read, its window key, or (None, (), why not). A read whose row
     or column is clamped (analysis/clamps.py) is staged at its unclamped offsets, with its
@@ -213,11 +223,16 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
     else:
         forms, width = (sympy.Integer(0), m.index), sympy.Integer(0)
     if not m.decomposition.resolved and isinstance(m.node, c_ast.ArrayRef):
-        clamped, why = clamped_index(m.node.subscript, clamp_env)
+        flat = to_sympy(m.node.subscript, window_env.scoped(set(m.loops)))
+        clamped, why = clamped_index(flat, window_env)
         if why:
             return None, (), why
         if clamped is not None:
             forms, width, clamps = clamped.forms, clamped.width, clamped.clamps
+        elif not flat.has(Unresolved):          # a 3-D grid's plane (blockIdx.z)
+            two_d = recover_2d(flat, window_env)
+            forms, width = two_d if two_d is not None else (
+                (sympy.Integer(0), flat), sympy.Integer(0))
     follows, offsets = [], []
     for axis, expr in zip(AXES, forms):
         d = decompose(expr, env)
@@ -278,8 +293,19 @@ def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,
             lo_sum, hi_sum = lo_sum + (a if c > 0 else b), hi_sum + (b if c > 0 else a)
         low.append(sympy.expand(lo_sum))
         high.append(sympy.expand(hi_sum))
-    key = (m.array, width, tuple(follows))
+    # a read of another plane of a 3-D grid (its offset holds blockIdx.z and more than a
+    # number besides the block's own plane) is a window of its own
+    key = (m.array, width, tuple(follows), tuple(_plane(o, env) for o in offsets))
     return Read(index, tuple(offsets), tuple(low), tuple(high), fence, clamps), key, ""
+
+
+def _plane(offset: sympy.Expr, env: SymbolEnv) -> sympy.Expr:
+    """The symbolic part of an offset's constant term where it holds blockIdx.z (the plane's
+    base, e.g. ``ny*blockIdx.z - ny``); 0 for an offset without it (every 2-D stencil)."""
+    if not offset.has(sympy.Symbol(BLOCK_Z, integer=True)):
+        return sympy.Integer(0)
+    constant = decompose(offset, env).constant
+    return sympy.expand(constant - constant.as_coeff_Add()[0])
 
 
 def _conditions(node: c_ast.Node, parents: dict[int, c_ast.Node]

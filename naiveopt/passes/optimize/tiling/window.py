@@ -171,16 +171,22 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
     node_of = {id(original.memory_expressions[r.index].node): (w, n, r)
                for w, n in zip(plan.windows, names) for r in w.reads}
     prologue_all, staged_all, plain_all = [], [], []
+    # the guard's conditions without threads, as the first copy names its locals (``k`` of
+    # ``int k = blockIdx.z; if (... && k < nz - 1)``): the loads run where they hold
+    uniform = list(plan.box.uniform) if plan.box is not None else []
     for m_y, m_x in copies.each:
         memo: dict = {}
         body = copy.deepcopy(shape.body, memo)
         reads = {id(memo[k]): _window_read(w, n, r, copies, m_x, m_y)
                  for k, (w, n, r) in node_of.items() if k in memo}
         staged = [map_nodes(st, lambda nd: reads.get(id(nd), nd)) for st in body]
-        pieces = [copy.deepcopy(shape.prologue), staged, copy.deepcopy(shape.body)]
+        pieces = [copy.deepcopy(shape.prologue), staged, copy.deepcopy(shape.body),
+                  copy.deepcopy(uniform)]
         pieces, active, flag = copies.instantiate(original, m_y, m_x, pieces, shape.guard,
                                                   taken)
-        prologue, staged, plain = pieces
+        prologue, staged, plain, conds = pieces
+        if (m_y, m_x) == copies.each[0]:
+            uniform = conds
         prologue_all += prologue + flag
         if active:
             staged, plain = when_active(active, staged), when_active(active, plain)
@@ -188,7 +194,7 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
         plain_all += plain
 
     loads = [st for w, n in zip(plan.windows, names) for st in _load(w, n, plan, target, taken)]
-    nonempty = _nonempty(plan)
+    nonempty = _nonempty(plan, uniform)
     if nonempty is not None:
         loads = [c_ast.If(nonempty, c_ast.Compound(loads), None)]
     staged_code = loads + statements("__syncthreads();") + staged_all
@@ -320,9 +326,10 @@ def _c(expr: sympy.Expr) -> str:
     return sympy_text(expr, expand=False)
 
 
-def _nonempty(plan: WindowPlan) -> c_ast.Node | None:
+def _nonempty(plan: WindowPlan, uniform: list[c_ast.Node]) -> c_ast.Node | None:
     """When any thread reads the windows: every loop around a staged read iterates, and the
-    guard's box holds a thread (None: always)."""
+    guard's box holds a thread, its conditions without threads (``uniform``, as the code
+    names their locals) hold too (None: always)."""
     conds = [f"({_c(lo)}) < ({_c(hi)})" for lo, hi in plan.loops
              if not sympy.expand(hi - lo).is_positive]
     box = plan.box
@@ -332,11 +339,10 @@ def _nonempty(plan: WindowPlan) -> c_ast.Node | None:
             if not sympy.expand(hi - lo).is_positive:
                 conds.append(f"({_c(lo)}) < ({_c(hi)})")
     text = " && ".join(dict.fromkeys(conds))
-    extra = list(box.uniform) if box is not None else []
-    if not conds and not extra:
+    if not conds and not uniform:
         return None
     node = statements(f"__naiveopt_x = {text or '1'};")[0].rvalue
-    for u in extra:
+    for u in uniform:
         node = c_ast.BinaryOp("&&", node, copy.deepcopy(u))
     return node
 

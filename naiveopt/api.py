@@ -21,6 +21,7 @@ from .passes.manager import InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
+from .verify.infer import file_spec, infer_kernels
 from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas, with_file_data, with_kernel_facts)
 
@@ -155,11 +156,15 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     options = pipeline_options(options)
     optimizations = optimization_passes(options) if opt else []
     ctx = PassContext(module, target, arch, options)
-    run_passes(front_passes(options) + optimizations, ctx, dump_ir)
+    run_passes(front_passes(options), ctx, dump_ir)
+    # what the naive kernels imply for verification, read before the passes change them
+    inference = None if metadata_spec else infer_kernels(module, spec_from_pragmas(module),
+                                                         unit.fixed)
+    run_passes(optimizations, ctx, dump_ir)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
-    spec = metadata_spec or spec_from_pragmas(module)
+    spec = metadata_spec or file_spec(inference, module)
     geometries = {p.name: _geometry(p, spec) for p in module.procedures}
     return Compiled(module, analysed, completed, ctx, spec, geometries, target, unit)
 
@@ -265,7 +270,9 @@ def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:
 def _textures(proc, c: Compiled) -> list[dict]:
     """The sidecar entries of a kernel's texture parameters (element counts from metadata)."""
     kspec = c.spec.kernels.get(proc.name) if c.spec else None
-    shapes = {a.name: " * ".join(a.shape) for a in kspec.args if a.shape} if kspec else {}
+    # an inferred extent (verify/extents.py) has no expression a host could evaluate
+    shapes = {a.name: " * ".join(a.shape) for a in kspec.args
+              if a.shape and all(isinstance(d, str) for d in a.shape)} if kspec else {}
     return [texture_json(t, c.target, shapes.get(t.array)) for t in host_texture_params(proc)]
 
 

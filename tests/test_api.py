@@ -9,11 +9,11 @@ from naiveopt.passes.options import PipelineOptions
 from naiveopt.passes.pipeline import front_passes
 
 NO_SIZES = """\
-__global__ void twice(const float *A, float *B, int n)
+__global__ void twice(const float *A, float *B, const float *C, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        B[i] = 2.0f * A[i];
+        B[i] = 2.0f * A[(int)C[i]];
 }
 """
 
@@ -22,7 +22,7 @@ def test_unverified_kernel_says_why():
     result = naiveopt.optimize(NO_SIZES, filename="twice.cu", opt=False)
     (k,) = result.kernels
     assert k.verified is False and result.verified is False and not result.failed
-    assert k.unverified.startswith("problem sizes unknown")
+    assert k.unverified.startswith("array shape unknown")
     assert result.unverified == {"twice": k.unverified}
     assert result.unverified_messages() == [
         f"twice.cu: twice: warning: written unverified: {k.unverified}"]
@@ -36,7 +36,7 @@ def test_verify_false_is_unverified():
 
 
 def test_require_verified_raises():
-    with pytest.raises(NaiveoptError, match="kernel 'twice' not verified: problem sizes"):
+    with pytest.raises(NaiveoptError, match="kernel 'twice' not verified: array shape unknown"):
         naiveopt.optimize(NO_SIZES, filename="twice.cu", opt=False, require_verified=True)
 
 

@@ -39,11 +39,11 @@ __global__ void twice(const float *A, float *B)
 """
 
 USER_NO_SIZES = """\
-__global__ void twice(const float *A, float *B, int n)
+__global__ void twice(const float *A, float *B, const float *C, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        B[i] = 2.0f * A[i];
+        B[i] = 2.0f * A[(int)C[i]];
 }
 """
 
@@ -454,7 +454,7 @@ def test_unknown_sizes_are_written_unverified_saying_so(tmp_path, target):
     assert entry["verified"] is False
     (k,) = entry["kernels"]
     assert k["verification"]["status"] == "skipped"
-    assert k["verified"] is False and k["unverified"].startswith("problem sizes unknown")
+    assert k["verified"] is False and k["unverified"].startswith("array shape unknown")
     warnings = [m.groups() for m in map(UNVERIFIED.match, done.stderr.splitlines()) if m]
     assert warnings == [(src, "twice", k["unverified"])], done.stderr
     assert "verification skipped" not in done.stderr
@@ -490,7 +490,7 @@ def test_require_verified_makes_unverified_an_error(tmp_path):
     out = tmp_path / "twice_opt.cu"
     done = run_cli(src, "--no-opt", "-o", out, "--require-verified")
     assert_clean_error(done)
-    assert re.match(rf"^{re.escape(src)}: twice: error: not verified: problem sizes unknown",
+    assert re.match(rf"^{re.escape(src)}: twice: error: not verified: array shape unknown",
                     done.stderr), done.stderr
     assert not out.exists() and not os.path.exists(str(out) + ".json")
     verified = run_cli(MV_CU, "-o", tmp_path / "mv.cu", "--require-verified")
@@ -508,7 +508,7 @@ def test_require_verified_in_a_batch_fails_only_that_file(tmp_path):
     done = run_cli(src, "-o", out, "--require-verified", "--no-opt", "-j", "1")
     assert done.returncode == 1, done.stderr
     assert sorted(os.listdir(out)) == ["mv.cu", "mv.cu.json"]
-    assert re.search(r"twice.cu: twice: error: not verified: problem sizes unknown",
+    assert re.search(r"twice.cu: twice: error: not verified: array shape unknown",
                      done.stderr), done.stderr
     assert re.search(r"twice.cu .*\| ERROR: ", done.stdout), done.stdout     # the table
     assert "1/1 kernels verified, 1 file(s) failed" in done.stdout
@@ -523,7 +523,7 @@ def test_table_shows_unverified_kernels(tmp_path):
     done = run_cli(src, "-o", tmp_path / "out", "--no-opt", "-j", "1")
     assert done.returncode == 0, done.stderr
     row = next(ln for ln in done.stdout.splitlines() if "twice" in ln)
-    assert "unverified: problem sizes unknown" in row
+    assert "unverified: array shape unknown" in row
     assert "1/2 kernels verified, 1 written unverified, 0 file(s) failed" in done.stdout
     assert re.search(r"twice.cu -> \S+: unverified$", done.stderr, re.M), done.stderr
 

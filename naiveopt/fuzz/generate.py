@@ -60,7 +60,7 @@ TAP_SHARE = 0.12
 #: (:meth:`KernelGenerator.clamped_stencil`).
 STENCIL_SHARE = 0.25
 #: Names for a file's arrays (I, J, K, L, M, N, O are taken by iterators and sizes).
-ARRAY_NAMES = "ABCDEFGHPQRSTUVW"
+ARRAY_NAMES = "ABCDEFGHPQRSTUVWXY"
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,24 @@ class CDiv(sympy.Function):
         return f"(({printer._print(self.args[0])}) / ({printer._print(self.args[1])}))"
 
 
+#: The z built-ins as symbols (SymbolEnv.z_ids), named like the IR's x and y ids.
+Z_IDS = {"threadIdx": "tidz", "blockIdx": "bidz", "blockDim": "blockDimZ", "gridDim": "gridDimZ"}
+
+
+class CMod(sympy.Function):
+    """C's integer remainder (``idx % T``), read only by an env with ``divisions``: the
+    analysis that bounds indices over a domain of numbers (verify/extents.py)."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            r = abs(int(a)) % abs(int(b))
+            return sympy.Integer(-r if int(a) < 0 else r)
+        return None
+
+
 class SymbolEnv:
     """Maps identifiers to sympy symbols with a role each: predefined, loop, uniform, alias.
 
@@ -71,20 +89,33 @@ class SymbolEnv:
 
     ``planes``: ``blockIdx.z`` (a 3-D grid's plane, the same for the threads of a block) is the
     uniform symbol :data:`BLOCK_Z` instead of an opaque value, for a pass that reasons about
-    one block at a time (the stencil's windows); between blocks it differs."""
+    one block at a time (the stencil's windows); between blocks it differs.
+
+    ``z_ids``: every z built-in (``threadIdx.z``, ``blockIdx.z``, ``blockDim.z``,
+    ``gridDim.z``) is a symbol of :data:`Z_IDS` instead of an opaque value, for an analysis
+    that bounds them (verify/extents.py); the passes, which transform x and y only, keep them
+    opaque.
+
+    ``divisions``: ``a / b`` and ``a % b`` of any integer operands are :class:`CDiv` and
+    :class:`CMod` (a flattened id split into row and column, ``idx / T``, ``idx % T``); the
+    passes, whose algebra needs uniform quotients, keep them opaque."""
 
     def __init__(self, uniforms: set[str], loops: set[str], aliases: dict[str, c_ast.Node],
-                 signed: set[str] | None = None, planes: bool = False):
+                 signed: set[str] | None = None, planes: bool = False, z_ids: bool = False,
+                 divisions: bool = False):
         self.uniforms = uniforms
         self.loops = loops
         self.aliases = aliases
         self.signed = signed
         self.planes = planes
+        self.z_ids = z_ids
+        self.divisions = divisions
         self._counter = 0
 
     def scoped(self, loops: set[str]) -> "SymbolEnv":
         """The same symbols with only ``loops`` (the enclosing loops) as loop iterators."""
-        env = SymbolEnv(self.uniforms, loops, self.aliases, self.signed, self.planes)
+        env = SymbolEnv(self.uniforms, loops, self.aliases, self.signed, self.planes,
+                        self.z_ids, self.divisions)
         env._counter = self._counter
         return env
 
@@ -132,10 +163,19 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
         if node.op == "/":
             left = to_sympy(node.left, env, depth + 1)
             right = to_sympy(node.right, env, depth + 1)
-            if _uniform(left, env) and _uniform(right, env) and right != 0:
+            if _uniform(left, env) and _uniform(right, env) and right != 0 or \
+                    env.divisions and right != 0:
                 return CDiv(left, right)
+        if node.op == "%" and env.divisions:
+            right = to_sympy(node.right, env, depth + 1)
+            if right != 0:
+                return CMod(to_sympy(node.left, env, depth + 1), right)
         return env.fresh_unresolved(
             {"/": "div", "%": "mod"}.get(node.op, "op"))
+    if env.z_ids and isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) \
+            and node.type == "." and isinstance(node.field, c_ast.ID) and \
+            node.field.name == "z" and node.name.name in Z_IDS:
+        return sympy.Symbol(Z_IDS[node.name.name], integer=True)
     if env.planes and isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) \
             and node.name.name == "blockIdx" and node.type == "." and \
             isinstance(node.field, c_ast.ID) and node.field.name == "z":

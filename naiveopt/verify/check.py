@@ -105,6 +105,10 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
         return Verification("skipped", "problem sizes unknown: give metadata, -D NAME=VALUE "
                             "or '#pragma naiveopt sizes(...)'")
     missing = [a.name for a in kernel.args if a.role in ("in", "out", "inout") and not a.shape]
+    unknown = [d.why for a in kernel.args for d in a.shape if getattr(d, "why", "")]
+    if unknown:               # an inferred extent that cannot be computed (verify/extents.py)
+        return Verification("skipped", f"array shape unknown: {unknown[0]}: add '#pragma "
+                            "naiveopt array(NAME, dims...)'")
     if missing:
         return Verification("skipped", "shape of " + ", ".join(missing) + " unknown: add "
                             "'#pragma naiveopt array(NAME, dims...)'")

@@ -19,6 +19,8 @@ def evaluate(text: str | int | float, names: dict[str, int | float]) -> int | fl
     """Evaluate an arithmetic expression over ``names``; raise ValueError if it is not one."""
     if isinstance(text, (int, float)):
         return text
+    if callable(text):          # a dimension computed from the sizes (verify/extents.Extent)
+        return text(names)
     if any(keyword.iskeyword(k) for k in names) or re.search(r"[A-Za-z]", str(text)):
         # C names that are Python keywords (a size parameter named 'class' or 'global')
         names = {_unkeyword(k): v for k, v in names.items()}

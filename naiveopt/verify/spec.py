@@ -50,6 +50,9 @@ class KernelSpec:
     # and those whose needed range could not be determined (name -> why)
     indices: dict[str, "IndexFill"] = field(default_factory=dict)
     unresolved_indices: dict[str, str] = field(default_factory=dict)
+    # where each fact came from ("threads", "shape A", "value alpha" -> inferred | pragma |
+    # guard | grid-stride | metadata): verify/infer.py
+    provenance: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,6 +63,7 @@ class FileSpec:
     sizes: dict[str, dict[str, int]]         # size set name -> sizes
     kernels: dict[str, KernelSpec]
     description: str = ""
+    provenance: dict[str, str] = field(default_factory=dict)    # "sizes" -> its source
 
 
 def metadata_path(kernel_path: str) -> str:
@@ -200,7 +204,7 @@ def size_sets(spec: FileSpec, defines: dict[str, str]) -> dict[str, dict[str, in
         base = spec.sizes.get("test") or next(iter(spec.sizes.values()), {})
         return {"cli": {**base, **overrides}}
     return {k: v for k, v in spec.sizes.items() if k in ("test", "odd") or
-            re.fullmatch(r"pragma\d*", k)}
+            re.fullmatch(r"pragma\d*|inferred(-odd)?", k)}
 
 
 def with_file_data(kernel: KernelSpec, module: GModule, spec: FileSpec,

@@ -1,0 +1,365 @@
+"""How many elements of each array a naive kernel touches: the exact maximum flat index + 1.
+
+Verification must allocate every array the naive kernel reads or writes, and no more than it
+touches (canary zones then catch an output that writes beyond). Without metadata or pragmas
+that extent comes from the kernel itself: each access's flat index is an affine function of
+the thread ids and loop iterators, over the domain that the launch, the enclosing loops and
+the enclosing conditions (bounds guards, early returns, zero-padding tests) describe. With the
+problem sizes fixed to numbers that domain is a Presburger set and islpy maximizes the index
+over it exactly: triangular loops (``k <= i``), strided loops, reversed loops and padded
+layouts included. Products of a size and an iterator (``i * N``) are only affine once N is a
+number, so an :class:`Extent` is computed per size set (and cached), not once symbolically.
+
+What cannot be modelled gives a reason instead of a guess: an index read from data
+(``A[idx[i]]``), a loop without a bound, a non-affine index. A condition naiveopt cannot read is
+dropped, which only enlarges the domain (the extent stays safe, if less tight).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+from pycparser import c_ast
+
+from ..ir import GLoop, GProcedure, MemoryExpression
+from ..ir.cgen import to_c
+from ..ir.rewrite import walk
+from ..ir.symbolic import CDiv, CMod, IntMax, IntMin, SymbolEnv, Unresolved, to_sympy
+from ..launch import LaunchGeometry
+
+#: The thread-id symbols of the IR and of a 3-D grid (ir/symbolic.py: z ids read as these
+#: under ``SymbolEnv.z_ids``), as block id * block size + thread id per axis.
+_AXES = {"x": ("idx", "tidx", "bidx", "blockDimX", "gridDimX"),
+         "y": ("idy", "tidy", "bidy", "blockDimY", "gridDimY"),
+         "z": ("idz", "tidz", "bidz", "blockDimZ", "gridDimZ")}
+
+
+class NoExtent(ValueError):
+    """The extent of an array cannot be computed; the message says why."""
+
+
+@dataclass
+class Access:
+    """One access with what bounds it: its index, the loops around it (outer first) and the
+    conditions that hold where it runs (sympy relations; unreadable ones left out)."""
+
+    index: sympy.Expr
+    loops: list[tuple[str, sympy.Expr, sympy.Expr, int | None]]   # it, lower, upper (excl.), step
+    conditions: list[sympy.Basic]
+    why: str = ""                  # why this access cannot be bounded ('' when it can)
+
+
+@dataclass
+class Extent:
+    """The element count of one array as a function of the problem sizes: call it with a
+    size set (verify/expr.evaluate does) to get the exact maximum flat index + 1 at those
+    sizes under the naive launch ``geometry``."""
+
+    array: str
+    accesses: list[Access]
+    geometry: LaunchGeometry
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __call__(self, sizes: dict[str, int]) -> int:
+        key = tuple(sorted(sizes.items()))
+        if key not in self._cache:
+            self._cache[key] = self._compute(sizes)
+        value = self._cache[key]
+        if isinstance(value, NoExtent):
+            raise value
+        return value
+
+    def __str__(self) -> str:
+        return f"inferred({self.array})"
+
+    @property
+    def why(self) -> str:
+        """Why the extent cannot be computed at any size ('' when it can)."""
+        return next((a.why for a in self.accesses if a.why), "")
+
+    def _compute(self, sizes: dict[str, int]) -> int | NoExtent:
+        try:
+            return max([1] + [_max_index(a, sizes, self.geometry) + 1 for a in self.accesses
+                              if a.why == "" or _raise(a.why)])
+        except NoExtent as exc:
+            return NoExtent(f"the extent of {self.array} cannot be inferred: {exc}")
+
+
+def _raise(why: str) -> bool:
+    raise NoExtent(why)
+
+
+def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
+            arrays: list[str]) -> dict[str, Extent]:
+    """The :class:`Extent` of each of ``arrays`` (global arrays of ``proc``) from the kernel's
+    memory expressions; ``env`` reads every loop iterator (canonical or not) as a loop symbol
+    and z ids as symbols."""
+    context = _contexts(proc, env)
+    out = {name: Extent(name, [], geometry) for name in arrays}
+    for m in proc.memory_expressions:
+        if m.array in out and m.space == "global":
+            out[m.array].accesses.append(_access(m, context.get(id(m.node)), env))
+    for name, why in _escapes(proc, set(arrays)).items():
+        out[name].accesses.append(Access(sympy.Integer(0), [], [], why))
+    return out
+
+
+def _escapes(proc: GProcedure, arrays: set[str]) -> dict[str, str]:
+    """The arrays the kernel uses other than by indexing them (passed to a helper function,
+    copied into a pointer): their accesses are not all in its memory expressions, so no
+    extent computed from those would be safe."""
+    out = {}
+    for node, parent in walk(proc.body):
+        if isinstance(node, c_ast.ID) and node.name in arrays and node.name not in out and \
+                not (isinstance(parent, c_ast.ArrayRef) and parent.name is node):
+            if isinstance(parent, c_ast.ExprList):
+                call = next((n for n, _ in walk(proc.body) if isinstance(n, c_ast.FuncCall)
+                             and n.args is parent), None)
+                what = f"passed to {to_c(call.name)}()" if call is not None else "passed on"
+            else:
+                what = f"used in '{to_c(parent)}'" if parent is not None else "used"
+            out[node.name] = f"{node.name} is {what}, not only indexed"
+    return out
+
+
+def _access(m: MemoryExpression, context, env: SymbolEnv) -> Access:
+    if context is None:
+        return Access(sympy.Integer(0), [], [], f"the access {to_c(m.node)} was not found")
+    loops, conditions = context
+    node = m.node
+    if isinstance(node, c_ast.ArrayRef) and not isinstance(node.name, c_ast.ArrayRef):
+        index = to_sympy(node.subscript, env)
+    else:
+        index = m.index
+    index = index * m.vector_width + (m.vector_width - 1) if m.vector_width > 1 else index
+    why = _unresolved(index, f"the index of {to_c(m.node)}")
+    bounded = []
+    for lp in loops:
+        if lp.lower is None or lp.upper is None:
+            why = why or f"the loop over {lp.iterator or '?'} has no bound naiveopt can read " \
+                f"({lp.why_not_canonical or 'no iterator'})"
+            continue
+        lower, upper = to_sympy(lp.lower, env), to_sympy(lp.upper, env)
+        why = why or _unresolved(lower, f"the lower bound of the loop over {lp.iterator}") or \
+            _unresolved(upper, f"the bound of the loop over {lp.iterator}")
+        bounded.append((lp.iterator, lower, upper, lp.step))
+    readable = [c for c in conditions if c is not None and not _opaque(c)]
+    return Access(index, bounded, readable, why)
+
+
+def _opaque(expr) -> set:
+    """The opaque values of ``expr`` (clamps are not: isl reads min and max)."""
+    return {u for u in expr.atoms(Unresolved) if not isinstance(u, (IntMin, IntMax))}
+
+
+def _unresolved(expr: sympy.Expr, what: str) -> str:
+    opaque = _opaque(expr)
+    if not opaque:
+        return ""
+    parts = sorted({_KINDS.get(name, name) for name in
+                    (str(u.args[0]).split("_", 1)[-1] for u in opaque)})
+    return f"{what} depends on {', '.join(parts)}"
+
+
+#: How an opaque value (ir/symbolic.Unresolved) came about, as a reason says it.
+_KINDS = {"ArrayRef": "a value read from an array (data-dependent)",
+          "FuncCall": "a function call", "div": "a division", "mod": "a remainder",
+          "float": "a float", "Cast": "a cast", "op": "an operator naiveopt does not model",
+          "TernaryOp": "a conditional expression", "StructRef": "a field or built-in"}
+
+
+# ------------------------------------------------------------------ loops and conditions
+def _contexts(proc: GProcedure, env: SymbolEnv) -> dict[int, tuple[list[GLoop], list]]:
+    """For each array access node: the loops around it and the conditions that hold there."""
+    loop_of = {id(lp.node): lp for lp in proc.loops}
+    out: dict[int, tuple[list[GLoop], list]] = {}
+    _visit(proc.body, [], [], loop_of, env, out)
+    return out
+
+
+def _visit(node, loops, conds, loop_of, env, out) -> None:
+    if node is None:
+        return
+    if isinstance(node, c_ast.ArrayRef):
+        out[id(node)] = (list(loops), list(conds))
+    if isinstance(node, c_ast.If):
+        _visit(node.cond, loops, conds, loop_of, env, out)
+        _visit(node.iftrue, loops, conds + [condition(node.cond, env)], loop_of, env, out)
+        _visit(node.iffalse, loops, conds + [condition(node.cond, env, negate=True)],
+               loop_of, env, out)
+        return
+    if isinstance(node, c_ast.TernaryOp):
+        _visit(node.cond, loops, conds, loop_of, env, out)
+        _visit(node.iftrue, loops, conds + [condition(node.cond, env)], loop_of, env, out)
+        _visit(node.iffalse, loops, conds + [condition(node.cond, env, negate=True)],
+               loop_of, env, out)
+        return
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+        _visit(node.left, loops, conds, loop_of, env, out)
+        _visit(node.right, loops, conds + [condition(node.left, env, negate=node.op == "||")],
+               loop_of, env, out)
+        return
+    if isinstance(node, c_ast.Compound):
+        held = list(conds)
+        for item in node.block_items or []:
+            _visit(item, loops, held, loop_of, env, out)
+            if isinstance(item, c_ast.If) and _leaves(item.iftrue) and item.iffalse is None:
+                held = held + [condition(item.cond, env, negate=True)]   # early return
+        return
+    if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)) and id(node) in loop_of:
+        lp = loop_of[id(node)]
+        for part in ("init", "cond", "next"):
+            _visit(getattr(node, part, None), loops, conds, loop_of, env, out)
+        _visit(node.stmt, loops + [lp], conds, loop_of, env, out)
+        return
+    for _, child in node.children():
+        _visit(child, loops, conds, loop_of, env, out)
+
+
+def _leaves(stmt) -> bool:
+    """Whether ``stmt`` always returns (or continues past nothing): ``return;``, ``{ ...;
+    return; }``."""
+    if isinstance(stmt, c_ast.Return):
+        return True
+    return isinstance(stmt, c_ast.Compound) and bool(stmt.block_items) and \
+        isinstance(stmt.block_items[-1], c_ast.Return)
+
+
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
+              "==": sympy.Eq, "!=": sympy.Ne}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def condition(node, env: SymbolEnv, negate: bool = False):
+    """``node`` (or its negation) as a sympy relation / And / Or over the kernel's symbols, or
+    None where it is not a comparison of integer expressions naiveopt can read (the domain is
+    then left larger: an extent over it stays safe)."""
+    if isinstance(node, c_ast.UnaryOp) and node.op == "!":
+        return condition(node.expr, env, not negate)
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+        left, right = condition(node.left, env, negate), condition(node.right, env, negate)
+        conj = (node.op == "&&") != negate
+        if conj:                       # a && b: what of it is readable still holds
+            parts = [p for p in (left, right) if p is not None]
+            return sympy.And(*parts) if parts else None
+        return None if left is None or right is None else sympy.Or(left, right)
+    if isinstance(node, c_ast.BinaryOp) and node.op in _RELATIONS:
+        op = _NEGATED[node.op] if negate else node.op
+        left, right = to_sympy(node.left, env), to_sympy(node.right, env)
+        if _opaque(left) or _opaque(right):
+            return None
+        relation = _RELATIONS[op](left, right, evaluate=False)
+        return relation
+    return None
+
+
+# ------------------------------------------------------------------ the isl computation
+def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) -> int:
+    import islpy as isl
+
+    global_size, local = geometry.sizes(sizes)
+    names: dict[sympy.Symbol, sympy.Expr] = {}
+    variables, constraints, extra = [], [], []
+    for axis, g, b in zip("xyz", global_size, local):
+        gid, tid, bid, bdim, gdim = _AXES[axis]
+        groups = -(-g // b)
+        t, bl = sympy.Symbol(f"v_{tid}", integer=True), sympy.Symbol(f"v_{bid}", integer=True)
+        variables += [t.name, bl.name]
+        constraints += [f"0 <= {t} < {b}", f"0 <= {bl} < {groups}"]
+        for name, value in ((gid, bl * b + t), (tid, t), (bid, bl), (bdim, b), (gdim, groups)):
+            names[sympy.Symbol(name, integer=True)] = value
+    for name, value in sizes.items():
+        names.setdefault(sympy.Symbol(name, integer=True), sympy.Integer(int(value)))
+    for it, lower, upper, step in access.loops:
+        v = sympy.Symbol(f"v_it_{it}", integer=True)
+        lo, hi = _sub(lower, names), _sub(upper, names)
+        names[sympy.Symbol(it, integer=True)] = v
+        variables.append(v.name)
+        extra.append(f"{_isl(lo)} <= {v} and {v} < {_isl(hi)}")
+        if step and step > 1:
+            extra.append(f"exists (e_{it} : {v} = {_isl(lo)} + {step}*e_{it})")
+    for cond in access.conditions:
+        text = _isl_condition(_sub(cond, names))
+        if text is not None:
+            extra.append(text)
+    index = _sub(access.index, names)
+    free = {s.name for s in index.free_symbols} - set(variables)
+    if free:
+        raise NoExtent(f"the index {access.index} names {', '.join(sorted(free))}, which no "
+                       "size set gives")
+    space = f"[{', '.join(variables)}]"
+    domain = isl.Set(f"{{ {space} : {' and '.join(constraints)} }}")
+    for text in extra:
+        try:        # a condition that is not affine at these sizes is left out (domain larger)
+            domain = domain.intersect(isl.Set(f"{{ {space} : {text} }}"))
+        except isl.Error:
+            continue
+    try:
+        value = isl.PwAff(f"{{ {space} -> [({_isl(index)})] }}").intersect_domain(
+            domain).max_val()
+    except isl.Error as exc:
+        raise NoExtent(f"the index {access.index} is not affine in the thread ids and loop "
+                       "iterators") from exc
+    if value.is_nan():                       # an empty domain: the access never runs
+        return -1
+    if value.is_infty() or value.is_neginfty():
+        raise NoExtent(f"the index {access.index} is unbounded over the kernel's loops")
+    return int(value.to_python())
+
+
+def _sub(expr, names):
+    return expr.xreplace(names)
+
+
+def _isl(expr: sympy.Expr) -> str:
+    """An integer sympy expression as isl text (C's truncating division of non-negative
+    values by a positive constant as floor). isl reads a coefficient only as a bare number
+    (``-3*b``, not ``(-3)*b``)."""
+    if isinstance(expr, CDiv):
+        divisor = expr.args[1]
+        if not isinstance(divisor, sympy.Integer) or divisor <= 0:
+            raise NoExtent(f"{expr} divides by a value that is not a positive constant")
+        return f"floor(({_isl(expr.args[0])})/{int(divisor)})"
+    if isinstance(expr, CMod):
+        divisor = expr.args[1]
+        if not isinstance(divisor, sympy.Integer) or divisor <= 0:
+            raise NoExtent(f"{expr} divides by a value that is not a positive constant")
+        return f"(({_isl(expr.args[0])}) mod {int(divisor)})"
+    if isinstance(expr, (IntMin, IntMax)):
+        name = "min" if isinstance(expr, IntMin) else "max"
+        return f"{name}({_isl(expr.args[0])}, {_isl(expr.args[1])})"
+    if isinstance(expr, sympy.Add):
+        return " + ".join(_isl(a) for a in expr.args)
+    if isinstance(expr, sympy.Mul):
+        return "*".join(_isl(a) if isinstance(a, (sympy.Integer, sympy.Symbol)) else
+                        f"({_isl(a)})" for a in expr.args)
+    if isinstance(expr, sympy.Integer):
+        return str(int(expr))
+    if isinstance(expr, sympy.Symbol):
+        return expr.name
+    raise NoExtent(f"{expr} is not integer arithmetic")
+
+
+def _isl_condition(cond) -> str | None:
+    if cond is sympy.true:
+        return None
+    if cond is sympy.false:
+        return "1 = 0"
+    if isinstance(cond, sympy.And):
+        parts = [p for p in (_isl_condition(a) for a in cond.args) if p is not None]
+        return " and ".join(f"({p})" for p in parts) if parts else None
+    if isinstance(cond, sympy.Or):
+        parts = [_isl_condition(a) for a in cond.args]
+        return None if None in parts else " or ".join(f"({p})" for p in parts)
+    ops = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
+           sympy.GreaterThan: ">=", sympy.Equality: "=", sympy.Unequality: "!="}
+    op = ops.get(type(cond))
+    if op is None:
+        return None
+    try:
+        left, right = _isl(cond.lhs), _isl(cond.rhs)
+    except NoExtent:
+        return None
+    if op == "!=":
+        return f"{left} < {right} or {left} > {right}"
+    return f"{left} {op} {right}"

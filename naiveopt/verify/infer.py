@@ -1,0 +1,308 @@
+"""Verification facts a kernel implies by itself: problem sizes, thread space, array extents.
+
+A user's kernel rarely comes with metadata or pragmas, yet verification must run it: so the
+facts come from the kernel. Sizes are the integer parameters and undefined names its guards,
+loop bounds and indices use (``#define``d ones keep their value); the thread space is its
+bounds guard's (an early return, a grid-stride loop) or, for an unguarded axis, the row width
+its written index implies (``C[row * W + col]``: W columns) or a free size; each array's
+extent is the exact maximum flat index + 1 over that launch (verify/extents.py). Pragmas and
+metadata still override every fact, and each fact says where it came from (``provenance``).
+
+Two size sets are chosen: ``inferred`` at multiples of every block and tile the optimized
+kernels launch with, and ``inferred-odd``, primes past two tiles, so that partial tiles and
+guards run (an unguarded axis keeps the multiple of the naive block it needs). Sizes that only
+offset a thread's index or bound its taps (a filter radius, a mask width) and z extents stay
+small: they multiply the work of every thread.
+"""
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from dataclasses import dataclass, field
+
+import sympy
+
+from ..analysis.manager import AnalysisManager
+from ..analysis.symbols import SymbolAnalysis
+from ..ir import GModule, GProcedure
+from ..ir.cgen import to_c
+from ..ir.elements import element
+from ..ir.symbolic import SymbolEnv
+from ..launch import geometry, z_used
+from .extents import Extent, extents
+from .spec import ArgSpec, FileSpec, KernelSpec
+
+#: Size values of the small roles (tap radii and mask widths, z extents): (test, odd).
+SMALL = (5, 3)
+Z_SIZES = (3, 2)
+#: The multiples of the tile a size takes in turn (distinct sizes get distinct values, so
+#: that a transformation confusing two of them shows).
+MULTIPLES = (2, 3, 4)
+#: The largest tile a size is made a multiple of (a launch wider than this still gets whole
+#: blocks of this many): keeps inferred sets small enough to verify in seconds on PoCL.
+MAX_TILE = 128
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_FREE_DIMS = ("globalDimX", "globalDimY", "globalDimZ")
+_IDS = {"idx", "idy", "idz", "tidx", "tidy", "tidz", "bidx", "bidy", "bidz", "blockDimX",
+        "blockDimY", "blockDimZ", "gridDimX", "gridDimY", "gridDimZ"}
+
+
+@dataclass
+class _Kernel:
+    """What inference found for one kernel before the sizes get values."""
+
+    spec: KernelSpec
+    guarded: tuple[bool, bool]         # whether the x / y thread space is bounded by the code
+    naive_block: tuple[int, int]       # the block the naive kernel is launched with
+    roles: dict[str, str] = field(default_factory=dict)    # size name -> x | y | z | small | k
+
+
+@dataclass
+class Inference:
+    """What a file's kernels imply, read from the analysed naive kernels (before the
+    optimization passes change them); :func:`file_spec` gives it values once the launches
+    of the optimized kernels are known."""
+
+    kernels: dict[str, _Kernel]
+    given: FileSpec | None
+
+
+def infer_kernels(canonical: GModule, given: FileSpec | None, fixed: dict[str, int]
+                  ) -> Inference:
+    """The facts of each kernel of ``canonical`` (the module after the functional passes):
+    ``given`` (pragmas) where it says something, the kernel's own facts elsewhere; ``fixed``:
+    the integer macros this compile fixes (their values are not chosen)."""
+    return Inference({p.name: _kernel(p, canonical, given.kernels.get(p.name) if given
+                                      else None, fixed)
+                      for p in canonical.procedures}, given)
+
+
+def file_spec(inference: Inference, final: GModule) -> FileSpec:
+    """The spec verification runs with; ``final`` is the module after the optimization passes
+    (the blocks and tiles the inferred sizes are multiples of)."""
+    given = inference.given
+    provenance = dict(given.provenance) if given else {}
+    if given and given.sizes:
+        sizes = given.sizes
+        provenance["sizes"] = "pragma"
+    else:
+        sizes = _size_sets(inference.kernels, {p.name: p for p in final.procedures})
+        provenance["sizes"] = "inferred"
+    kernels = {name: k.spec for name, k in inference.kernels.items()}
+    return FileSpec(given.origin if given else "inferred", sizes, kernels,
+                    provenance=provenance)
+
+
+def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
+            fixed: dict[str, int]) -> _Kernel:
+    am = AnalysisManager(module)
+    symbols = am.get(proc, SymbolAnalysis)
+    iterators = {lp.iterator for lp in proc.loops if lp.iterator}
+    env = SymbolEnv(set(symbols.uniforms), set(symbols.loops) | iterators,
+                    {k: v for k, v in symbols.aliases.items() if k not in iterators},
+                    set(symbols.signed) if symbols.signed is not None else None,
+                    z_ids=True, divisions=True)
+    facts: dict[str, str] = {}
+
+    def user(name: str) -> str:
+        return proc.renamed.get(name, name)
+
+    threads, guarded = _thread_space(proc, given, facts, user, env.aliases)
+    block = given.block if given and given.block else None
+    geo = geometry(proc, block=block, thread_space=threads)
+    shapes = {a.name: a.shape for a in given.args if a.shape} if given else {}
+    pointers = [p for p in proc.params if p.is_pointer]
+    inferred = extents(proc, env, geo, [p.name for p in pointers if user(p.name) not in shapes])
+    written = {user(m.array) for m in proc.memory_expressions if m.is_write}
+    roles = _roles(proc, module, threads, inferred, fixed)
+    scalars = {a.name: a for a in given.args if a.role == "scalar"} if given else {}
+    args = []
+    for p in proc.params:
+        name = user(p.name)
+        elem = element(p.base_type)
+        if p.is_pointer:
+            if name in shapes:
+                shape, facts[f"shape {name}"] = shapes[name], "pragma"
+            else:
+                extent = inferred[p.name]
+                shape, facts[f"shape {name}"] = [extent], "inferred"
+            args.append(ArgSpec(name, "inout" if name in written else "in", p.base_type,
+                                list(shape)))
+        elif name in scalars:
+            args.append(scalars[name])
+        elif elem is not None and not elem.is_float and name in roles:
+            args.append(ArgSpec(name, "size", p.base_type))
+        else:
+            args.append(ArgSpec(name, "scalar", p.base_type, value=_scalar(name, elem)))
+            facts[f"value {name}"] = "inferred"
+    # the naive block, said explicitly: the written-back naive kernel no longer shows the ids
+    # that make launch.default_block choose a 2-D block
+    naive_block = geo.block[:2] if geo.block[2] == 1 else geo.block
+    facts.setdefault("block", "pragma" if block else "default")
+    spec = KernelSpec(proc.name, threads, naive_block, args, provenance=facts)
+    return _Kernel(spec, guarded, geo.block[:2], roles)
+
+
+def _thread_space(proc: GProcedure, given: KernelSpec | None, facts: dict[str, str], user,
+                  aliases) -> tuple[tuple[str, str, str], tuple[bool, bool]]:
+    """The thread space and whether the code bounds each of x and y: the pragma's, the
+    guard's (early return, grid-stride loop: GPragma.global_dim holds whichever applied,
+    passes/functional/thread_space.py), or for an unguarded axis the width its written index
+    implies, else a free size ``globalDimX``/``globalDimY``."""
+    pragma = proc.pragma
+    source = pragma.global_dim_source or "inferred"
+    bounded = source in ("guard", "grid-stride")
+    gx, gy = (_user_expr(_expand(e, aliases), user) for e in pragma.global_dim)
+    guarded = (gx is not None and bounded, gy is not None and bounded)
+    if gx is None:
+        gx = _implied_width(proc, user) or "globalDimX"
+    if gy is None:
+        gy = "globalDimY" if _uses(proc, "idy", "tidy", "bidy") else "1"
+    gz = _user_expr(_expand(pragma.global_dim_z, aliases), user) or ("globalDimZ" if z_used(proc) else "1")
+    facts["threads"] = source if any(guarded) or pragma.global_dim[0] else "inferred"
+    return (gx, gy, gz), guarded
+
+
+def _expand(expr: str | None, aliases, depth: int = 0) -> str | None:
+    """``expr`` with the locals a guard bounds by replaced by their single definitions
+    (``int N = B * T * C; if (idx < N)``): the host knows the sizes, not the locals."""
+    if not expr or depth > 8:
+        return expr
+    return _NAME.sub(lambda m: f"({_expand(to_c(aliases[m.group(0)]), aliases, depth + 1)})"
+                     if m.group(0) in aliases else m.group(0), expr)
+
+
+def _user_expr(expr: str | None, user) -> str | None:
+    return _NAME.sub(lambda m: user(m.group(0)), expr) if expr else None
+
+
+def _implied_width(proc: GProcedure, user) -> str | None:
+    """The row width of the array an unguarded kernel writes at ``(idy, idx)``: its x
+    thread space (a thread per column; more would write the next row's elements twice)."""
+    idx, idy = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
+    for m in proc.memory_expressions:
+        if m.is_write and m.two_d is not None and m.width is not None and \
+                m.two_d[1] == idx and m.two_d[0].has(idy) and \
+                all(s.name not in _IDS for s in m.width.free_symbols):
+            return None if "**" in str(m.width) else _user_expr(str(m.width), user)
+    return None
+
+
+def _uses(proc: GProcedure, *names: str) -> bool:
+    from ..ir import PredefId
+    from ..ir.rewrite import walk
+
+    return any(isinstance(n, PredefId) and n.name in names for n, _ in walk(proc.body))
+
+
+def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Extent],
+           fixed: dict[str, int]) -> dict[str, str]:
+    """Each size name the kernel's launch and accesses use, with its role: the x, y or z
+    extent of the thread space, ``small`` (offsets a thread's index or bounds its taps: a
+    radius, a mask width), or ``k`` (a loop extent, a row width). Sizes are the integer
+    parameters, the macros this compile does not fix, and the free thread-space names."""
+    roles: dict[str, str] = {}
+    sizes = {p.name for p in proc.params if not p.is_pointer and
+             (e := element(p.base_type)) is not None and not e.is_float}
+    sizes |= set(module.macros) | set(_FREE_DIMS)
+    sizes -= set(fixed)
+
+    def add(name: str, role: str) -> None:
+        if name in sizes and (name not in roles or
+                              roles[name] in ("k", "small") and role in "xyz"):
+            roles[name] = role
+
+    for axis, text in zip("xyz", threads):
+        for name in _NAME.findall(text or ""):
+            add(name, axis)
+    loops = {lp.iterator for lp in proc.loops if lp.iterator}
+    for extent in inferred.values():
+        for access in extent.accesses:
+            taps = _tap_loops(access.index, loops)
+            for it, lower, upper, _ in access.loops:
+                for s in (lower.free_symbols | upper.free_symbols):
+                    add(s.name, "small" if it in taps else "k")
+            for s in access.index.free_symbols:
+                if s.name not in loops:
+                    add(s.name, "small" if _offset_only(access.index, s) else "k")
+            for cond in access.conditions:
+                for s in cond.free_symbols:
+                    if s.name not in loops:
+                        add(s.name, "k")
+    return roles
+
+
+def _tap_loops(index: sympy.Expr, loops: set[str]) -> set[str]:
+    """The loops of ``index`` whose iterator moves it like a thread id does (the same
+    coefficient): the taps of a stencil or filter around each thread's element."""
+    expanded = sympy.expand(index)
+    coefficients = {s.name: expanded.coeff(s) for s in expanded.free_symbols}
+    ids = [c for n, c in coefficients.items() if n in _IDS and c != 0]
+    return {n for n, c in coefficients.items() if n in loops and c != 0 and c in ids}
+
+
+def _offset_only(index: sympy.Expr, symbol: sympy.Symbol) -> bool:
+    """Whether ``symbol`` only shifts an index that a thread id moves (``i - r``)."""
+    expanded = sympy.expand(index)
+    has_id = any(s.name in _IDS for s in expanded.free_symbols)
+    return has_id and all(not (t.has(symbol) and len(t.free_symbols) > 1)
+                          for t in sympy.Add.make_args(expanded))
+
+
+def _scalar(name: str, elem) -> str:
+    """A value for a scalar that is not a size (alpha, beta, eps): drawn for the name, of its
+    type, away from the values that make a kernel degenerate (0 and 1)."""
+    draw = zlib.crc32(name.encode()) % 1000 / 1000
+    if elem is not None and not elem.is_float:
+        return str(2 + int(draw * 5))
+    return f"{0.5 + draw * 0.4 if draw < 0.5 else 1.1 + draw * 0.8:.3f}"
+
+
+# ------------------------------------------------------------------ choosing the sizes
+def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
+               ) -> dict[str, dict[str, int]]:
+    tiles = {"x": 1, "y": 1}
+    naive = {"x": 1, "y": 1}
+    for name, k in found.items():
+        proc = finals.get(name)
+        if proc is None:
+            continue
+        bx, by = k.naive_block
+        naive["x"], naive["y"] = math.lcm(naive["x"], int(bx)), math.lcm(naive["y"], int(by))
+        lx, ly = proc.launch_block or (bx, by)
+        cx, cy = proc.coarsen
+        mx, my = proc.launch_multiple or (1, 1)
+        tiles["x"] = math.lcm(tiles["x"], int(lx) * cx, int(bx), mx)
+        tiles["y"] = math.lcm(tiles["y"], int(ly) * cy, int(by), my)
+    tiles = {a: min(t, MAX_TILE) for a, t in tiles.items()}
+    tiles["k"] = min(math.lcm(tiles["x"], tiles["y"]), MAX_TILE)
+    roles: dict[str, str] = {}
+    bound: set[str] = set()                # sizes an unguarded axis launches exactly
+    for k in found.values():
+        for name, role in k.roles.items():
+            if name not in roles or roles[name] in ("k", "small") and role in "xyz":
+                roles[name] = role
+        for axis, is_guarded, text in zip("xy", k.guarded, k.spec.threads[:2]):
+            if not is_guarded:
+                bound |= set(_NAME.findall(text or ""))
+    test, odd = {}, {}
+    for i, (name, role) in enumerate(roles.items()):
+        if role == "small":
+            test[name], odd[name] = SMALL
+            continue
+        if role == "z":
+            test[name], odd[name] = Z_SIZES
+            continue
+        tile = tiles.get(role, tiles["k"])
+        base = MULTIPLES[i % len(MULTIPLES)] * tile
+        test[name] = base
+        if name in bound:
+            step = naive.get(role, 1)
+            odd[name] = base + step if step < tile else base
+        else:
+            odd[name] = int(sympy.nextprime(base + tile // 2))
+    sets = {"inferred": test}
+    if odd != test:
+        sets["inferred-odd"] = odd
+    return sets

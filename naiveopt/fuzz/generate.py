@@ -10,8 +10,9 @@ N - 1)`` and the other ways image filters clamp at the border, inline or through
 odd problem sizes; a share of
 cases are launch-geometry kernels instead (:func:`geometry_file`: z batches, blockIdx-only
 axes, thread spaces like ``N - 2``). It carries ``#pragma naiveopt`` lines with its sizes, array
-shapes, thread space and block, so every kernel can be verified (but a few cases whose pragma
-loses its sizes: those must be written unverified, saying so; see ``unverifiable``).
+shapes, thread space and block, but most cases whose kernels bound their own thread space
+lose that line, and a few lose its sizes: naiveopt must then infer what verification needs
+(verify/infer.py) and still verify them (see ``unverifiable``).
 
 The kernel is correct by construction, which is what makes a failed verification a miscompile:
 
@@ -826,18 +827,32 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
                 PipelineOptions(disable=disabled, merge=merge, memory=memory))
 
 
-#: Share of cases whose pragma loses its sizes(...): naiveopt cannot verify them and must write
-#: them unverified, saying so (fuzz/campaign.py checks the output's header against the reason).
+#: Share of cases whose pragma loses its sizes(...) but keeps its shapes (the sizes are then
+#: inferred: verify/infer.py), and share of guarded cases that lose the whole pragma line:
+#: naiveopt must verify both without annotations (an unguarded kernel keeps its pragma: its
+#: thread space is the launch's, which only the pragma states).
 UNVERIFIABLE_SHARE = 0.04
+UNANNOTATED_SHARE = 0.6
 
 
 def unverifiable(source: str, seed: int, index: int) -> str:
-    """``source``, or, for a few cases, ``source`` without the sizes of its pragma line. Drawn
-    from a stream of its own so that every other choice of the case stays as it was."""
-    if random.Random(f"{seed}:{index}:unverifiable").random() >= UNVERIFIABLE_SHARE:
-        return source
-    return re.sub(r"^(#pragma naiveopt .*?)sizes\([^)]*\) ?", r"\1", source, count=1,
-                  flags=re.M)
+    """``source``, or, for a share of cases, ``source`` without its pragma line or the sizes
+    of it. Drawn from a stream of its own so that every other choice of the case stays as it
+    was."""
+    draw = random.Random(f"{seed}:{index}:unverifiable").random()
+    if draw < UNVERIFIABLE_SHARE:
+        return re.sub(r"^(#pragma naiveopt .*?)sizes\([^)]*\) ?", r"\1", source, count=1,
+                      flags=re.M)
+    if draw < UNVERIFIABLE_SHARE + UNANNOTATED_SHARE and _guarded(source):
+        return re.sub(r"^#pragma naiveopt .*\n", "", source, flags=re.M)
+    return source
+
+
+def _guarded(source: str) -> bool:
+    """Whether a generated file's pragma leaves the thread space to the kernels (the
+    generator names threads(...) wherever a kernel has no guard that bounds it)."""
+    pragma = re.search(r"^#pragma naiveopt .*$", source, re.M)
+    return pragma is not None and "threads(" not in pragma.group(0)
 
 
 # ---------------------------------------------------------------- element types and math

@@ -90,16 +90,16 @@ def _raise(why: str) -> bool:
 
 
 def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
-            arrays: list[str]) -> dict[str, Extent]:
+            arrays: list[str], space: str = "global") -> dict[str, Extent]:
     """The :class:`Extent` of each of ``arrays`` (global arrays of ``proc``) from the kernel's
     memory expressions; ``env`` reads every loop iterator (canonical or not) as a loop symbol
     and z ids as symbols."""
     context = _contexts(proc, env)
     out = {name: Extent(name, [], geometry) for name in arrays}
     for m in proc.memory_expressions:
-        if m.array in out and m.space == "global":
+        if m.array in out and m.space == space:
             out[m.array].accesses.append(_access(m, context.get(id(m.node)), env))
-    for name, why in _escapes(proc, set(arrays)).items():
+    for name, why in _escapes(proc, set(arrays)).items() if space == "global" else ():
         out[name].accesses.append(Access(sympy.Integer(0), [], [], why))
     return out
 
@@ -135,16 +135,49 @@ def _access(m: MemoryExpression, context, env: SymbolEnv) -> Access:
     why = _unresolved(index, f"the index of {to_c(m.node)}")
     bounded = []
     for lp in loops:
-        if lp.lower is None or lp.upper is None:
+        found = _range(lp)
+        if found is None:
             why = why or f"the loop over {lp.iterator or '?'} has no bound naiveopt can read " \
                 f"({lp.why_not_canonical or 'no iterator'})"
             continue
-        lower, upper = to_sympy(lp.lower, env), to_sympy(lp.upper, env)
+        lower, upper = (to_sympy(b, env) if isinstance(b, c_ast.Node) else b for b in found)
         why = why or _unresolved(lower, f"the lower bound of the loop over {lp.iterator}") or \
             _unresolved(upper, f"the bound of the loop over {lp.iterator}")
         bounded.append((lp.iterator, lower, upper, lp.step))
     readable = [c for c in conditions if c is not None and not _opaque(c)]
     return Access(index, bounded, readable, why)
+
+
+def _range(lp: GLoop):
+    """The iterator's range [lower, upper) of a loop: the loop analysis's for a counting-up
+    loop; for one counting down (``for (k = m - 1; k >= 0; k--)``, ``k -= s``) from its
+    header: [bound (+1 for ``>``), start + 1). None when the header says neither."""
+    if lp.lower is not None and lp.upper is not None:
+        return lp.lower, lp.upper
+    node, it = lp.node, lp.iterator
+    if not isinstance(node, c_ast.For) or it is None or lp.lower is None:
+        return None
+    cond, step = node.cond, node.next
+    down = isinstance(step, c_ast.UnaryOp) and step.op in ("--", "p--") and \
+        isinstance(step.expr, c_ast.ID) and step.expr.name == it or \
+        isinstance(step, c_ast.Assignment) and step.op == "-=" and \
+        isinstance(step.lvalue, c_ast.ID) and step.lvalue.name == it or \
+        isinstance(step, c_ast.Assignment) and step.op == "=" and \
+        isinstance(step.lvalue, c_ast.ID) and step.lvalue.name == it and \
+        isinstance(step.rvalue, c_ast.BinaryOp) and step.rvalue.op == "-" and \
+        isinstance(step.rvalue.left, c_ast.ID) and step.rvalue.left.name == it
+    if not down or not isinstance(cond, c_ast.BinaryOp):
+        return None
+    ops = {">=": 0, ">": 1}
+    mirrored = {"<=": ">=", "<": ">"}
+    if isinstance(cond.left, c_ast.ID) and cond.left.name == it and cond.op in ops:
+        bound, op = cond.right, cond.op
+    elif isinstance(cond.right, c_ast.ID) and cond.right.name == it and cond.op in mirrored:
+        bound, op = cond.left, mirrored[cond.op]
+    else:
+        return None
+    return (c_ast.BinaryOp("+", bound, c_ast.Constant("int", str(ops[op]))),
+            c_ast.BinaryOp("+", lp.lower, c_ast.Constant("int", "1")))
 
 
 def _opaque(expr) -> set:

@@ -38,10 +38,10 @@ SMALL = (5, 3)
 Z_SIZES = (3, 2)
 #: The multiples of the tile a size takes in turn (distinct sizes get distinct values, so
 #: that a transformation confusing two of them shows).
-MULTIPLES = (2, 3, 4)
+MULTIPLES = (2, 3)
 #: The largest tile a size is made a multiple of (a launch wider than this still gets whole
 #: blocks of this many): keeps inferred sets small enough to verify in seconds on PoCL.
-MAX_TILE = 128
+MAX_TILE = 256
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _FREE_DIMS = ("globalDimX", "globalDimY", "globalDimZ")
 _IDS = {"idx", "idy", "idz", "tidx", "tidy", "tidz", "bidx", "bidy", "bidz", "blockDimX",
@@ -73,8 +73,13 @@ def infer_kernels(canonical: GModule, given: FileSpec | None, fixed: dict[str, i
     """The facts of each kernel of ``canonical`` (the module after the functional passes):
     ``given`` (pragmas) where it says something, the kernel's own facts elsewhere; ``fixed``:
     the integer macros this compile fixes (their values are not chosen)."""
+    given_sizes = set().union(*given.sizes.values()) if given and given.sizes else set()
+    for kernel in given.kernels.values() if given else ():
+        for arg in kernel.args:          # the names the pragma's shapes use are sizes too
+            for dim in arg.shape:
+                given_sizes |= set(_NAME.findall(str(dim)))
     return Inference({p.name: _kernel(p, canonical, given.kernels.get(p.name) if given
-                                      else None, fixed)
+                                      else None, fixed, given_sizes - set(fixed))
                       for p in canonical.procedures}, given)
 
 
@@ -95,7 +100,7 @@ def file_spec(inference: Inference, final: GModule) -> FileSpec:
 
 
 def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
-            fixed: dict[str, int]) -> _Kernel:
+            fixed: dict[str, int], given_sizes: set[str]) -> _Kernel:
     am = AnalysisManager(module)
     symbols = am.get(proc, SymbolAnalysis)
     iterators = {lp.iterator for lp in proc.loops if lp.iterator}
@@ -115,7 +120,9 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     pointers = [p for p in proc.params if p.is_pointer]
     inferred = extents(proc, env, geo, [p.name for p in pointers if user(p.name) not in shapes])
     written = {user(m.array) for m in proc.memory_expressions if m.is_write}
-    roles = _roles(proc, module, threads, inferred, fixed)
+    roles = _roles(proc, module, threads, inferred, fixed, user)
+    for name in given_sizes:            # a size the pragma gives is one, wherever it is used
+        roles.setdefault(name, "k")
     scalars = {a.name: a for a in given.args if a.role == "scalar"} if given else {}
     args = []
     for p in proc.params:
@@ -140,7 +147,11 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     # that make launch.default_block choose a 2-D block
     naive_block = geo.block[:2] if geo.block[2] == 1 else geo.block
     facts.setdefault("block", "pragma" if block else "default")
-    spec = KernelSpec(proc.name, threads, naive_block, args, provenance=facts)
+    tables = {g.name: g for g in module.globals if g.dims}
+    read = extents(proc, env, geo, list(tables), "constant")
+    limits = {name: (extent, math.prod(tables[name].extents)) for name, extent in read.items()
+              if extent.accesses and not extent.why}
+    spec = KernelSpec(proc.name, threads, naive_block, args, provenance=facts, limits=limits)
     return _Kernel(spec, guarded, geo.block[:2], roles)
 
 
@@ -197,18 +208,19 @@ def _uses(proc: GProcedure, *names: str) -> bool:
 
 
 def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Extent],
-           fixed: dict[str, int]) -> dict[str, str]:
+           fixed: dict[str, int], user) -> dict[str, str]:
     """Each size name the kernel's launch and accesses use, with its role: the x, y or z
     extent of the thread space, ``small`` (offsets a thread's index or bounds its taps: a
     radius, a mask width), or ``k`` (a loop extent, a row width). Sizes are the integer
     parameters, the macros this compile does not fix, and the free thread-space names."""
     roles: dict[str, str] = {}
-    sizes = {p.name for p in proc.params if not p.is_pointer and
+    sizes = {user(p.name) for p in proc.params if not p.is_pointer and
              (e := element(p.base_type)) is not None and not e.is_float}
     sizes |= set(module.macros) | set(_FREE_DIMS)
     sizes -= set(fixed)
 
     def add(name: str, role: str) -> None:
+        name = user(name)
         if name in sizes and (name not in roles or
                               roles[name] in ("k", "small") and role in "xyz"):
             roles[name] = role

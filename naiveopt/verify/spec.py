@@ -53,6 +53,10 @@ class KernelSpec:
     # where each fact came from ("threads", "shape A", "value alpha" -> inferred | pragma |
     # guard | grid-stride | metadata): verify/infer.py
     provenance: dict[str, str] = field(default_factory=dict)
+    # file-scope arrays of fixed length the kernel indexes (``__constant__ float CT[16]``):
+    # name -> (the elements it reads as a function of the sizes, its length); sizes at which
+    # the naive kernel reads past one are sizes the kernel does not allow (verify/infer.py)
+    limits: dict[str, tuple[object, int]] = field(default_factory=dict)
 
 
 @dataclass

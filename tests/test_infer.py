@@ -1,0 +1,271 @@
+"""Verification without annotations (verify/infer.py, verify/extents.py): the sizes, thread
+space and array extents naiveopt works out from a kernel alone, the reasons it gives where it
+cannot, and the pragmas that still override it."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import sympy
+
+import naiveopt
+from naiveopt.api import compile_module
+from naiveopt.frontend import parse_unit
+from naiveopt.verify.expr import evaluate
+
+
+def spec_of(source: str, filename: str = "k.cu"):
+    unit = parse_unit(filename, source, {})
+    return compile_module(unit, None, "sm_90", True), unit
+
+
+def kernel(source: str, name: str | None = None, filename: str = "k.cu"):
+    c, unit = spec_of(source, filename)
+    spec = c.spec
+    return spec.kernels[name or next(iter(spec.kernels))], spec, c
+
+
+def extent(source: str, array: str, sizes: dict[str, int]) -> int:
+    k, _, _ = kernel(source)
+    (arg,) = [a for a in k.args if a.name == array]
+    return math.prod(int(evaluate(d, sizes)) for d in arg.shape)
+
+
+def why(source: str, array: str) -> str:
+    k, _, _ = kernel(source)
+    (arg,) = [a for a in k.args if a.name == array]
+    return " ".join(getattr(d, "why", "") for d in arg.shape)
+
+
+GUARDED_1D = """
+__global__ void f(const float *A, float *B, int n)
+{{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {{
+        float acc = 0.0f;
+        {body}
+        B[i] = acc;
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [10, 11, 37])
+def test_triangular_loop_extent_is_exact(n):
+    """j < i couples the loop to the thread: A[j * n + (n - 1 - i)] reaches (n - 2) * n + 0
+    at most (j = n - 2 needs i = n - 1); bounding j and i separately would give (n - 1) * n."""
+    src = GUARDED_1D.format(body="for (int j = 0; j < i; j++) acc += A[j * n + (n - 1 - i)];")
+    assert extent(src, "A", {"n": n}) == (n - 2) * n + 1
+    assert extent(src, "B", {"n": n}) == n
+
+
+@pytest.mark.parametrize("n, want", [(10, 10), (11, 10), (12, 10), (13, 13)])
+def test_strided_loop_extent_is_exact(n, want):
+    src = GUARDED_1D.format(body="for (int k = 0; k < n; k += 3) acc += A[k];")
+    assert extent(src, "A", {"n": n}) == want
+
+
+def test_reversed_loop_extent():
+    src = """
+__global__ void rev(const float *A, float *B, int n, int m)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float acc = 0.0f;
+        for (int k = m - 1; k >= 0; k--)
+            acc += A[i * m + k];
+        B[i] = acc;
+    }
+}
+"""
+    assert extent(src, "A", {"n": 7, "m": 5}) == 35
+
+
+def test_two_d_recovered_and_early_return():
+    src = """
+__global__ void mm(const float *A, const float *B, float *C, int H, int W, int K)
+{
+    int col = threadIdx.x + blockIdx.x * blockDim.x;
+    int row = threadIdx.y + blockIdx.y * blockDim.y;
+    if (row >= H || col >= W) return;
+    float sum = 0.0f;
+    for (int k = 0; k < K; k++)
+        sum += A[row * K + k] * B[k * W + col];
+    C[row * W + col] = sum;
+}
+"""
+    k, spec, _ = kernel(src)
+    sizes = {"H": 5, "W": 7, "K": 3}
+    assert [int(evaluate(t, sizes)) for t in k.threads] == [7, 5, 1]
+    assert {a.name: math.prod(int(evaluate(d, sizes)) for d in a.shape)
+            for a in k.args if a.shape} == {"A": 15, "B": 21, "C": 35}
+    assert {a.name: a.role for a in k.args if not a.shape} == {"H": "size", "W": "size",
+                                                                "K": "size"}
+
+
+def test_macro_indexed_with_fixed_define():
+    """A #define'd size keeps its value (it is no size to choose): the extent follows it."""
+    src = """
+#define W 37
+#define IDX(r, c) ((r) * W + (c))
+__global__ void rows(const float *A, float *B, int h)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < h) {
+        float s = 0.0f;
+        for (int c = 0; c < W; c++) s += A[IDX(r, c)];
+        B[r] = s;
+    }
+}
+"""
+    k, spec, _ = kernel(src)
+    assert extent(src, "A", {"h": 4, "W": 37}) == 4 * 37
+    assert all("W" not in s for s in spec.sizes.values())
+    assert all(set(s) == {"h"} for s in spec.sizes.values())
+
+
+def test_clamps_divisions_and_remainders():
+    src = """
+__global__ void f(const float *A, float *B, float *C, int n, int T)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n * T) {
+        int b = i / T;
+        int t = i % T;
+        B[b * T + t] = A[min(max(i + 1, 0), n * T - 1)];
+        C[t] = 1.0f;
+    }
+}
+"""
+    assert extent(src, "A", {"n": 3, "T": 5}) == 15
+    assert extent(src, "B", {"n": 3, "T": 5}) == 15
+    assert extent(src, "C", {"n": 3, "T": 5}) == 5
+
+
+def test_unguarded_axis_takes_the_written_row_width():
+    """An unguarded 2-D kernel (the paper's style) writes C[idy * w + idx]: a thread per
+    column (more would write the next row's elements twice); the rows are a free size."""
+    src = """
+__global__ void mm(float *A, float *B, float *C, int w)
+{
+    float sum = 0.0f;
+    for (int i = 0; i < w; i = i + 1)
+        sum += A[idy * w + i] * B[i * w + idx];
+    C[idy * w + idx] = sum;
+}
+"""
+    k, spec, _ = kernel(src)
+    assert k.threads[:2] == ("w", "globalDimY")
+    for sizes in spec.sizes.values():
+        # the unguarded axes are launched exactly: whole naive blocks in both sets
+        assert sizes["w"] % k.block[0] == 0 and sizes["globalDimY"] % k.block[1] == 0
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("B[i] = A[(int)B[i + 1]];", "depends on a value read from an array"),
+    ("B[i] = helper(A, i);", "A is passed to helper(), not only indexed"),
+    ("int k = 0; while (A[k] > 0.0f) k++; B[i] = A[k];", "depends on"),
+])
+def test_what_cannot_be_inferred_gives_a_reason(body, reason):
+    src = """
+__device__ float helper(const float *p, int i) { return p[i]; }
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { %s }
+}
+""" % body
+    assert reason in why(src, "A")
+    result = naiveopt.optimize(src, filename="f.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "skipped"
+    assert k.unverified.startswith("array shape unknown") and reason in k.unverified
+
+
+def test_inferred_sizes_are_tile_multiples_then_primes():
+    src = """
+__global__ void mm(const float *A, const float *B, float *C, int H, int W, int K)
+{
+    int col = threadIdx.x + blockIdx.x * blockDim.x;
+    int row = threadIdx.y + blockIdx.y * blockDim.y;
+    if (row < H && col < W) {
+        float sum = 0.0f;
+        for (int k = 0; k < K; k++)
+            sum += A[row * K + k] * B[k * W + col];
+        C[row * W + col] = sum;
+    }
+}
+"""
+    _, spec, c = kernel(src)
+    (proc,) = c.module.procedures
+    test, odd = spec.sizes["inferred"], spec.sizes["inferred-odd"]
+    cover = [b * m for b, m in zip(proc.launch_block, proc.coarsen)]
+    assert test["W"] % cover[0] == 0 and test["H"] % cover[1] == 0
+    assert len(set(test.values())) > 1                  # not square: a swap would show
+    for name, value in odd.items():
+        assert sympy.isprime(value), (name, value)
+        assert value > 2 * max(cover)                    # two tiles and a remainder
+    result = naiveopt.optimize(src, filename="mm.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert [c.split(" ")[0] for c in k.verification.checks] == ["inferred", "inferred-odd"]
+
+
+def test_taps_and_radii_stay_small():
+    src = """
+__global__ void box(const float *in, float *out, int w, int h, int r)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    float sum = 0.0f;
+    for (int dy = -r; dy <= r; dy++)
+        for (int dx = -r; dx <= r; dx++) {
+            int yy = y + dy, xx = x + dx;
+            if (yy >= 0 && yy < h && xx >= 0 && xx < w) sum += in[yy * w + xx];
+        }
+    out[y * w + x] = sum;
+}
+"""
+    _, spec, _ = kernel(src)
+    assert all(s["r"] <= 5 for s in spec.sizes.values())
+    assert all(s["w"] >= 32 for s in spec.sizes.values())
+
+
+def test_pragmas_override_inferred_facts():
+    """Sizes from the pragma, the shape it gives for B; A's shape still inferred."""
+    src = """
+#pragma naiveopt sizes(n=45) array(B, n + 3)
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) B[i] = 2.0f * A[i + 1];
+}
+"""
+    k, spec, _ = kernel(src)
+    assert spec.sizes == {"pragma": {"n": 45}} and spec.provenance["sizes"] == "pragma"
+    shapes = {a.name: a.shape for a in k.args if a.shape}
+    assert shapes["B"] == ["n + 3"] and k.provenance["shape B"] == "pragma"
+    assert extent(src, "A", {"n": 45}) == 46 and k.provenance["shape A"] == "inferred"
+    result = naiveopt.optimize(src, filename="f.cu")
+    assert result.kernels[0].verification.status == "passed"
+
+
+def test_a_fixed_table_bounds_the_sizes():
+    """CT[i] with 16 entries allows at most 16 threads: at larger inferred sizes the naive
+    kernel would read past CT, so verification says so instead of comparing garbage."""
+    src = """
+__constant__ float CT[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) B[i] = CT[i] * A[i];
+}
+"""
+    result = naiveopt.optimize(src, filename="f.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "skipped"
+    assert "would read CT up to element" in k.unverified and "past its 16 elements" in \
+        k.unverified
+    ok = naiveopt.optimize("#pragma naiveopt sizes(n=13)\n" + src, filename="f.cu")
+    assert ok.kernels[0].verification.status == "passed"

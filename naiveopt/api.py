@@ -21,8 +21,8 @@ from .passes.manager import InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.check import Program, Verification, verify_kernel
-from .verify.infer import file_spec, infer_kernels
-from .verify.spec import (FileSpec, apply_launch_facts, load_metadata, metadata_path,
+from .verify.infer import facts, file_spec, infer_kernels
+from .verify.spec import (FileSpec, size_sets, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas, with_file_data, with_kernel_facts)
 
 TARGETS = ("cuda", "opencl")
@@ -300,6 +300,7 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
         kspec = with_kernel_facts(with_file_data(kspec, c.module, c.spec, defines),
                                   procs.get(name))
         result = verify_kernel(c.spec, kspec, naive, output, defines, unit.macros)
+        result.facts = facts(c.spec, kspec, size_sets(c.spec, defines), unit.fixed)
         if result.status == "failed" and not c.ctx.changed(name):
             # no pass changed this kernel: a difference is the kernel's own (a data race,
             # nondeterminism or data-dependent behaviour), not a miscompile to blame on naiveopt

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from .api import optimize
 from . import workers as spawned
 from .errors import NaiveoptError
+from .verify.infer import facts_line
 from .files import located, read_source, write_atomically
 from .passes.options import PipelineOptions
 
@@ -113,7 +114,9 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
         if settings.explain:     # an unverified kernel gets its warning line instead
             outcome.explain = [f"{path}: {remark}" for remark in result.remarks] + [
                 f"{path}: {k.name}: verification {k.verification.status}: "
-                f"{k.verification.detail}" for k in result.kernels if k.unverified is None]
+                f"{k.verification.detail}" for k in result.kernels if k.unverified is None] + [
+                f"{path}: {k.name}: verification facts: {facts_line(k.verification.facts)}"
+                for k in result.kernels if k.verification.facts]
         if result.failed:
             bad = next(k for k in result.kernels if k.verification.status == "failed")
             raise NaiveoptError(f"kernel '{bad.name}' failed verification: "

@@ -88,7 +88,7 @@ def parse_header(text: str) -> Expectations:
             if not sep or not reason.strip():
                 raise ValueError(f"XFAIL without 'EXPECTATION: reason': {line!r}")
             exp.xfails.append((scope, what, reason.strip()))
-    stated = {"rejected"} | ({"verified"} if exp.verified else set())
+    stated = {"rejected"} | ({"verified", "unannotated"} if exp.verified else set())
     for terms in exp.passes.values():
         stated.update(terms)
     for scope, what, _ in exp.xfails:
@@ -185,7 +185,7 @@ def judge(exp: Expectations, out: Outcome) -> tuple[list[str], list[str]]:
             if exp.verified:
                 check(k.name, "verified", k.verified, [k.verification])
     for i, (scope, what, reason) in enumerate(exp.xfails):
-        if i not in used and out.error is None:
+        if i not in used and out.error is None and what != "unannotated":
             problems.append(f"XFAIL{f'({scope})' if scope else ''}: {what}: {reason}: "
                             "matches no expectation that was checked")
     return problems, xfailed
@@ -237,6 +237,43 @@ def test_corpus_file_meets_its_expectations(name, target):
         pytest.fail(f"{name} [{target}]:\n  " + "\n  ".join(problems), pytrace=False)
     if xfailed:
         pytest.xfail("; ".join(xfailed))
+
+
+def strip_annotations(text: str) -> str:
+    """The file as a user without naiveopt's annotations writes it: no ``#pragma naiveopt``."""
+    return re.sub(r"^#pragma naiveopt.*\n", "", text, flags=re.M)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_corpus_file_verifies_without_annotations(name):
+    """Verified by default (verify/infer.py): every kernel of every accepted file verifies
+    with its pragmas removed, at the sizes, thread space and shapes naiveopt infers (two size
+    sets), in the file's own dialect; where it cannot, ``// XFAIL: unannotated: <reason>``
+    says why, and the reason must be naiveopt's."""
+    text = _read(name)
+    exp = parse_header(text)
+    if any(what == "rejected" for _, what, _ in exp.xfails):
+        pytest.skip("the file is rejected (its XFAIL: rejected line)")
+    xfail = {scope: reason for scope, what, reason in exp.xfails if what == "unannotated"}
+    result = naiveopt.optimize(strip_annotations(text), filename=os.path.join(CORPUS, name))
+    problems, expected = [], []
+    for k in result.kernels:
+        v = k.verification
+        reason = xfail.get(k.name, xfail.get(None))
+        said = " ".join((v.detail or v.status).split())
+        if v.status == "passed":
+            assert [c.split(" ")[0] for c in v.checks][:1] == ["inferred"], v.checks
+            if reason is not None:
+                problems.append(f"{k.name}: unexpectedly verified: remove 'XFAIL: "
+                                f"unannotated: {reason}'")
+        elif reason is not None and v.status == "skipped" and reason in said:
+            expected.append(f"{k.name}: {reason}")
+        else:
+            problems.append(f"{k.name}: {v.status}: {said}")
+    if problems:
+        pytest.fail(f"{name} (no annotations):\n  " + "\n  ".join(problems), pytrace=False)
+    if expected:
+        pytest.xfail("; ".join(expected))
 
 
 # The judge itself, on made-up outcomes: each way a corpus file can go wrong is caught.

@@ -22,6 +22,8 @@ from ..summary import kernel_rows, sectors_text, speedup_text
 from ..targets import get_target
 from .plot import sectors_svg, speedup_svg
 
+from ..verify.infer import facts_line
+
 if TYPE_CHECKING:
     from ..batch import Outcome
 
@@ -31,6 +33,7 @@ class KernelView:
     name: str
     verification: dict
     remarks: list[dict]
+    facts: str = ""           # what verification ran with, and where each fact came from
 
 
 @dataclass
@@ -71,7 +74,9 @@ def _file_view(number: int, outcome: Outcome) -> FileView:
         return view
     for k in outcome.result["kernels"]:
         remarks = [r for r in outcome.result["remarks"] if r["kernel"] == k["name"]]
-        view.kernels.append(KernelView(k["name"], k["verification"], remarks))
+        facts = k["verification"].get("facts")
+        view.kernels.append(KernelView(k["name"], k["verification"], remarks,
+                                       facts_line(facts) if facts else ""))
     view.diff = diff_lines(outcome.source, outcome.code, outcome.path,
                            outcome.output or "(output)")
     return view

@@ -48,9 +48,14 @@ class Verification:
     status: str
     detail: str = ""
     checks: list[str] = field(default_factory=list)
+    # what the check ran with and where each fact came from (verify/infer.facts)
+    facts: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"status": self.status, "detail": self.detail, "checks": self.checks}
+        out = {"status": self.status, "detail": self.detail, "checks": self.checks}
+        if self.facts:
+            out["facts"] = self.facts
+        return out
 
 
 @dataclass
@@ -388,6 +393,13 @@ def make_args(kernel: KernelSpec, sizes: dict[str, int], rng: np.random.Generato
     (verify/indices.py: values in [0, extent), sorted where they bound loops)."""
     args = [make_arg(a, sizes, rng, value_range) for a in kernel.args]
     by_name = {a.name: (a, i) for i, a in enumerate(kernel.args)}
+    for name in kernel.unresolved_indices:
+        # values in a computed index (wte[ix * C + c]): 0 and 1 keep it in range wherever the
+        # array holds two rows, where random ones from [-8, 8] read before it
+        if name in by_name and isinstance(args[by_name[name][1]], np.ndarray):
+            position = by_name[name][1]
+            args[position] = rng.integers(0, 2, size=args[position].size).astype(
+                args[position].dtype)
     for name, fill in kernel.indices.items():
         if name not in by_name or not isinstance(args[by_name[name][1]], np.ndarray):
             continue

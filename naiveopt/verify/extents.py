@@ -111,7 +111,8 @@ def _escapes(proc: GProcedure, arrays: set[str]) -> dict[str, str]:
     out = {}
     for node, parent in walk(proc.body):
         if isinstance(node, c_ast.ID) and node.name in arrays and node.name not in out and \
-                not (isinstance(parent, c_ast.ArrayRef) and parent.name is node):
+                not (isinstance(parent, c_ast.ArrayRef) and parent.name is node) and \
+                not _null_test(parent):
             if isinstance(parent, c_ast.ExprList):
                 call = next((n for n, _ in walk(proc.body) if isinstance(n, c_ast.FuncCall)
                              and n.args is parent), None)
@@ -146,6 +147,17 @@ def _access(m: MemoryExpression, context, env: SymbolEnv) -> Access:
         bounded.append((lp.iterator, lower, upper, lp.step))
     readable = [c for c in conditions if c is not None and not _opaque(c)]
     return Access(index, bounded, readable, why)
+
+
+def _null_test(node) -> bool:
+    """Whether ``node`` only tests a pointer against null (``bias != NULL``, ``!bias``)."""
+    if isinstance(node, c_ast.UnaryOp) and node.op == "!":
+        return True
+    if not (isinstance(node, c_ast.BinaryOp) and node.op in ("==", "!=")):
+        return False
+    return any(isinstance(n, c_ast.ID) and n.name in ("NULL", "nullptr") or
+               isinstance(n, c_ast.Constant) and n.value == "0" or isinstance(n, c_ast.Cast)
+               for n in (node.left, node.right))
 
 
 def _range(lp: GLoop):

@@ -30,6 +30,7 @@ from ..ir.cgen import to_c
 from ..ir.elements import element
 from ..ir.symbolic import SymbolEnv
 from ..launch import geometry, z_used
+from .expr import evaluate
 from .extents import Extent, extents
 from .spec import ArgSpec, FileSpec, KernelSpec
 
@@ -299,6 +300,12 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
             if not is_guarded:
                 bound |= set(_NAME.findall(text or ""))
     test, odd = {}, {}
+
+    def distinct(value: int, taken: dict[str, int], step: int) -> int:
+        while value in taken.values():      # W = K would hide a swap of the two
+            value += step
+        return value
+
     for i, (name, role) in enumerate(roles.items()):
         if role == "small":
             test[name], odd[name] = SMALL
@@ -308,13 +315,66 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
             continue
         tile = tiles.get(role, tiles["k"])
         base = MULTIPLES[i % len(MULTIPLES)] * tile
-        test[name] = base
+        test[name] = base = distinct(base, test, tile)
         if name in bound:
             step = naive.get(role, 1)
-            odd[name] = base + step if step < tile else base
+            odd[name] = distinct(base + step if step < tile else base + tile, odd, step)
         else:
-            odd[name] = int(sympy.nextprime(base + tile // 2))
+            odd[name] = int(sympy.nextprime(distinct(base + tile // 2, odd, 1)))
     sets = {"inferred": test}
     if odd != test:
         sets["inferred-odd"] = odd
     return sets
+
+
+# ------------------------------------------------------------------ provenance
+def facts(spec: FileSpec, kernel: KernelSpec, sets: dict[str, dict[str, int]],
+          macros: dict[str, int]) -> dict:
+    """What verification ran ``kernel`` with and where each fact came from (``inferred``,
+    ``pragma``, ``metadata``, ``guard``, ``grid-stride``, ``-D``...), for ``--json``,
+    ``--explain`` and the report: the size sets, the thread space, the naive block, each
+    array's element count per set and each scalar's value."""
+    origin = "metadata" if spec.origin not in ("pragma", "inferred") else None
+    source = kernel.provenance
+
+    def where(key: str, default: str) -> str:
+        return origin or source.get(key, default)
+
+    arrays = {}
+    for arg in kernel.args:
+        if arg.role not in ("in", "out", "inout"):
+            continue
+        counts = {}
+        for name, sizes in sets.items():
+            try:
+                counts[name] = math.prod(int(evaluate(d, {**macros, **sizes}))
+                                         for d in arg.shape)
+            except (ValueError, ZeroDivisionError, TypeError):
+                counts[name] = None
+        arrays[arg.name] = {"source": where(f"shape {arg.name}", "pragma"),
+                            "shape": [str(d) for d in arg.shape], "elements": counts}
+    scalars = {a.name: {"source": where(f"value {a.name}", "pragma"), "value": a.value}
+               for a in kernel.args if a.role == "scalar"}
+    return {"sizes": {"source": origin or spec.provenance.get("sizes", "pragma"),
+                      "sets": sets},
+            "threads": {"source": where("threads", "pragma"),
+                        "value": list(kernel.threads) if kernel.threads else None},
+            "block": {"source": where("block", "pragma"),
+                      "value": list(kernel.block) if kernel.block else None},
+            "arrays": arrays, "scalars": scalars}
+
+
+def facts_line(facts: dict) -> str:
+    """``facts`` as one line of ``--explain``."""
+    sets = "; ".join(f"{name}: " + ", ".join(f"{k}={v}" for k, v in sizes.items())
+                     for name, sizes in facts["sizes"]["sets"].items())
+    parts = [f"sizes {facts['sizes']['source']} ({sets or 'none to choose'})"]
+    if facts["threads"]["value"]:
+        parts.append(f"thread space ({', '.join(facts['threads']['value'])}) from "
+                     f"{facts['threads']['source']}")
+    for name, a in facts["arrays"].items():
+        counts = "/".join(str(c) for c in a["elements"].values())
+        parts.append(f"{name} {counts} elements ({a['source']})")
+    for name, v in facts["scalars"].items():
+        parts.append(f"{name}={v['value']} ({v['source']})")
+    return "; ".join(parts)

@@ -269,3 +269,67 @@ __global__ void f(const float *A, float *B, int n)
         k.unverified
     ok = naiveopt.optimize("#pragma naiveopt sizes(n=13)\n" + src, filename="f.cu")
     assert ok.kernels[0].verification.status == "passed"
+
+
+# ----------------------------------------------------------------- the library, metadata aside
+import glob  # noqa: E402
+import os  # noqa: E402
+
+from naiveopt.verify.spec import load_metadata  # noqa: E402
+
+LIBRARY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "kernels", "naive")
+#: Where the library's metadata states more than the kernel implies, and why inference is
+#: still right: (file stem, kernel) -> {fact: why}.
+KNOWN = {
+    ("conv2d", "Convolution2D_kernel"): {
+        "threads": "the guard bounds the interior (i < ni - 1): the metadata launches the "
+                   "whole image, whose border threads do nothing",
+        "B": "the kernel writes the interior only: its last element written is before the "
+             "metadata's end of B"},
+    ("demosaic", "demosaic"): {
+        "raw": "raw is read through a helper (pixel()): a reason, not a guess"},
+}
+
+
+def _library_cases():
+    return [pytest.param(path, id=os.path.basename(path))
+            for path in sorted(glob.glob(os.path.join(LIBRARY, "*.c*")))]
+
+
+@pytest.mark.parametrize("path", _library_cases())
+def test_library_facts_inferred_equal_the_metadata(path):
+    """With its metadata moved aside, each library kernel's inferred thread space and array
+    extents equal the metadata's at the metadata's test and odd sizes (names the kernel does
+    not know, like a free globalDimY, take the metadata's values)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    meta = load_metadata(os.path.join(LIBRARY, stem + ".toml"))
+    with open(path, encoding="utf-8") as fh:
+        unit = parse_unit(path, fh.read(), {})
+    c = compile_module(unit, None, "sm_90", True, metadata=os.path.join(LIBRARY, "absent"))
+    assert c.spec.origin == "inferred" and c.spec.provenance["sizes"] == "inferred"
+    for set_name in ("test", "odd"):
+        for kname, mk in meta.kernels.items():
+            known = KNOWN.get((stem, kname), {})
+            ik = c.spec.kernels[kname]
+            sizes = {**unit.fixed, **meta.sizes[set_name]}
+            for a in mk.args:
+                if a.role == "size" and a.value:
+                    sizes[a.name] = evaluate(a.value, sizes)
+            for axis, t in zip(("globalDimX", "globalDimY", "globalDimZ"), mk.threads):
+                sizes.setdefault(axis, evaluate(t, sizes))
+            want = [evaluate(t, sizes) for t in mk.threads]
+            have = [evaluate(t, sizes) for t in ik.threads[:len(want)]]
+            assert have == want or "threads" in known, (stem, kname, ik.threads, mk.threads)
+            metadata_args = {a.name: a for a in mk.args}
+            for a in ik.args:
+                m = metadata_args[a.name]
+                if a.role not in ("in", "out", "inout"):
+                    assert m.role in ("size", "scalar") and a.role in ("size", "scalar")
+                    continue
+                if a.name in known and any(getattr(d, "why", "") for d in a.shape):
+                    continue
+                have = math.prod(int(evaluate(d, sizes)) for d in a.shape)
+                want = math.prod(int(evaluate(d, sizes)) for d in m.shape)
+                assert have == want or (a.name in known and have < want), \
+                    (stem, kname, a.name, set_name, have, want)

@@ -96,7 +96,7 @@ def file_spec(inference: Inference, final: GModule) -> FileSpec:
         sizes = _size_sets(inference.kernels, {p.name: p for p in final.procedures})
         provenance["sizes"] = "inferred"
     kernels = {name: k.spec for name, k in inference.kernels.items()}
-    return FileSpec(given.origin if given else "inferred", sizes, kernels,
+    return FileSpec("pragma" if given and given.sizes else "inferred", sizes, kernels,
                     provenance=provenance)
 
 

@@ -214,3 +214,17 @@ def test_fuzz_campaign(chunk):
     assert not report.failures, f"{report.summary()}\n{failures}"
     assert report.counts["passed"] >= 0.9 * count, report.summary()
     assert sum(report.applied.values()) >= 0.3 * count, report.summary()
+
+
+def test_most_guarded_cases_carry_no_annotations_and_still_verify():
+    """The fuzzer drops the pragma line of most cases whose kernels bound their own thread
+    space: naiveopt infers what verification needs (verify/infer.py) and must verify them."""
+    from naiveopt.fuzz.campaign import cases, run_case
+
+    drawn = list(cases(97, 60))
+    bare = [c for c in drawn if "#pragma naiveopt" not in c.source]
+    assert len(bare) >= len(drawn) // 3, len(bare)
+    outcomes = [run_case(c) for c in bare[:6]]
+    assert all(o.kind in ("passed", "rejected") for o in outcomes), \
+        [(o.kind, o.detail) for o in outcomes]
+    assert sum(o.kind == "passed" for o in outcomes) >= 4

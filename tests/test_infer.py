@@ -333,3 +333,27 @@ def test_library_facts_inferred_equal_the_metadata(path):
                 want = math.prod(int(evaluate(d, sizes)) for d in m.shape)
                 assert have == want or (a.name in known and have < want), \
                     (stem, kname, a.name, set_name, have, want)
+
+
+def test_facts_say_where_they_came_from_and_where_they_disagree():
+    src = """
+#pragma naiveopt sizes(n=45) array(B, n + 3)
+__global__ void f(const float *A, float *B, float alpha, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) B[i] = alpha * A[i + 1];
+}
+"""
+    (k,) = naiveopt.optimize(src, filename="f.cu").kernels
+    facts = k.verification.facts
+    assert facts["sizes"] == {"source": "pragma", "sets": {"pragma": {"n": 45}}}
+    assert facts["threads"] == {"source": "guard", "value": ["n", "1", "1"]}
+    assert facts["arrays"]["A"]["source"] == "inferred"
+    assert facts["arrays"]["A"]["elements"] == {"pragma": 46}
+    assert facts["arrays"]["B"]["source"] == "pragma"
+    assert facts["arrays"]["B"]["inferred_elements"] == {"pragma": 45}      # they disagree
+    alpha = facts["scalars"]["alpha"]
+    assert alpha["source"] == "inferred" and float(alpha["value"]) not in (0.0, 1.0)
+    bare = naiveopt.optimize(src.split("\n", 2)[2], filename="f.cu").kernels[0]
+    assert bare.verification.facts["sizes"]["source"] == "inferred"
+    assert set(bare.verification.facts["sizes"]["sets"]) == {"inferred", "inferred-odd"}

@@ -167,6 +167,7 @@ class KernelGenerator:
                  extra: random.Random | None = None) -> None:
         self.rng = rng
         self.dialect = dialect
+        self.guarded = False
         self.sizes: dict[str, int] = {}
         self.arrays: dict[str, Array] = {}
         self.helper = False
@@ -181,6 +182,7 @@ class KernelGenerator:
         rng = self.rng
         two_d = rng.random() < 0.45
         guarded = rng.random() < 0.85
+        self.guarded = guarded
         block = rng.choice(BLOCKS_2D if two_d else BLOCKS_1D)
         square = two_d and rng.random() < 0.3 and (guarded or block[0] == block[1])
         thread_sizes = ["N", "N"] if square else ["N", "M"][:2 if two_d else 1]
@@ -808,20 +810,21 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.spell = random.Random(f"{seed}:{index}:spell")
     generator.taps = random.Random(f"{seed}:{index}:taps")
     source = generator.file()
+    guarded = generator.guarded           # its kernels bound their own thread space
     # launch-geometry kernels from a stream of their own: the cases above keep their draws
     geo = random.Random(f"{seed}:{index}:geometry")
     if geo.random() < GEOMETRY_SHARE:
-        source = geometry_file(geo, dialect)
+        source, guarded = geometry_file(geo, dialect), False
     stride = random.Random(f"{seed}:{index}:grid-stride")
     if stride.random() < GRID_STRIDE_SHARE:
-        source = grid_stride_file(stride, dialect)
+        source, guarded = grid_stride_file(stride, dialect), False
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
-    source = unverifiable(source, seed, index)
+    source = unverifiable(source, seed, index, guarded)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
                 rng.choice(["sm_90", "sm_80", "gfx90a"]),
                 PipelineOptions(disable=disabled, merge=merge, memory=memory))
@@ -835,7 +838,7 @@ UNVERIFIABLE_SHARE = 0.04
 UNANNOTATED_SHARE = 0.6
 
 
-def unverifiable(source: str, seed: int, index: int) -> str:
+def unverifiable(source: str, seed: int, index: int, guarded: bool = False) -> str:
     """``source``, or, for a share of cases, ``source`` without its pragma line or the sizes
     of it. Drawn from a stream of its own so that every other choice of the case stays as it
     was."""
@@ -843,7 +846,7 @@ def unverifiable(source: str, seed: int, index: int) -> str:
     if draw < UNVERIFIABLE_SHARE:
         return re.sub(r"^(#pragma naiveopt .*?)sizes\([^)]*\) ?", r"\1", source, count=1,
                       flags=re.M)
-    if draw < UNVERIFIABLE_SHARE + UNANNOTATED_SHARE and _guarded(source):
+    if draw < UNVERIFIABLE_SHARE + UNANNOTATED_SHARE and (guarded or _guarded(source)):
         return re.sub(r"^#pragma naiveopt .*\n", "", source, flags=re.M)
     return source
 

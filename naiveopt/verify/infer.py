@@ -32,7 +32,7 @@ from ..ir.symbolic import SymbolEnv
 from ..launch import geometry, z_used
 from .expr import evaluate
 from .extents import Extent, extents
-from .spec import ArgSpec, FileSpec, KernelSpec
+from .spec import ArgSpec, FileSpec, KernelSpec, pragma_clauses
 
 #: Size values of the small roles (tap radii and mask widths, z extents): (test, odd).
 SMALL = (5, 3)
@@ -119,19 +119,23 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     geo = geometry(proc, block=block, thread_space=threads)
     shapes = {a.name: a.shape for a in given.args if a.shape} if given else {}
     pointers = [p for p in proc.params if p.is_pointer]
-    inferred = extents(proc, env, geo, [p.name for p in pointers if user(p.name) not in shapes])
+    inferred = extents(proc, env, geo, [p.name for p in pointers])
     written = {user(m.array) for m in proc.memory_expressions if m.is_write}
     roles = _roles(proc, module, threads, inferred, fixed, user)
     for name in given_sizes:            # a size the pragma gives is one, wherever it is used
         roles.setdefault(name, "k")
-    scalars = {a.name: a for a in given.args if a.role == "scalar"} if given else {}
-    args = []
+    # the scalars a pragma's scalar(...) names (the others' default values are no facts)
+    named = {g[0] for g in pragma_clauses(module).get("scalar", []) if g}
+    scalars = {a.name: a for a in given.args if a.role == "scalar" and a.name in named} \
+        if given else {}
+    args, overridden = [], {}
     for p in proc.params:
         name = user(p.name)
         elem = element(p.base_type)
         if p.is_pointer:
             if name in shapes:
                 shape, facts[f"shape {name}"] = shapes[name], "pragma"
+                overridden[name] = inferred[p.name]
             else:
                 extent = inferred[p.name]
                 shape, facts[f"shape {name}"] = [extent], "inferred"
@@ -152,7 +156,8 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     read = extents(proc, env, geo, list(tables), "constant")
     limits = {name: (extent, math.prod(tables[name].extents)) for name, extent in read.items()
               if extent.accesses and not extent.why}
-    spec = KernelSpec(proc.name, threads, naive_block, args, provenance=facts, limits=limits)
+    spec = KernelSpec(proc.name, threads, naive_block, args, provenance=facts, limits=limits,
+                      overridden=overridden)
     return _Kernel(spec, guarded, geo.block[:2], roles)
 
 
@@ -353,6 +358,16 @@ def facts(spec: FileSpec, kernel: KernelSpec, sets: dict[str, dict[str, int]],
                 counts[name] = None
         arrays[arg.name] = {"source": where(f"shape {arg.name}", "pragma"),
                             "shape": [str(d) for d in arg.shape], "elements": counts}
+        extent = kernel.overridden.get(arg.name)
+        if extent is not None and not extent.why:
+            own = {}
+            for name, sizes in sets.items():
+                try:
+                    own[name] = extent({**macros, **sizes})
+                except ValueError:
+                    own[name] = None
+            if own != counts:        # the pragma's shape and the kernel's accesses disagree
+                arrays[arg.name]["inferred_elements"] = own
     scalars = {a.name: {"source": where(f"value {a.name}", "pragma"), "value": a.value}
                for a in kernel.args if a.role == "scalar"}
     return {"sizes": {"source": origin or spec.provenance.get("sizes", "pragma"),
@@ -374,7 +389,10 @@ def facts_line(facts: dict) -> str:
                      f"{facts['threads']['source']}")
     for name, a in facts["arrays"].items():
         counts = "/".join(str(c) for c in a["elements"].values())
-        parts.append(f"{name} {counts} elements ({a['source']})")
+        own = a.get("inferred_elements")
+        disagree = "; the kernel's accesses reach " + "/".join(str(c) for c in own.values()) \
+            + ": they disagree" if own else ""
+        parts.append(f"{name} {counts} elements ({a['source']}{disagree})")
     for name, v in facts["scalars"].items():
         parts.append(f"{name}={v['value']} ({v['source']})")
     return "; ".join(parts)

@@ -57,6 +57,8 @@ class KernelSpec:
     # name -> (the elements it reads as a function of the sizes, its length); sizes at which
     # the naive kernel reads past one are sizes the kernel does not allow (verify/infer.py)
     limits: dict[str, tuple[object, int]] = field(default_factory=dict)
+    # the inferred extents of the arrays whose shape a pragma gave (to report disagreement)
+    overridden: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

@@ -357,3 +357,17 @@ __global__ void f(const float *A, float *B, float alpha, int n)
     bare = naiveopt.optimize(src.split("\n", 2)[2], filename="f.cu").kernels[0]
     assert bare.verification.facts["sizes"]["source"] == "inferred"
     assert set(bare.verification.facts["sizes"]["sets"]) == {"inferred", "inferred-odd"}
+
+
+@pytest.mark.parametrize("name", ["mm_macro.cu", "conv_macro.cl", "strsm.cu", "reduction.cl"])
+def test_library_kernels_verify_with_their_metadata_moved_aside(name):
+    """Macro sizes the file leaves to the build (#ifndef WIDTH_A) are chosen and compiled in
+    with -D; unguarded kernels run whole naive blocks; both size sets pass."""
+    path = os.path.join(LIBRARY, name)
+    with open(path, encoding="utf-8") as fh:
+        result = naiveopt.optimize(fh.read(), filename=path,
+                                   metadata=os.path.join(LIBRARY, "absent"))
+    for k in result.kernels:
+        assert k.verification.status == "passed", (k.name, k.verification.detail)
+        assert [c.split(" ")[0] for c in k.verification.checks] == ["inferred",
+                                                                     "inferred-odd"]

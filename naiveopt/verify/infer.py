@@ -156,8 +156,11 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     read = extents(proc, env, geo, list(tables), "constant")
     limits = {name: (extent, math.prod(tables[name].extents)) for name, extent in read.items()
               if extent.accesses and not extent.why}
-    spec = KernelSpec(proc.name, threads, naive_block, args, provenance=facts, limits=limits,
-                      overridden=overridden)
+    # a size that is a macro the file leaves to the build (#ifndef N / #define N 4096) is
+    # compiled in with -D at each size set, into the naive kernel and the output alike
+    defines = [name for name in roles if name in module.macros]
+    spec = KernelSpec(proc.name, threads, naive_block, args, defines=defines,
+                      provenance=facts, limits=limits, overridden=overridden)
     return _Kernel(spec, guarded, geo.block[:2], roles)
 
 

@@ -57,6 +57,8 @@ class _Kernel:
     guarded: tuple[bool, bool]         # whether the x / y thread space is bounded by the code
     naive_block: tuple[int, int]       # the block the naive kernel is launched with
     roles: dict[str, str] = field(default_factory=dict)    # size name -> x | y | z | small | k
+    extents: dict[str, Extent] = field(default_factory=dict)
+    fixed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -161,7 +163,7 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     defines = [name for name in roles if name in module.macros]
     spec = KernelSpec(proc.name, threads, naive_block, args, defines=defines,
                       provenance=facts, limits=limits, overridden=overridden)
-    return _Kernel(spec, guarded, geo.block[:2], roles)
+    return _Kernel(spec, guarded, geo.block[:2], roles, inferred, dict(fixed))
 
 
 def _thread_space(proc: GProcedure, given: KernelSpec | None, facts: dict[str, str], user,
@@ -307,7 +309,27 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
         for axis, is_guarded, text in zip("xy", k.guarded, k.spec.threads[:2]):
             if not is_guarded:
                 bound |= set(_NAME.findall(text or ""))
-    test, odd = {}, {}
+    test, odd = _choose(roles, tiles, naive, bound)
+    while tiles["k"] > MIN_K_TILE and _work(found, odd) > WORK_BUDGET:
+        tiles["k"] //= 2                   # loop extents and widths in smaller tiles
+        test, odd = _choose(roles, tiles, naive, bound)
+    sets = {"inferred": test}
+    if odd != test:
+        sets["inferred-odd"] = odd
+    return sets
+
+
+#: Loop iterations (over all threads) one run of a kernel may take at the inferred sizes, and
+#: the smallest tile loop extents are cut to to stay under it: a check takes seconds on PoCL.
+WORK_BUDGET = 3 * 10 ** 7
+MIN_K_TILE = 16
+
+
+def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],
+            bound: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """The test and odd values of each size (see the module docstring)."""
+    test: dict[str, int] = {}
+    odd: dict[str, int] = {}
 
     def distinct(value: int, taken: dict[str, int], step: int) -> int:
         while value in taken.values():      # W = K would hide a swap of the two
@@ -329,10 +351,33 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
             odd[name] = distinct(base + step if step < tile else base + tile, odd, step)
         else:
             odd[name] = int(sympy.nextprime(distinct(base + tile // 2, odd, 1)))
-    sets = {"inferred": test}
-    if odd != test:
-        sets["inferred-odd"] = odd
-    return sets
+    return test, odd
+
+
+def _work(found: dict[str, _Kernel], sizes: dict[str, int]) -> int:
+    """About how many loop iterations the costliest kernel runs at ``sizes``: its threads times
+    the trip counts of the deepest loop nest around an access (a bound that depends on a
+    thread or an outer iterator counted at the largest size: an over-estimate)."""
+    worst = 0
+    for k in found.values():
+        values = {**k.fixed, **sizes}
+        try:
+            threads = math.prod(max(1, int(evaluate(t, values))) for t in k.spec.threads)
+        except (ValueError, ZeroDivisionError):
+            continue
+        largest = max(values.values(), default=1)
+        trips = 1
+        for extent in k.extents.values():
+            for access in extent.accesses:
+                count = 1
+                for _, lower, upper, _ in access.loops:
+                    span = (upper - lower).xreplace(
+                        {s: sympy.Integer(values.get(s.name, largest))
+                         for s in (upper - lower).free_symbols})
+                    count *= max(1, int(span)) if span.is_number else largest
+                trips = max(trips, count)
+        worst = max(worst, threads * trips)
+    return worst
 
 
 # ------------------------------------------------------------------ provenance

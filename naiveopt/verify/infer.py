@@ -310,8 +310,16 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
             if not is_guarded:
                 bound |= set(_NAME.findall(text or ""))
     test, odd = _choose(roles, tiles, naive, bound)
-    while tiles["k"] > MIN_K_TILE and _work(found, odd) > WORK_BUDGET:
-        tiles["k"] //= 2                   # loop extents and widths in smaller tiles
+    while _work(found, odd) > WORK_BUDGET:
+        # loop extents and widths first, then the thread space, in smaller tiles (an unguarded
+        # axis keeps whole naive blocks)
+        floor = {"k": MIN_TILE, "x": max(MIN_TILE, naive["x"] if bound else 1),
+                 "y": max(MIN_TILE, naive["y"] if bound else 1)}
+        shrink = [a for a in ("k", "x", "y") if tiles[a] // 2 >= floor[a]]
+        if not shrink:
+            break
+        axis = max(shrink, key=lambda a: (tiles[a], a == "k"))
+        tiles[axis] //= 2
         test, odd = _choose(roles, tiles, naive, bound)
     sets = {"inferred": test}
     if odd != test:
@@ -320,9 +328,9 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
 
 
 #: Loop iterations (over all threads) one run of a kernel may take at the inferred sizes, and
-#: the smallest tile loop extents are cut to to stay under it: a check takes seconds on PoCL.
+#: the smallest tile sizes are cut to to stay under it: a check takes seconds on PoCL.
 WORK_BUDGET = 3 * 10 ** 7
-MIN_K_TILE = 16
+MIN_TILE = 16
 
 
 def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],

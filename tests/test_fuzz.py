@@ -51,7 +51,7 @@ def _lit(tmp_path, name: str, text: str) -> subprocess.CompletedProcess:
 def test_reproducer_is_a_lit_test_that_fails_while_the_case_does(tmp_path, passing_case,
                                                                  variant):
     """A reproducer runs the case's options through naiveopt under lit: a case that now
-    passes passes (kernels verified, or, without sizes, written unverified saying so), and one
+    passes passes (kernels verified, at inferred sizes where the pragma gives none), and one
     that still fails (here: naiveopt rejects it) fails."""
     source = passing_case.source
     if variant == "without sizes":

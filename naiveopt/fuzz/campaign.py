@@ -155,20 +155,17 @@ def _block_end(lines: list[str], start: int) -> int | None:
 def reproducer(case: Case, source: str, outcome: Outcome) -> str:
     """A self-contained reproducer: a lit test (tests/lit) that runs naiveopt with the case's
     options and fails while the bug is there, with the outcome as a comment. Its kernels must
-    verify (``--require-verified``), or, for a case generated without sizes, be written
-    unverified saying so. Once fixed, the file goes to tests/lit/fuzz/ with a header saying
+    verify (``--require-verified``: with the pragma's sizes, or with those naiveopt infers
+    where the case has none). Once fixed, the file goes to tests/lit/fuzz/ with a header saying
     what was wrong and CHECK lines for the remarks that show the fix."""
     detail = outcome.detail.strip().splitlines()
     ext = "cu" if case.target == "cuda" else "cl"
     kernels = re.findall(r"(?:__global__|__kernel)\s+void\s+(\w+)", source)
-    verifiable = re.search(r"^#pragma naiveopt .*\bsizes\(", source, re.M) is not None
-    flags = " --require-verified" if verifiable else ""
     head = [f"// naiveopt fuzz reproducer (seed {case.seed}, case {case.index}): "
             f"{outcome.kind}: {detail[-1] if detail else ''}",
-            f"// RUN: %naiveopt %s {case.arguments()}{flags} --explain -o %t.{ext} 2>&1 "
-            "| FileCheck %s"]
-    expected = "verification passed" if verifiable else "warning: written unverified"
-    checks = [f"// CHECK: {name}: {expected}" for name in kernels]
+            f"// RUN: %naiveopt %s {case.arguments()} --require-verified --explain "
+            f"-o %t.{ext} 2>&1 | FileCheck %s"]
+    checks = [f"// CHECK: {name}: verification passed" for name in kernels]
     return "\n".join(head) + "\n" + source + "\n" + "\n".join(checks) + "\n"
 
 

@@ -198,7 +198,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
              defines: dict[str, str] | None = None, metadata: str | None = None,
              dump_ir: str | None = None, options: PipelineOptions | dict | None = None,
              sidecar_name: str | None = None, require_verified: bool = False,
-             passes: list[str] | None = None, pipeline: str | None = None) -> OptimizeResult:
+             passes: list[str] | None = None, pipeline: str | None = None,
+             launcher: bool = True) -> OptimizeResult:
     """Optimize the kernels of one file.
 
     ``filename`` names the source (its extension gives the dialect; metadata is looked up
@@ -214,6 +215,10 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     vectorize, merge, disable...). ``passes=["coalesce", "thread-merge"]`` or
     ``pipeline="coalesce,thread-merge"`` runs exactly those optimization passes, in that order,
     after the functional ones (default: the whole pipeline).
+
+    A CUDA output carries a ``NAME_launch`` host function after each kernel, which launches it
+    with the geometry it needs (launcher.cuda_launcher); ``launcher=False`` leaves them out (a
+    kernel-only file, e.g. for NVRTC).
     """
     defines = dict(defines or {})
     options = pipeline_options(options, passes=passes, pipeline=pipeline)
@@ -222,7 +227,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     unit = parse_unit(filename, source, defines)
     c = compile_module(unit, target, arch, opt, metadata, dump_ir, options)
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                  os.path.basename(filename), sidecar_name, host=True)
+                  os.path.basename(filename), sidecar_name, host=True, launchers=launcher)
     verifications = _verify(c, code) if verify else {}
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
@@ -237,7 +242,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
                              os.path.basename(filename), sidecar_name, result.unverified,
-                             host=True)
+                             host=True, launchers=launcher)
     if require_verified and result.unverified:
         raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
                                       in result.unverified.items())

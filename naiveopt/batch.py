@@ -48,6 +48,7 @@ class Settings:
     explain: bool = False
     profile: bool = False
     require_verified: bool = False     # a kernel written unverified fails its file
+    launcher: bool = True              # CUDA outputs carry NAME_launch host functions
 
 
 @dataclass
@@ -110,7 +111,7 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
                           arch=settings.arch, opt=settings.opt, verify=settings.verify,
                           defines=settings.defines, metadata=settings.metadata,
                           dump_ir=settings.dump_ir, sidecar_name=sidecar,
-                          options=settings.options)
+                          options=settings.options, launcher=settings.launcher)
         if settings.explain:     # an unverified kernel gets its warning line instead
             outcome.explain = [f"{path}: {remark}" for remark in result.remarks] + [
                 f"{path}: {k.name}: verification {k.verification.status}: "

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "pass: " + ", ".join(canonicalization_pass_names()))
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
                    "(outputs are written unverified, saying so)")
+    p.add_argument("--no-launcher", action="store_true",
+                   help="leave out the NAME_launch host function written after each CUDA "
+                        "kernel (a kernel-only file, e.g. for NVRTC)")
     p.add_argument("--require-verified", action="store_true",
                    help="a kernel that cannot be verified (no sizes, an unknown shape...) is "
                         "an error: its file is not written (exit status 1)")
@@ -282,7 +285,8 @@ def _batch_main(args: argparse.Namespace, jobs: list[tuple[str, str | None]], se
 
     settings = batch.Settings(args.target, args.arch, not args.no_opt, not args.no_verify,
                               defines, args.metadata, args.dump_ir, options,
-                              args.explain, args.profile, args.require_verified)
+                              args.explain, args.profile, args.require_verified,
+                              launcher=not args.no_launcher)
     files = [path for path, _ in jobs]
     try:
         measurements = load_measurements(args.bench_results, args.arch)

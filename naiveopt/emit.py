@@ -27,6 +27,7 @@ from .ir.typenames import typedef_lines, used_names
 from .frontend.prelude import headers_for
 from .frontend.prelude import includes as prelude_includes
 from .launch import LaunchGeometry, data_notes, texture_note
+from .launcher import cuda_launcher
 
 #: The repository's templates/ (used where the package carries no templates of its own).
 CHECKOUT_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -49,13 +50,15 @@ def _env() -> jinja2.Environment:
 
 def render(module: GModule, target: str, arch: str, geometries: dict[str, LaunchGeometry],
            passes: dict[str, list[str]], source_name: str, sidecar: str | None,
-           unverified: dict[str, str] | None = None, host: bool = False) -> str:
+           unverified: dict[str, str] | None = None, host: bool = False,
+           launchers: bool = True) -> str:
     """The output file for ``module`` (whose trees are already in ``target``'s dialect).
 
     ``unverified`` maps kernels written without a check to the reason (one line each), which
     the kernel's header block states. ``host``: the file a user gets, with the input's
     #include lines and host code (CUDA; an OpenCL file says the host code is left out);
-    without it, device code alone (what NVRTC and the GPU kit compile)."""
+    without it, device code alone (what NVRTC and the GPU kit compile). ``launchers`` (CUDA,
+    with ``host``): a ``NAME_launch`` host function after each kernel (launcher.py)."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
     kernels = [{"name": p.name,
                 "code": with_launch_contract(to_c(p.func).rstrip(), p, target, arch),
@@ -72,6 +75,9 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                            macros=module.macros, sidecar=sidecar,
                            checks=_multiple_checks(module, geometries),
                            fp64=_uses_double(kernels, module),
+                           launchers=[cuda_launcher(p, geometries[p.name], module.macros)
+                                      for p in module.procedures]
+                           if launchers and host and target == "cuda" else [],
                            **_surroundings(module, target, host))
     code = format_code(text.rstrip() + "\n")
     if host and target == "cuda" and module.host_code:

@@ -76,3 +76,52 @@ def _kernels(output) -> dict:
     if not isinstance(output, dict) or "kernels" not in output:
         raise NaiveoptError("expected an OptimizeResult, a sidecar path or its JSON")
     return output["kernels"]
+
+
+# ------------------------------------------------------------------ CUDA launcher functions
+def cuda_launcher(proc, geometry, macros: dict[str, str]) -> str:
+    """A host function that launches ``proc`` as its output needs, next to the kernel:
+    ``static inline cudaError_t NAME_launch(<the kernel's parameters>, [free sizes,]
+    cudaStream_t stream = 0)``, computing grid and block from the sizes the kernel takes, so
+    that a program calls it instead of repeating a geometry that changes with each output. A
+    kernel without a bounds guard checks the thread-space multiple it relies on
+    (``cudaErrorInvalidValue`` otherwise). A kernel that reads texture objects gets none: the
+    host must make those first (the header's texture lines say how)."""
+    import re
+
+    from .ir.cgen import to_c
+    from .ir.textures import host_texture_params
+
+    name = proc.name
+    if host_texture_params(proc):
+        return (f"// No {name}_launch: {name} reads texture objects the host creates first "
+                "(see the texture lines above).")
+    params = proc.func.decl.type.args.params if proc.func.decl.type.args else []
+    decls = [to_c(p) for p in params if getattr(p, "name", None)]
+    names = [p.name for p in params if getattr(p, "name", None)]
+    tree_name = {user: tree for tree, user in proc.renamed.items()}
+
+    def c_expr(text: str) -> str:
+        return re.sub(r"[A-Za-z_]\w*", lambda m: tree_name.get(m.group(0), m.group(0)), text)
+
+    n = 3
+    grid = [c_expr(g) for g in geometry.grid[:n]]
+    space = [c_expr(t) for t in geometry.thread_space[:n]]
+    used = {w for text in grid + space for w in re.findall(r"[A-Za-z_]\w*", text)}
+    free = sorted(used - set(names) - set(macros))
+    decls += [f"int {f}" for f in free]
+    lines = [f"// {name}_launch: launches {name} with the geometry its output needs "
+             "(above), on `stream`.",
+             f"[[maybe_unused]] static inline cudaError_t {name}_launch({', '.join(decls + ['cudaStream_t stream = 0'])})",
+             "{"]
+    if geometry.multiple:
+        for axis, text, m in zip("xy", space, geometry.multiple):
+            if m and m > 1:
+                lines.append(f"    if (({text}) % {m} != 0)  // no bounds guard: whole steps of "
+                             f"{m} along {axis}")
+                lines.append("        return cudaErrorInvalidValue;")
+    lines.append(f"    dim3 grid({', '.join(grid)}), block({', '.join(map(str, geometry.block[:n]))});")
+    lines.append(f"    {name}<<<grid, block, 0, stream>>>({', '.join(names)});")
+    lines.append("    return cudaGetLastError();")
+    lines.append("}")
+    return "\n".join(lines)

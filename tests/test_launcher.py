@@ -82,3 +82,105 @@ def test_pyopencl_host_gets_the_naive_results_and_a_stale_launch_is_refused(mm):
         kernel(queue, (-(-W // 16) * 16, -(-H // 16) * 16), (16, 16), da, db, dc,
                    np.int32(H), np.int32(W), np.int32(K))
         queue.finish()
+
+
+# ----------------------------------------------------------------- CUDA launcher functions
+import subprocess  # noqa: E402
+
+from conftest import KERNEL_FILES, nvcc  # noqa: E402
+
+CUDA_LIBRARY = [f for f in KERNEL_FILES if f.endswith(".cu")]
+
+PROGRAM = """
+#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void mm(const float *A, const float *B, float *C, int H, int W, int K)
+{
+    int col = threadIdx.x + blockIdx.x * blockDim.x;
+    int row = threadIdx.y + blockIdx.y * blockDim.y;
+    if (row < H && col < W) {
+        float sum = 0.0f;
+        for (int k = 0; k < K; k++) sum += A[row * K + k] * B[k * W + col];
+        C[row * W + col] = sum;
+    }
+}
+int main()
+{
+    int H = 100, W = 60, K = 30;
+    float *A, *B, *C;
+    cudaMallocManaged(&A, H * K * sizeof(float));
+    cudaMallocManaged(&B, K * W * sizeof(float));
+    cudaMallocManaged(&C, H * W * sizeof(float));
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaError_t err = mm_launch(A, B, C, H, W, K, s);
+    cudaStreamSynchronize(s);
+    printf("%s %f\\n", cudaGetErrorString(err), C[0]);
+    return 0;
+}
+"""
+
+
+def test_launcher_follows_the_kernel_and_no_launcher_leaves_it_out():
+    with open(os.path.join(ROOT, "kernels", "naive", "mm.cu"), encoding="utf-8") as fh:
+        source = fh.read()
+    result = naiveopt.optimize(source, filename="mm.cu", verify=False)
+    (k,) = result.kernels
+    head = result.code.index("mm_launch(")
+    assert result.code.index("void __launch_bounds__") < head
+    launcher = result.code[head:]
+    assert "cudaStream_t stream = 0" in launcher
+    grid = ", ".join(k.geometry.grid)
+    assert f"dim3 grid({grid})" in " ".join(launcher.split())
+    assert "mm<<<grid, block, 0, stream>>>(A, B, C, H, W, K);" in launcher
+    bare = naiveopt.optimize(source, filename="mm.cu", verify=False, launcher=False)
+    assert "_launch(" not in bare.code
+
+
+def test_launcher_checks_the_multiple_an_unguarded_kernel_needs():
+    """An unguarded output whose coverage its naive block does not divide relies on a
+    thread-space multiple: its launcher refuses other sizes; a size the kernel does not take
+    (the paper's free thread space) becomes a parameter."""
+    from naiveopt.api import compile_module
+    from naiveopt.frontend import parse_unit
+    from naiveopt.launch import LaunchGeometry
+    from naiveopt.launcher import cuda_launcher
+
+    path = os.path.join(ROOT, "kernels", "naive", "mm_macro.cu")
+    with open(path, encoding="utf-8") as fh:
+        c = compile_module(parse_unit(path, fh.read(), {}), None, "sm_90", False)
+    (proc,) = c.module.procedures
+    geo = LaunchGeometry((32, 16), (2, 1), ("WIDTH_B", "HEIGHT_A"), (64, 16))
+    text = " ".join(cuda_launcher(proc, geo, c.module.macros).split())
+    assert "mm_macro_launch(float *A, float *B, float *C, int HEIGHT_A, cudaStream_t " \
+        "stream = 0)" in text
+    assert "if ((WIDTH_B) % 64 != 0)" in text and "if ((HEIGHT_A) % 16 != 0)" in text
+    assert text.count("return cudaErrorInvalidValue;") == 2
+
+
+@nvcc
+@pytest.mark.parametrize("path", CUDA_LIBRARY, ids=os.path.basename)
+def test_library_output_with_launcher_compiles(path, tmp_path):
+    with open(path, encoding="utf-8") as fh:
+        result = naiveopt.optimize(fh.read(), filename=path, verify=False)
+    out = tmp_path / os.path.basename(path)
+    out.write_text(result.code, encoding="utf-8")
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-Werror", "all-warnings", "-o",
+                           str(tmp_path / "k.o"), str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+@nvcc
+def test_whole_program_calls_the_launcher_and_links(tmp_path):
+    """A program's main() calls mm_launch on a stream: the output (kernel, launcher, host code
+    passed through) compiles and links with nvcc as the input did."""
+    result = naiveopt.optimize(PROGRAM.replace("mm_launch(A, B, C, H, W, K, s)",
+                                               "mm_launch(A, B, C, H, W, K, s)"),
+                               filename="app.cu", verify=False)
+    assert result.code.index("mm_launch(const float") < result.code.index("int main()")
+    app = tmp_path / "app_opt.cu"
+    app.write_text(result.code, encoding="utf-8")
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-o", str(tmp_path / "app"), str(app)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

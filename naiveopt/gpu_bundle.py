@@ -238,8 +238,9 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
     spec = opt.spec
     if spec is None:
         raise NaiveoptError("benchmarking needs metadata or '#pragma naiveopt' sizes", path)
-    # the optimized CUDA exactly as `naiveopt FILE -o OUT` writes it (emit.render, no
-    # sidecar name: only the header's sidecar line differs), and its OpenCL translation
+    # the optimized CUDA exactly as `naiveopt FILE -o OUT --no-launcher` writes it
+    # (emit.render, no sidecar name: only the header's sidecar line differs; NVRTC compiles
+    # device code, so no host launcher), and its OpenCL translation
     optimized_cuda = render(opt.module, "cuda", arch, opt.geometries, opt.ctx.applied, base,
                             None)
     optimized_cl = render(opt.opencl_module(), "opencl", arch, opt.geometries, {}, base, None)

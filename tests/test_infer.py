@@ -371,3 +371,18 @@ def test_library_kernels_verify_with_their_metadata_moved_aside(name):
         assert k.verification.status == "passed", (k.name, k.verification.detail)
         assert [c.split(" ")[0] for c in k.verification.checks] == ["inferred",
                                                                      "inferred-odd"]
+
+
+def test_a_size_the_dialect_renames_keeps_the_users_name():
+    """``warpSize`` is a CUDA built-in: the IR renames the parameter, the sizes keep the
+    user's name, and the extent still reads it."""
+    src = """
+__global__ void f(const float *A, float *B, int warpSize, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) B[i] = A[i * (warpSize + 1)];
+}
+"""
+    assert extent(src, "A", {"n": 5, "warpSize": 3}) == 4 * 4 + 1
+    (k,) = naiveopt.optimize(src, filename="f.cu").kernels
+    assert k.verification.status == "passed", k.verification.detail

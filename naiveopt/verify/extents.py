@@ -58,6 +58,7 @@ class Extent:
     array: str
     accesses: list[Access]
     geometry: LaunchGeometry
+    renamed: dict[str, str] = field(default_factory=dict)   # IR name -> the user's (sizes)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __call__(self, sizes: dict[str, int]) -> int:
@@ -79,6 +80,9 @@ class Extent:
 
     def _compute(self, sizes: dict[str, int]) -> int | NoExtent:
         try:
+            # sizes are the user's names; the IR renamed those the dialect reserves
+            sizes = {**{ir: sizes[user] for ir, user in self.renamed.items() if user in sizes},
+                     **sizes}
             return max([1] + [_max_index(a, sizes, self.geometry) + 1 for a in self.accesses
                               if a.why == "" or _raise(a.why)])
         except NoExtent as exc:
@@ -95,7 +99,7 @@ def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
     memory expressions; ``env`` reads every loop iterator (canonical or not) as a loop symbol
     and z ids as symbols."""
     context = _contexts(proc, env)
-    out = {name: Extent(name, [], geometry) for name in arrays}
+    out = {name: Extent(name, [], geometry, dict(proc.renamed)) for name in arrays}
     for m in proc.memory_expressions:
         if m.array in out and m.space == space:
             out[m.array].accesses.append(_access(m, context.get(id(m.node)), env))

@@ -94,6 +94,12 @@ def file_spec(inference: Inference, final: GModule) -> FileSpec:
     if given and given.sizes:
         sizes = given.sizes
         provenance["sizes"] = "pragma"
+        named = set().union(*sizes.values())
+        for k in inference.kernels.values():
+            # a free extent (globalDimZ) the pragma's sizes do not give: the thread space is
+            # unknown, and the check says which pragma gives it
+            if any(t in _FREE_DIMS and t not in named for t in k.spec.threads or ()):
+                k.spec.threads = None
     else:
         sizes = _size_sets(inference.kernels, {p.name: p for p in final.procedures})
         provenance["sizes"] = "inferred"
@@ -124,7 +130,7 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     inferred = extents(proc, env, geo, [p.name for p in pointers])
     written = {user(m.array) for m in proc.memory_expressions if m.is_write}
     roles = _roles(proc, module, threads, inferred, fixed, user)
-    for name in given_sizes:            # a size the pragma gives is one, wherever it is used
+    for name in sorted(given_sizes):    # a size the pragma gives is one, wherever it is used
         roles.setdefault(name, "k")
     # the scalars a pragma's scalar(...) names (the others' default values are no facts)
     named = {g[0] for g in pragma_clauses(module).get("scalar", []) if g}
@@ -230,10 +236,12 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
     sizes |= set(module.macros) | set(_FREE_DIMS)
     sizes -= set(fixed)
 
+    rank = {"k": 0, "small": 1, "x": 2, "y": 2, "z": 2}
+
     def add(name: str, role: str) -> None:
+        # a thread-space extent over an offset or tap bound over a loop extent or width
         name = user(name)
-        if name in sizes and (name not in roles or
-                              roles[name] in ("k", "small") and role in "xyz"):
+        if name in sizes and (name not in roles or rank[role] > rank[roles[name]]):
             roles[name] = role
 
     for axis, text in zip("xyz", threads):
@@ -244,16 +252,22 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
         for access in extent.accesses:
             taps = _tap_loops(access.index, loops)
             for it, lower, upper, _ in access.loops:
-                for s in (lower.free_symbols | upper.free_symbols):
+                for s in _ordered(lower.free_symbols | upper.free_symbols):
                     add(s.name, "small" if it in taps else "k")
-            for s in access.index.free_symbols:
+            for s in _ordered(access.index.free_symbols):
                 if s.name not in loops:
                     add(s.name, "small" if _offset_only(access.index, s) else "k")
             for cond in access.conditions:
-                for s in cond.free_symbols:
+                for s in _ordered(cond.free_symbols):
                     if s.name not in loops:
                         add(s.name, "k")
     return roles
+
+
+def _ordered(symbols) -> list:
+    """``symbols`` by name: sizes get their values in an order that does not depend on the
+    process's string hashing."""
+    return sorted(symbols, key=lambda s: s.name)
 
 
 def _tap_loops(index: sympy.Expr, loops: set[str]) -> set[str]:

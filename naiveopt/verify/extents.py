@@ -231,13 +231,7 @@ def _visit(node, loops, conds, loop_of, env, out) -> None:
         return
     if isinstance(node, c_ast.ArrayRef):
         out[id(node)] = (list(loops), list(conds))
-    if isinstance(node, c_ast.If):
-        _visit(node.cond, loops, conds, loop_of, env, out)
-        _visit(node.iftrue, loops, conds + [condition(node.cond, env)], loop_of, env, out)
-        _visit(node.iffalse, loops, conds + [condition(node.cond, env, negate=True)],
-               loop_of, env, out)
-        return
-    if isinstance(node, c_ast.TernaryOp):
+    if isinstance(node, (c_ast.If, c_ast.TernaryOp)):      # both branches, each under its test
         _visit(node.cond, loops, conds, loop_of, env, out)
         _visit(node.iftrue, loops, conds + [condition(node.cond, env)], loop_of, env, out)
         _visit(node.iffalse, loops, conds + [condition(node.cond, env, negate=True)],
@@ -364,15 +358,12 @@ def _isl(expr: sympy.Expr) -> str:
     """An integer sympy expression as isl text (C's truncating division of non-negative
     values by a positive constant as floor). isl reads a coefficient only as a bare number
     (``-3*b``, not ``(-3)*b``)."""
-    if isinstance(expr, CDiv):
+    if isinstance(expr, (CDiv, CMod)):
         divisor = expr.args[1]
         if not isinstance(divisor, sympy.Integer) or divisor <= 0:
             raise NoExtent(f"{expr} divides by a value that is not a positive constant")
-        return f"floor(({_isl(expr.args[0])})/{int(divisor)})"
-    if isinstance(expr, CMod):
-        divisor = expr.args[1]
-        if not isinstance(divisor, sympy.Integer) or divisor <= 0:
-            raise NoExtent(f"{expr} divides by a value that is not a positive constant")
+        if isinstance(expr, CDiv):
+            return f"floor(({_isl(expr.args[0])})/{int(divisor)})"
         return f"(({_isl(expr.args[0])}) mod {int(divisor)})"
     if isinstance(expr, (IntMin, IntMax)):
         name = "min" if isinstance(expr, IntMin) else "max"

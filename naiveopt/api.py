@@ -15,8 +15,9 @@ from .errors import NaiveoptError
 from .frontend import SourceUnit, parse_unit
 from .ir import GModule, Resources
 from .ir.textures import host_texture_params, param_layout
+from .launcher import launcher_problem, opencl_header
 from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
-                     default_block, geometry, texture_json)
+                     default_block, geometry, launch_changed, texture_json)
 from .passes.manager import InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes
@@ -85,6 +86,9 @@ class OptimizeResult:
     constant_symbols: list[dict] = field(default_factory=list)
     # passes that raised (bugs): their kernels are written as the passes before left them
     internal_errors: list[InternalError] = field(default_factory=list)
+    # OpenCL output with launchers: the C header of work sizes (launcher.opencl_header) that
+    # the CLI writes beside the output as OUT.h
+    work_sizes_header: str = ""
 
     @property
     def verified(self) -> bool:
@@ -142,9 +146,11 @@ def pipeline_options(options: PipelineOptions | dict | None = None, *,
 
 def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
                    metadata: str | None = None, dump_ir: str | None = None,
-                   options: PipelineOptions | dict | None = None) -> Compiled:
+                   options: PipelineOptions | dict | None = None,
+                   launcher: bool = True) -> Compiled:
     """Run the pipeline on a copy of the parsed file and write the kernels back out in
-    ``target``'s dialect (``opt=False``: the functional passes alone)."""
+    ``target``'s dialect (``opt=False``: the functional passes alone). ``launcher``: the
+    output carries launchers, which the host code's launches will call (_plan_host_launches)."""
     target = target or unit.dialect
     if target not in TARGETS:
         raise NaiveoptError(f"unknown target '{target}' (expected cuda or opencl)")
@@ -160,13 +166,63 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     # what the naive kernels imply for verification, read before the passes change them
     inference = None if metadata_spec else infer_kernels(module, spec_from_pragmas(module),
                                                          unit.fixed)
+    _plan_host_launches(ctx, launcher, {
+        name: k.threads for name, k in (metadata_spec.kernels.items() if metadata_spec else
+                                        ((n, i.spec) for n, i in inference.kernels.items()))})
     run_passes(optimizations, ctx, dump_ir)
+    _host_launch_remarks(ctx, launcher)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)
     run_passes(back_passes(target), ctx, dump_ir)
     spec = metadata_spec or file_spec(inference, module)
     geometries = {p.name: _geometry(p, spec) for p in module.procedures}
     return Compiled(module, analysed, completed, ctx, spec, geometries, target, unit)
+
+
+def _plan_host_launches(ctx: PassContext, launcher: bool,
+                        threads: dict[str, tuple[str, ...] | None]) -> None:
+    """Decide, for each kernel the file's host code launches (GModule.launch_sites), whether
+    its launches will call its launcher (CUDA outputs with launchers): where one cannot
+    (frontend/launch_sites.py says why, or the launcher needs a size the launch does not
+    give), the kernel is kept naive (GProcedure.keep_launch) and its launches stay as
+    written; either way a remark says so. ``threads``: each kernel's thread space, as the
+    spec gives it, which the launcher's sizes come from."""
+    module = ctx.module
+    if ctx.target != "cuda" or not module.launch_sites:
+        return
+    for proc in module.procedures:
+        sites = [s for s in module.launch_sites if s.kernel == proc.name]
+        if not sites:
+            continue
+        proc.host_launched = True
+        bad = next((s for s in sites if s.problem), None)
+        if bad is not None:
+            why = f"line {bad.line}: {bad.problem}"
+        elif not launcher:
+            why = "--no-launcher: its launches in the host code stay as written"
+        else:
+            why = launcher_problem(proc, geometry(proc, thread_space=threads.get(proc.name)),
+                                   module.macros) or ""
+        if why:
+            proc.keep_launch = f"kept naive, as the host code launches it ({why})"
+            ctx.remark("missed", "host-launches", proc, proc.keep_launch)
+
+
+def _host_launch_remarks(ctx: PassContext, launcher: bool) -> None:
+    """After the passes: what becomes of the host code's launches of each kernel whose
+    launches can be rewritten (emit._host_code writes what this says)."""
+    for proc in ctx.module.procedures:
+        if not proc.host_launched or proc.keep_launch or not launcher:
+            continue
+        sites = [s for s in ctx.module.launch_sites if s.kernel == proc.name]
+        where = f"{len(sites)} launch(es) in the host code (line " + \
+            ", ".join(str(s.line) for s in sites) + ")"
+        if launch_changed(proc):
+            ctx.remark("analysis", "host-launches", proc, f"{where} now call "
+                       f"{proc.name}_launch_from, with the output's geometry")
+        else:
+            ctx.remark("analysis", "host-launches", proc, f"{where} kept as written: no "
+                       "pass changed the kernel's launch")
 
 
 @dataclass
@@ -217,17 +273,24 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     after the functional ones (default: the whole pipeline).
 
     A CUDA output carries a ``NAME_launch`` host function after each kernel, which launches it
-    with the geometry it needs (launcher.cuda_launcher); ``launcher=False`` leaves them out (a
-    kernel-only file, e.g. for NVRTC).
+    with the geometry it needs (launcher.cuda_launcher), and the launches in the file's host
+    code call it (frontend/launch_sites.py); an OpenCL output comes with a C header of work
+    sizes (``result.work_sizes_header``, launcher.opencl_header). ``launcher=False`` leaves
+    them out (a kernel-only file, e.g. for NVRTC; the host code's launches stay as written,
+    their kernels naive).
     """
     defines = dict(defines or {})
     options = pipeline_options(options, passes=passes, pipeline=pipeline)
     if not opt and options.passes:
         raise NaiveoptError("opt=False runs no optimization pass, yet passes were named")
     unit = parse_unit(filename, source, defines)
-    c = compile_module(unit, target, arch, opt, metadata, dump_ir, options)
+    c = compile_module(unit, target, arch, opt, metadata, dump_ir, options, launcher)
+    header = None
+    if c.target == "opencl" and launcher and sidecar_name:
+        header = sidecar_name.removesuffix(".json") + ".h"
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                  os.path.basename(filename), sidecar_name, host=True, launchers=launcher)
+                  os.path.basename(filename), sidecar_name, host=True, launchers=launcher,
+                  work_sizes=header)
     verifications = _verify(c, code) if verify else {}
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
@@ -242,7 +305,11 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
                              os.path.basename(filename), sidecar_name, result.unverified,
-                             host=True, launchers=launcher)
+                             host=True, launchers=launcher, work_sizes=header)
+    if c.target == "opencl" and launcher:
+        result.work_sizes_header = opencl_header(
+            c.module.procedures, c.geometries, c.module.macros,
+            sidecar_name.removesuffix(".json") if sidecar_name else os.path.basename(filename))
     if require_verified and result.unverified:
         raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
                                       in result.unverified.items())

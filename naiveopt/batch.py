@@ -62,6 +62,7 @@ class Outcome:
     code: str | None = None
     result: dict | None = None
     launch: dict | None = None
+    header: str = ""                  # OpenCL: the work-size header, written as OUTPUT.h
     explain: list[str] = field(default_factory=list)
     # one per kernel written unverified, one per pass that failed internally on a kernel
     warnings: list[str] = field(default_factory=list)
@@ -129,6 +130,7 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
             return outcome
         outcome.warnings = result.internal_error_messages() + result.unverified_messages()
         outcome.code, outcome.launch = result.code, result.launch_json()
+        outcome.header = result.work_sizes_header
         outcome.result = result.to_json()
         if settings.profile:
             _attach_profile(outcome, settings)
@@ -173,6 +175,8 @@ def write_outputs(outcome: Outcome) -> None:
             raise NaiveoptError("refusing to overwrite the input file", outcome.output)
         write_atomically(outcome.output, outcome.code)
         write_atomically(outcome.output + ".json", json.dumps(outcome.launch, indent=2) + "\n")
+        if outcome.header:
+            write_atomically(outcome.output + ".h", outcome.header)
     except NaiveoptError as exc:
         outcome.error = located(exc, outcome.path)
 

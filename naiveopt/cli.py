@@ -261,8 +261,8 @@ def check_stdout_is_not_written(jobs: list[tuple[str, str | None]], report: str 
         return
     if not stat.S_ISREG(out.st_mode):
         return
-    written = [(p, f"the launch sidecar of '{o}'" if p != o else "an output file")
-               for _, o in jobs if o for p in (o, o + ".json")]
+    written = [(p, f"the launch sidecar or header of '{o}'" if p != o else "an output file")
+               for _, o in jobs if o for p in (o, o + ".json", o + ".h")]
     written += [(report, "the --report file")] if report else []
     for path, what in written:
         try:

@@ -26,8 +26,9 @@ from .ir.globals import declaration
 from .ir.typenames import typedef_lines, used_names
 from .frontend.prelude import headers_for
 from .frontend.prelude import includes as prelude_includes
-from .launch import LaunchGeometry, data_notes, texture_note
-from .launcher import cuda_launcher
+from .launch import LaunchGeometry, data_notes, launch_changed, texture_note
+from .frontend.launch_sites import rewrite_launches
+from .launcher import cuda_launcher, launch_check, launcher_problem
 
 #: The repository's templates/ (used where the package carries no templates of its own).
 CHECKOUT_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -51,17 +52,22 @@ def _env() -> jinja2.Environment:
 def render(module: GModule, target: str, arch: str, geometries: dict[str, LaunchGeometry],
            passes: dict[str, list[str]], source_name: str, sidecar: str | None,
            unverified: dict[str, str] | None = None, host: bool = False,
-           launchers: bool = True) -> str:
+           launchers: bool = True, work_sizes: str | None = None) -> str:
     """The output file for ``module`` (whose trees are already in ``target``'s dialect).
 
     ``unverified`` maps kernels written without a check to the reason (one line each), which
     the kernel's header block states. ``host``: the file a user gets, with the input's
     #include lines and host code (CUDA; an OpenCL file says the host code is left out);
     without it, device code alone (what NVRTC and the GPU kit compile). ``launchers`` (CUDA,
-    with ``host``): a ``NAME_launch`` host function after each kernel (launcher.py)."""
+    with ``host``): a ``NAME_launch`` host function after each kernel (launcher.py).
+    ``work_sizes``: the name of the OpenCL output's work-size header (launcher.opencl_header),
+    which the file's header names."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
+    rewritten = rewritten_launches(module, geometries) if launchers and host and \
+        target == "cuda" else set()
     kernels = [{"name": p.name,
-                "code": with_launch_contract(to_c(p.func).rstrip(), p, target, arch),
+                "code": with_launch_contract(to_c(p.func).rstrip(), p, target, arch,
+                                             launch_check(p, geometries[p.name], module.macros)),
                 "geometry": geometries[p.name], "contract": p.launch_block is not None,
                 "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
                 "textures": [texture_note(t, target) for t in host_texture_params(p)],
@@ -72,20 +78,43 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                            globals=[declaration(g, target) for g in module.globals
                                     if target == "cuda" or not g.host_filled],
                            helpers=[to_c(h).rstrip() for h in module.helpers],
-                           macros=module.macros, sidecar=sidecar,
+                           macros=module.macros, sidecar=sidecar, work_sizes=work_sizes,
                            checks=_multiple_checks(module, geometries),
                            fp64=_uses_double(kernels, module),
-                           launchers=[cuda_launcher(p, geometries[p.name], module.macros)
+                           launchers=[cuda_launcher(p, geometries[p.name], module.macros,
+                                                    p.name in rewritten)
                                       for p in module.procedures]
                            if launchers and host and target == "cuda" else [],
                            **_surroundings(module, target, host))
     code = format_code(text.rstrip() + "\n")
     if host and target == "cuda" and module.host_code:
         # verbatim: not laid out by clang-format
-        code += (f"\n// Host code of {source_name}, passed through unchanged (its launches "
-                 "are not\n// rewritten: the launch lines above give the geometry each "
-                 f"optimized kernel needs).\n{module.host_code.rstrip()}\n")
+        code += "\n" + _host_code(module, rewritten, source_name)
     return code
+
+
+def rewritten_launches(module: GModule, geometries: dict[str, LaunchGeometry]) -> set[str]:
+    """The kernels whose launches in the host code call their launchers
+    (api._plan_host_launches decided which may; only those whose launch changed do)."""
+    return {p.name for p in module.procedures
+            if p.host_launched and not p.keep_launch and launch_changed(p)
+            and launcher_problem(p, geometries[p.name], module.macros) is None}
+
+
+def _host_code(module: GModule, rewritten: set[str], source_name: str) -> str:
+    """The input's host code for a CUDA output: as written, but for the launches of the
+    ``rewritten`` kernels, which call their launchers now, and a comment before it that says
+    what changed."""
+    text, count = rewrite_launches(module.host_code, {
+        p.name: len(p.params) for p in module.procedures if p.name in rewritten})
+    if count:
+        names = ", ".join(f"{k}_launch_from" for k in sorted(rewritten))
+        head = (f"// Host code of {source_name}, as written but for its {count} launch(es) "
+                f"of\n// optimized kernels, which call {names} (above).")
+    else:
+        head = (f"// Host code of {source_name}, passed through unchanged (the launch lines "
+                "above give\n// the geometry each kernel needs).")
+    return f"{head}\n{text.rstrip()}\n"
 
 
 def _surroundings(module: GModule, target: str, host: bool) -> dict:
@@ -105,7 +134,8 @@ def _surroundings(module: GModule, target: str, host: bool) -> dict:
             "host_note": host_note}
 
 
-def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str) -> str:
+def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str,
+                         check: str = "") -> str:
     """``code`` (the kernel's definition) with its launch contract, where a transformation
     fixed the kernel's block (``proc.launch_block``: its shared tiles, merged outputs and
     thread roles assume exactly that block):
@@ -122,6 +152,11 @@ def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str) ->
       sizes the kernel for it (without it clang's amdgcn target assumes a flat work-group of
       at most 256, and a 512-work-item launch does not start at all).
 
+    * CUDA, ``check`` (launcher.launch_check): a first statement that traps a launch with
+      another block or grid than the output's, which bounds alone let through (fewer
+      threads, or the naive grid): the program sees cudaErrorLaunchFailure, not wrong
+      numbers.
+
     A kernel whose block is free (no pass fixed it) keeps the user's launch and gets none."""
     if proc.launch_block is None:
         return code
@@ -134,6 +169,8 @@ def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str) ->
             bounds += f", {blocks}"
         contracted = re.sub(r"^(\s*__global__\s+void\s+)", rf"\1__launch_bounds__({bounds}) ",
                             code, count=1)
+        if check:
+            contracted = re.sub(r"\{", lambda _: "{\n" + check, contracted, count=1)
     else:
         contracted = re.sub(r"^(\s*__kernel\s+)", r"\1__attribute__((reqd_work_group_size("
                             rf"{block[0]}, {block[1]}, {block[2]}))) ", code, count=1)

@@ -273,13 +273,23 @@ def block_z(proc: GProcedure) -> int:
 
 
 def untransformable(proc: GProcedure) -> str:
-    """Why the optimization passes must leave a kernel alone, or '': a block with more than
-    one thread along z (their plans reshape x and y only and assume every thread of a block
-    has a distinct (x, y))."""
+    """Why the optimization passes must leave a kernel alone, or '': a launch in the file's
+    host code that cannot be rewritten to the output's launch (GProcedure.keep_launch); a
+    block with more than one thread along z (their plans reshape x and y only and assume
+    every thread of a block has a distinct (x, y))."""
+    if proc.keep_launch:
+        return proc.keep_launch
     if block_z(proc) > 1:
         return (f"the naive block has {block_z(proc)} threads along z (threadIdx.z): the "
                 "optimization passes transform 2-D blocks only")
     return ""
+
+
+def launch_changed(proc: GProcedure) -> bool:
+    """Whether the output needs another launch than its naive kernel: a pass fixed its block
+    or merged outputs into its threads (a kernel whose launch did not change takes the
+    user's, and the host code's launches of it stay as written)."""
+    return proc.launch_block is not None or tuple(proc.coarsen) != (1, 1)
 
 
 def uses_y(proc: GProcedure) -> bool:

@@ -79,23 +79,24 @@ def _kernels(output) -> dict:
 
 
 # ------------------------------------------------------------------ CUDA launcher functions
-def cuda_launcher(proc, geometry, macros: dict[str, str]) -> str:
-    """A host function that launches ``proc`` as its output needs, next to the kernel:
-    ``static inline cudaError_t NAME_launch(<the kernel's parameters>, [free sizes,]
-    cudaStream_t stream = 0)``, computing grid and block from the sizes the kernel takes, so
-    that a program calls it instead of repeating a geometry that changes with each output. A
-    kernel without a bounds guard checks the thread-space multiple it relies on
-    (``cudaErrorInvalidValue`` otherwise). A kernel that reads texture objects gets none: the
-    host must make those first (the header's texture lines say how)."""
+class LauncherSignature(NamedTuple):
+    """What a kernel's launcher takes and computes: the kernel's parameter declarations and
+    names, the sizes the launch needs that neither a parameter nor a macro gives (``free``:
+    one ``int`` parameter each, after the kernel's own), and the grid and thread-space
+    expressions in the kernel's parameter names (C, x/y/z)."""
+
+    decls: list[str]
+    names: list[str]
+    free: list[str]
+    grid: list[str]
+    space: list[str]
+
+
+def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignature:
     import re
 
     from .ir.cgen import to_c
-    from .ir.textures import host_texture_params
 
-    name = proc.name
-    if host_texture_params(proc):
-        return (f"// No {name}_launch: {name} reads texture objects the host creates first "
-                "(see the texture lines above).")
     params = proc.func.decl.type.args.params if proc.func.decl.type.args else []
     decls = [to_c(p) for p in params if getattr(p, "name", None)]
     names = [p.name for p in params if getattr(p, "name", None)]
@@ -104,24 +105,176 @@ def cuda_launcher(proc, geometry, macros: dict[str, str]) -> str:
     def c_expr(text: str) -> str:
         return re.sub(r"[A-Za-z_]\w*", lambda m: tree_name.get(m.group(0), m.group(0)), text)
 
-    n = 3
-    grid = [c_expr(g) for g in geometry.grid[:n]]
-    space = [c_expr(t) for t in geometry.thread_space[:n]]
+    grid = [c_expr(g) for g in geometry.grid[:3]]
+    space = [c_expr(t) for t in geometry.thread_space[:3]]
     used = {w for text in grid + space for w in re.findall(r"[A-Za-z_]\w*", text)}
     free = sorted(used - set(names) - set(macros))
-    decls += [f"int {f}" for f in free]
+    return LauncherSignature(decls, names, free, grid, space)
+
+
+def has_launcher(proc) -> bool:
+    """Whether ``proc``'s CUDA output gets a launcher (cuda_launcher): not where it reads
+    texture objects, which the host makes first."""
+    from .ir.textures import host_texture_params
+
+    return not host_texture_params(proc)
+
+
+def cuda_launcher(proc, geometry, macros: dict[str, str], replaces_launches: bool = False
+                  ) -> str:
+    """A host function that launches ``proc`` as its output needs, next to the kernel:
+    ``static inline cudaError_t NAME_launch(<the kernel's parameters>, [free sizes,]
+    cudaStream_t stream = 0)``, computing grid and block from the sizes the kernel takes, so
+    that a program calls it instead of repeating a geometry that changes with each output.
+
+    It returns what the launch left pending (``cudaPeekAtLastError``: a call written in
+    place of ``<<<>>>`` must leave the error for the program's own ``cudaGetLastError``). A
+    kernel without a bounds guard checks the thread-space multiple it relies on: a size that
+    breaks it is refused with a launch the runtime rejects (an empty grid:
+    ``cudaErrorInvalidConfiguration``, pending like any launch error) instead of a silent
+    no-op. A kernel that reads texture objects gets none: the host must make those first
+    (the header's texture lines say how).
+
+    ``replaces_launches``: the host code's launches of the kernel are rewritten
+    (frontend/launch_sites.py) to call ``NAME_launch_from(grid, block, <arguments>[,
+    stream])``, written here too: it launches through ``NAME_launch``, taking from the naive
+    launch's grid and block only the sizes nothing else gives (``globalDimX``: the naive
+    thread count along x)."""
+    name = proc.name
+    if not has_launcher(proc):
+        return (f"// No {name}_launch: {name} reads texture objects the host creates first "
+                "(see the texture lines above).")
+    sig = launcher_signature(proc, geometry, macros)
+    decls = sig.decls + [f"int {f}" for f in sig.free]
+    block = ", ".join(map(str, geometry.block[:3]))
     lines = [f"// {name}_launch: launches {name} with the geometry its output needs "
              "(above), on `stream`.",
              f"[[maybe_unused]] static inline cudaError_t {name}_launch({', '.join(decls + ['cudaStream_t stream = 0'])})",
              "{"]
     if geometry.multiple:
-        for axis, text, m in zip("xy", space, geometry.multiple):
-            if m and m > 1:
-                lines.append(f"    if (({text}) % {m} != 0)  // no bounds guard: whole steps of "
-                             f"{m} along {axis}")
-                lines.append("        return cudaErrorInvalidValue;")
-    lines.append(f"    dim3 grid({', '.join(grid)}), block({', '.join(map(str, geometry.block[:n]))});")
-    lines.append(f"    {name}<<<grid, block, 0, stream>>>({', '.join(names)});")
-    lines.append("    return cudaGetLastError();")
+        checks = [f"({text}) % {m} != 0" for text, m in zip(sig.space, geometry.multiple)
+                  if m and m > 1]
+        if checks:
+            lines.append(f"    if ({' || '.join(checks)}) {{  // no bounds guard: whole "
+                         "steps only")
+            lines.append(f"        {name}<<<dim3(0), dim3({block}), 0, stream>>>"
+                         f"({', '.join(sig.names)});  // refused: invalid configuration")
+            lines.append("        return cudaPeekAtLastError();")
+            lines.append("    }")
+    lines.append(f"    dim3 grid({', '.join(sig.grid)}), block({block});")
+    lines.append(f"    {name}<<<grid, block, 0, stream>>>({', '.join(sig.names)});")
+    lines.append("    return cudaPeekAtLastError();")
     lines.append("}")
+    if replaces_launches and launcher_problem(proc, geometry, macros) is None:
+        lines += ["", *_launcher_from(name, sig)]
     return "\n".join(lines)
+
+
+def _launcher_from(name: str, sig: LauncherSignature) -> list[str]:
+    taken = set(sig.names)
+    grid, block = (f"naive_{w}" + "_" * sum(1 for n in taken if n.startswith(f"naive_{w}"))
+                   for w in ("grid", "block"))
+    free = [f"{grid}.{'xyz'[sig.space.index(f)]} * {block}.{'xyz'[sig.space.index(f)]}"
+            for f in sig.free]
+    call = ", ".join(sig.names + free + ["stream"])
+    decls = [f"dim3 {grid}", f"dim3 {block}"] + sig.decls + ["cudaStream_t stream = 0"]
+    body = [] if free else [f"    (void){grid};", f"    (void){block};"]
+    return [f"// {name}_launch_from: in place of {name}<<<grid, block, shared, stream>>>(...) "
+            "in the host code below;",
+            "// the naive launch's grid and block give only what the sizes do not.",
+            f"[[maybe_unused]] static inline cudaError_t {name}_launch_from({', '.join(decls)})",
+            "{", *body, f"    return {name}_launch({call});", "}"]
+
+
+def launcher_problem(proc, geometry, macros: dict[str, str]) -> str | None:
+    """Why the host code's launches of ``proc`` cannot call its launcher, or None: a free
+    size the launcher takes must be a whole axis of the thread space (``globalDimX``), which
+    the naive launch's own thread count gives."""
+    if not has_launcher(proc):
+        return (f"'{proc.name}' reads texture objects the host makes first: its launches "
+                "cannot be rewritten")
+    sig = launcher_signature(proc, geometry, macros)
+    for f in sig.free:
+        if f not in sig.space:
+            return (f"the launch of '{proc.name}' needs '{f}', which neither its parameters "
+                    "nor the file's macros give")
+    return None
+
+
+def launch_check(proc, geometry, macros: dict[str, str]) -> str:
+    """The first statement of a CUDA kernel whose block a pass fixed: it traps (``__trap()``:
+    the launch fails with cudaErrorLaunchFailure) when the kernel is launched with another
+    block, or another grid along an axis the kernel's own parameters and macros give, than
+    its launcher's. ``__launch_bounds__`` refuses more threads per block, not fewer, and not a
+    stale grid: the naive launch of an optimized kernel (16x16 threads where it needs 32x16,
+    or a grid for one output per thread where each thread computes four) would otherwise
+    run and compute wrong numbers. The test is uniform across the launch and costs a few
+    integer instructions per thread. '' where the block is free (the user's launch stands)."""
+    if proc.launch_block is None:
+        return ""
+    sig = launcher_signature(proc, geometry, macros)
+    tests = [f"blockDim.{a} != {b}" for a, b in zip("xyz", geometry.block)]
+    free = set(sig.free)
+    import re
+
+    for axis, grid in zip("xyz", sig.grid):
+        if not set(re.findall(r"[A-Za-z_]\w*", grid)) & free:
+            tests.append(f"gridDim.{axis} != {grid}" if grid.isdigit() else
+                         f"gridDim.{axis} != (unsigned)({grid})")
+    return (f"    if ({' || '.join(tests)}) {{\n"
+            f"        __trap();  // not the launch this output needs: call {proc.name}_launch\n"
+            "    }\n")
+
+
+# ------------------------------------------------------------------ OpenCL work-size header
+def opencl_header(procs, geometries: dict, macros: dict[str, str], output_name: str) -> str:
+    """``OUT.h`` beside an OpenCL output ``OUT``: for each kernel, a C function
+    ``int NAME_work_sizes(<sizes>, size_t global_size[3], size_t local_size[3])`` that fills
+    the NDRange its output needs at the given sizes (enqueue with work_dim 3), for C and C++
+    hosts; the same as the sidecar's trees and :func:`launch_config`. The sizes are the
+    kernel's parameters the thread space names (as ``long``), then the sizes nothing else
+    gives (``globalDimX``: the naive kernel's thread count along x); macros keep the values
+    the output was compiled with unless the host defines them first. It returns 0, or -63
+    (CL_INVALID_GLOBAL_WORK_SIZE) for sizes an output without a bounds guard cannot run at."""
+    import re
+
+    guard = "NAIVEOPT_" + re.sub(r"\W", "_", output_name).upper() + "_H"
+    lines = [f"/* Work sizes of the kernels in {output_name}, generated by naiveopt: the "
+             "global and local",
+             " * sizes each output needs (clEnqueueNDRangeKernel, work_dim 3). A kernel "
+             "whose work-group",
+             " * a pass fixed carries reqd_work_group_size: any other local size is "
+             "refused. */",
+             f"#ifndef {guard}", f"#define {guard}", "", "#include <stddef.h>", ""]
+    used_macros = set()
+    bodies = []
+    for proc in procs:
+        geo = geometries[proc.name]
+        grid, space = list(geo.grid[:3]), list(geo.thread_space[:3])   # the user's names
+        names = set(re.findall(r"[A-Za-z_]\w*", " ".join(grid + space)))
+        used_macros |= names & set(macros)
+        params = [proc.renamed.get(n, n) for n in launcher_signature(proc, geo, macros).names]
+        sizes = [n for n in params if n in names]
+        sizes += sorted(names - set(sizes) - set(macros))
+        params = [f"long {n}" for n in sizes] + ["size_t global_size[3]", "size_t local_size[3]"]
+        body = [f"/* {proc.name}: work-group ({', '.join(map(str, geo.block[:3]))}), thread "
+                f"space ({', '.join(space)}) */",
+                f"static inline int {proc.name}_work_sizes({', '.join(params)})", "{"]
+        if geo.multiple:
+            checks = [f"({t}) % {m} != 0" for t, m in zip(space, geo.multiple) if m and m > 1]
+            if checks:
+                body += [f"    if ({' || '.join(checks)})",
+                         "        return -63; /* CL_INVALID_GLOBAL_WORK_SIZE: no bounds guard, "
+                         "whole steps only */"]
+        for axis, (g, b) in enumerate(zip(grid, geo.block[:3])):
+            body.append(f"    global_size[{axis}] = {int(g) * b};" if g.isdigit() else
+                        f"    global_size[{axis}] = (size_t)({g}) * {b};")
+        for axis, b in enumerate(geo.block[:3]):
+            body.append(f"    local_size[{axis}] = {b};")
+        body += ["    return 0;", "}", ""]
+        bodies += body
+    for name in sorted(used_macros):
+        lines += [f"#ifndef {name}", f"#define {name} {macros[name]}", "#endif"]
+    if used_macros:
+        lines.append("")
+    return "\n".join(lines + bodies + [f"#endif /* {guard} */", ""])

@@ -528,3 +528,26 @@ def test_a_size_mentioned_in_a_macro_body_stays_a_parameter():
     result = naiveopt.optimize(strsm, filename=os.path.join(KERNELS_DIR,
                                                             "strsm.cu"), defines={"N": "64"})
     assert "int N" in result.code and result.verified
+
+
+def test_library_calls_get_their_implicit_float_conversions_written_out():
+    """``fmaxf(acc, 1.5L * x)`` passes a float in CUDA; OpenCL's ``fmax(float, double)`` is
+    an ambiguous overload no compiler builds (fuzz seed 20271125, cases 261 and 299): the
+    conversion C++ makes is written as a cast, and the kernel verifies."""
+    import naiveopt
+
+    source = """
+#pragma naiveopt sizes(n=300) array(x, n) array(y, n)
+__global__ void k(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float acc = fmaxf(x[i], 15E-1L * x[i] + 0.5);
+        y[i] = acc + sqrtf(i) + fminf(acc, i % 7);
+    }
+}
+"""
+    result = naiveopt.optimize(source, filename="k.cu", target="opencl")
+    assert result.verified, result.kernels[0].verification.detail
+    assert "fmax(x[i], (float)(" in " ".join(result.code.split())
+    assert "sqrt((float)" in result.code

@@ -33,6 +33,12 @@ def test_fixed_blocks_are_enforced_in_both_dialects(name, kernel):
     block = cuda.launch_json()["kernels"][kernel]["block"]
     threads = int(np.prod(block))
     assert re.search(rf"__global__ void __launch_bounds__\({threads}(, \d+)?\)\s*{kernel}\(", cuda.code)
+    # fewer threads, or the naive grid, pass the bounds: the kernel's first statement traps
+    body = cuda.code[cuda.code.index(f"{kernel}("):]
+    grid = cuda.launch_json()["kernels"][kernel]["grid"]
+    head = " ".join(body[:body.index("__trap();")].split())
+    assert f"blockDim.x != {block[0]} || blockDim.y != {block[1]}" in head
+    assert f"gridDim.x != (unsigned)({grid[0]})" in head
     opencl = optimize(name, "opencl", verify=False)
     x, y, z = (list(block) + [1, 1])[:3]
     assert re.search(rf"__kernel __attribute__\(\(reqd_work_group_size\({x}, {y}, {z}\)\)\)"
@@ -42,7 +48,7 @@ def test_fixed_blocks_are_enforced_in_both_dialects(name, kernel):
 def test_a_free_block_is_left_to_the_user():
     result = optimize("vv.cu", "cuda", verify=False)
     assert result.kernels[0].passes            # optimized, but its block is the user's choice
-    assert "__launch_bounds__" not in result.code
+    assert "__launch_bounds__" not in result.code and "__trap" not in result.code
     unoptimized = optimize("mm.cu", "opencl", opt=False, verify=False)
     assert "reqd_work_group_size" not in unoptimized.code
 

@@ -154,8 +154,10 @@ def test_launcher_checks_the_multiple_an_unguarded_kernel_needs():
     text = " ".join(cuda_launcher(proc, geo, c.module.macros).split())
     assert "mm_macro_launch(float *A, float *B, float *C, int HEIGHT_A, cudaStream_t " \
         "stream = 0)" in text
-    assert "if ((WIDTH_B) % 64 != 0)" in text and "if ((HEIGHT_A) % 16 != 0)" in text
-    assert text.count("return cudaErrorInvalidValue;") == 2
+    assert "if ((WIDTH_B) % 64 != 0 || (HEIGHT_A) % 16 != 0) {" in text
+    # refused with a launch the runtime rejects, so the error is pending as for <<<>>>
+    assert "mm_macro<<<dim3(0), dim3(32, 16, 1), 0, stream>>>(A, B, C);" in text
+    assert text.count("return cudaPeekAtLastError();") == 2
 
 
 @nvcc
@@ -184,3 +186,62 @@ def test_whole_program_calls_the_launcher_and_links(tmp_path):
     done = subprocess.run(["nvcc", "-arch=sm_90", "-o", str(tmp_path / "app"), str(app)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+# ----------------------------------------------------------------- OpenCL work-size header
+import re  # noqa: E402
+import shutil  # noqa: E402
+
+OPENCL_LIBRARY = [f for f in KERNEL_FILES if f.endswith(".cl")]
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler (cc) on PATH")
+@pytest.mark.parametrize("path", OPENCL_LIBRARY, ids=os.path.basename)
+def test_opencl_work_size_header_gives_launch_configs_numbers(path, tmp_path):
+    """The header beside each OpenCL output compiles as C99 with warnings as errors, and its
+    NAME_work_sizes fill the NDRange launch_config gives (the one verification ran) at sizes
+    that are not tile multiples."""
+    with open(path, encoding="utf-8") as fh:
+        name = os.path.basename(path).replace(".cl", "_opt.cl")
+        result = naiveopt.optimize(fh.read(), filename=path, verify=False,
+                                   sidecar_name=name + ".json")
+    header = result.work_sizes_header
+    assert f"// Work sizes for C and C++ hosts: {name}.h" in result.code
+    (tmp_path / f"{name}.h").write_text(header, encoding="utf-8")
+    macros = {m: int(v) for m, v in re.findall(r"#define (\w+) (\d+)\n", header)}
+    calls, expected = [], []
+    for k in result.kernels:
+        sig = re.search(rf"int {k.name}_work_sizes\(([^)]*)\)", header).group(1)
+        sizes = {n: 37 + 26 * i for i, n in enumerate(re.findall(r"long (\w+)", sig))}
+        args = ", ".join([str(v) for v in sizes.values()] + ["g", "l"])
+        calls.append(f'    if ({k.name}_work_sizes({args}) != 0) return 1;\n'
+                     '    printf("%zu %zu %zu %zu %zu %zu\\n", g[0], g[1], g[2], l[0], l[1], l[2]);')
+        cfg = naiveopt.launch_config(result, k.name, **sizes, **macros)
+        expected.append(" ".join(map(str, cfg.global_size + cfg.block)))
+    main = tmp_path / "main.c"
+    main.write_text(f'#include <stdio.h>\n#include "{name}.h"\nint main(void)\n{{\n'
+                    "    size_t g[3], l[3];\n" + "\n".join(calls) + "\n    return 0;\n}\n")
+    exe = tmp_path / "main"
+    done = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                           str(main)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.split("\n")[:-1] == expected
+
+
+def test_opencl_work_size_header_refuses_what_an_unguarded_output_cannot_run():
+    from naiveopt.api import compile_module
+    from naiveopt.frontend import parse_unit
+    from naiveopt.launch import LaunchGeometry
+    from naiveopt.launcher import opencl_header
+
+    path = os.path.join(ROOT, "kernels", "naive", "mm_macro.cl")
+    with open(path, encoding="utf-8") as fh:
+        c = compile_module(parse_unit(path, fh.read(), {}), None, "sm_90", False)
+    (proc,) = c.module.procedures
+    geo = LaunchGeometry((32, 16), (2, 1), ("WIDTH_B", "HEIGHT_A"), (64, 16))
+    text = opencl_header([proc], {proc.name: geo}, c.module.macros, "mm_macro.cl")
+    assert "static inline int mm_macro_work_sizes(long HEIGHT_A, size_t global_size[3]" in text
+    assert "if ((WIDTH_B) % 64 != 0 || (HEIGHT_A) % 16 != 0)" in text
+    assert "return -63;" in text and "#define WIDTH_B " in text

@@ -25,6 +25,7 @@ from ..ir.rewrite import walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
 from . import host, prelude
+from .launch_sites import host_launch_sites
 from ..verify.expr import evaluate
 from ..ir.typenames import type_node as ir_type_node
 from .translate import (_SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name,
@@ -247,6 +248,10 @@ def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
                       if c.kind == K.VAR_DECL]
     module.typedefs = file_typedefs(parts.device)
     module.preamble, module.host_code = parts.split_text(source)
+    if dialect == "cuda" and parts.host:
+        module.launch_sites = host_launch_sites(
+            source, {p.name: len(p.params) for p in module.procedures}, parts.in_host_code,
+            module.preamble)
     _check_globals_read_only(module)
     helpers = helper_globals(module)
     for proc in module.procedures:

@@ -565,6 +565,8 @@ class Translator:
         if name == "__ldg":
             return self._ldg(cursor)
         args = [self.expr(a) for a in cursor.get_arguments()]
+        if ref is None or not ref.is_definition():
+            args = [self._converted(a, node) for a, node in zip(cursor.get_arguments(), args)]
         if typed_builtins.handles(name) and (ref is None or not ref.is_definition()):
             try:                          # an OpenCL built-in overloaded on types CUDA splits
                 node = typed_builtins.translate(
@@ -575,6 +577,24 @@ class Translator:
             return node
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
                               coord=self.coord(cursor))
+
+    def _converted(self, arg: ci.Cursor, node: c_ast.Node) -> c_ast.Node:
+        """An argument of a library function (``fmaxf``, ``sqrt``...) with the conversion to
+        its floating parameter type that C++ makes implicitly written out: ``fmaxf(acc,
+        1.5L * x)`` passes a float, yet OpenCL's ``fmax(float, double)`` is an ambiguous
+        overload that no OpenCL compiler builds."""
+        floating = (ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE)
+        to = arg.type.get_canonical().kind
+        children = list(arg.get_children())
+        if arg.kind != K.UNEXPOSED_EXPR or len(children) != 1 or to not in floating:
+            return node
+        source = children[0].type.get_canonical().kind
+        if source == to or source not in _SCALAR_KINDS | {ci.TypeKind.LONGDOUBLE}:
+            return node
+        if isinstance(node, c_ast.Constant):
+            return node                 # a literal: the dialect pass writes it as it converts
+        return c_ast.Cast(c_ast.Typename(None, [], None, self.type_node(arg.type, None, arg)),
+                          node, coord=node.coord)
 
     def _ldg(self, cursor: ci.Cursor) -> c_ast.Node:
         """``__ldg(&A[i])`` / ``__ldg(A + i)``: the read ``A[i]`` itself. The read-only

@@ -155,6 +155,12 @@ class GProcedure:
     # an unguarded kernel launched with a coverage (block x coarsen) that does not divide
     # its naive block relies on its thread space being a multiple of this (launch.py)
     launch_multiple: tuple[int, int] | None = None
+    # launched by the file's host code (frontend/launch_sites.py): the output's launcher is
+    # called in place of each launch, so the kernel must keep the parameters the host passes
+    host_launched: bool = False
+    # why a launch of the kernel in the host code cannot be rewritten ('' if none): the
+    # kernel is then left as it is (launch.untransformable), its launches as written
+    keep_launch: str = ""
     # the host-filled file-scope data (GModule.globals) the kernel reads, itself or through
     # helpers, in source order: OpenCL takes them as extra arguments after its own (fixed at
     # parse time, so the naive and optimized kernels take the same arguments)
@@ -229,3 +235,6 @@ class GModule:
     # the input's host code (functions and data that are neither kernels nor device code),
     # passed through verbatim into a CUDA output; empty when the file has none
     host_code: str = ""
+    # every use of a kernel's name in the host code (frontend/launch_sites.py): launches to
+    # rewrite, and uses that keep their kernel naive
+    launch_sites: list = field(default_factory=list)

@@ -42,6 +42,10 @@ class Texture(OptimizationPass):
             ctx.remark("missed", self.name, proc, "read-only arrays stay in global memory "
                        "(--memory global)")
             return PreservedAnalyses.all()
+        if proc.host_launched:
+            ctx.remark("missed", self.name, proc, "launched by this file's host code, which "
+                       "passes arrays, not the texture objects a texture read needs")
+            return PreservedAnalyses.all()
         chosen: dict[str, list[MemoryExpression]] = {}
         for param in proc.arrays:
             reads = [m for m in proc.memory_expressions if m.array == param.name]

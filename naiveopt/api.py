@@ -188,8 +188,8 @@ def _plan_host_launches(ctx: PassContext, launcher: bool,
     written; either way a remark says so. ``threads``: each kernel's thread space, as the
     spec gives it, which the launcher's sizes come from."""
     module = ctx.module
-    if ctx.target != "cuda" or not module.launch_sites:
-        return
+    if ctx.target != "cuda" or not module.launch_sites or not launcher:
+        return      # no host code in the output (OpenCL, or --no-launcher: device code only)
     for proc in module.procedures:
         sites = [s for s in module.launch_sites if s.kernel == proc.name]
         if not sites:
@@ -198,8 +198,6 @@ def _plan_host_launches(ctx: PassContext, launcher: bool,
         bad = next((s for s in sites if s.problem), None)
         if bad is not None:
             why = f"line {bad.line}: {bad.problem}"
-        elif not launcher:
-            why = "--no-launcher: its launches in the host code stay as written"
         else:
             why = launcher_problem(proc, geometry(proc, thread_space=threads.get(proc.name)),
                                    module.macros) or ""
@@ -276,8 +274,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     with the geometry it needs (launcher.cuda_launcher), and the launches in the file's host
     code call it (frontend/launch_sites.py); an OpenCL output comes with a C header of work
     sizes (``result.work_sizes_header``, launcher.opencl_header). ``launcher=False`` leaves
-    them out (a kernel-only file, e.g. for NVRTC; the host code's launches stay as written,
-    their kernels naive).
+    them out, and the host code with them: a file of device code only, as NVRTC compiles it.
     """
     defines = dict(defines or {})
     options = pipeline_options(options, passes=passes, pipeline=pipeline)
@@ -289,7 +286,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     if c.target == "opencl" and launcher and sidecar_name:
         header = sidecar_name.removesuffix(".json") + ".h"
     code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
-                  os.path.basename(filename), sidecar_name, host=True, launchers=launcher,
+                  os.path.basename(filename), sidecar_name, host=launcher, launchers=launcher,
                   work_sizes=header)
     verifications = _verify(c, code) if verify else {}
     missing = Verification("skipped", "verification disabled (--no-verify)"
@@ -305,7 +302,7 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
                              os.path.basename(filename), sidecar_name, result.unverified,
-                             host=True, launchers=launcher, work_sizes=header)
+                             host=launcher, launchers=launcher, work_sizes=header)
     if c.target == "opencl" and launcher:
         result.work_sizes_header = opencl_header(
             c.module.procedures, c.geometries, c.module.macros,

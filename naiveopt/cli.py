@@ -65,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
                    "(outputs are written unverified, saying so)")
     p.add_argument("--no-launcher", action="store_true",
-                   help="leave out the NAME_launch host function written after each CUDA "
-                        "kernel (a kernel-only file, e.g. for NVRTC)")
+                   help="device code only (for NVRTC): no NAME_launch host functions, no "
+                        "host code, no OpenCL work-size header")
     p.add_argument("--require-verified", action="store_true",
                    help="a kernel that cannot be verified (no sizes, an unknown shape...) is "
                         "an error: its file is not written (exit status 1)")

@@ -228,3 +228,22 @@ def test_most_guarded_cases_carry_no_annotations_and_still_verify():
     assert all(o.kind in ("passed", "rejected") for o in outcomes), \
         [(o.kind, o.detail) for o in outcomes]
     assert sum(o.kind == "passed" for o in outcomes) >= 4
+
+
+def test_an_output_that_does_not_build_is_a_crash_not_a_rejection(monkeypatch):
+    """The front end accepted the case, so an OpenCL build failure during verification is
+    naiveopt's (fuzz seed 20271125 cases 261, 299 were counted as generator gaps)."""
+    import naiveopt.fuzz.campaign as campaign_module
+    from naiveopt.errors import NaiveoptError
+
+    case = generate_case(5, 0, optimization_pass_names(), MEMORIES)
+
+    def broken(*args, **kw):
+        raise NaiveoptError("OpenCL build failed during verification:\ncall to '_cl_fmax' "
+                            "is ambiguous")
+
+    monkeypatch.setattr(campaign_module, "optimize", broken)
+    assert run_case(case).kind == "crash"
+    monkeypatch.setattr(campaign_module, "optimize", lambda *a, **k: (_ for _ in ()).throw(
+        NaiveoptError("k.cu:3:1: error: templates are not supported")))
+    assert run_case(case).kind == "rejected"

@@ -6,7 +6,9 @@ A case's outcome is one of:
 - ``miscompile``: a kernel failed verification (the output computes something else);
 - ``crash``: naiveopt raised something other than its located NaiveoptError (a traceback), or
   a pass failed internally and the pass manager kept the kernel as it was (its warning lines);
-- ``rejected``: naiveopt refused the input with a located error (a generator gap, not a bug);
+- ``rejected``: naiveopt refused the input with a located error (a generator gap, not a bug;
+  an OpenCL build failure during verification is a ``crash``: what naiveopt wrote does not
+  build);
 - ``skipped``: verification could not run (e.g. the naive kernel itself failed).
 
 The first two are bugs. A failing case is reduced (statements and lines dropped while it keeps
@@ -60,6 +62,10 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
         result = optimize(case.source if source is None else source, filename=path,
                           target=case.target, arch=case.arch, options=case.options)
     except NaiveoptError as exc:
+        if "OpenCL build failed" in str(exc):
+            # the front end accepted the input, so the OpenCL naiveopt wrote (the output, or
+            # the naive CUDA kernel's translation) does not build: naiveopt's bug
+            return Outcome("crash", str(exc))
         return Outcome("rejected", str(exc))
     except Exception:  # noqa: BLE001 - any other exception is the bug being looked for
         return Outcome("crash", traceback.format_exc())

@@ -247,3 +247,31 @@ def test_an_output_that_does_not_build_is_a_crash_not_a_rejection(monkeypatch):
     monkeypatch.setattr(campaign_module, "optimize", lambda *a, **k: (_ for _ in ()).throw(
         NaiveoptError("k.cu:3:1: error: templates are not supported")))
     assert run_case(case).kind == "rejected"
+
+
+def test_host_code_cases_are_generated_and_their_launches_checked():
+    """A share of CUDA cases carries host code launching its kernels; the campaign checks
+    that a kernel whose launch changed is not launched the naive way in the output, and the
+    check fails on an output that left such a launch (a mutation of a real one)."""
+    from types import SimpleNamespace
+
+    from naiveopt.api import optimize
+    from naiveopt.fuzz.campaign import host_launch_contract
+
+    drawn = [c for c in cases(777, 200) if "run_k" in c.source and c.target == "cuda"]
+    assert len(drawn) >= 10
+    rewritten = 0
+    for case in drawn[:12]:
+        result = optimize(case.source, filename=case.filename, target=case.target,
+                          arch=case.arch, options=case.options, verify=False)
+        assert host_launch_contract(result) == "", case.index
+        if "_launch_from(" in result.code:
+            rewritten += 1
+            stale = re.sub(r"\b(k\d+)_launch_from\(((?:dim3\([^)]*\)|\w+), (?:dim3\([^)]*\)|\w+)), ",
+                           r"\1<<<\2>>>(", result.code)
+            assert "the host code launches it the naive way" in host_launch_contract(
+                SimpleNamespace(code=stale, target="cuda", kernels=result.kernels))
+    assert rewritten >= 1
+
+
+from naiveopt.fuzz.campaign import cases  # noqa: E402

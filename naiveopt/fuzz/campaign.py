@@ -73,7 +73,7 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
     remarks = tuple(str(r) for r in result.remarks)
     if result.internal_errors:     # the pass manager's safety net caught a pass's bug
         return Outcome("crash", "\n".join(result.internal_error_messages()), applied, remarks)
-    broken = unverified_contract(result)
+    broken = unverified_contract(result) or host_launch_contract(result)
     if broken:
         return Outcome("miscompile", broken, applied, remarks)
     failed = [k for k in result.kernels if k.verification.status == "failed"]
@@ -100,6 +100,28 @@ def unverified_contract(result) -> str:
     want = [f"//   unverified: {k.unverified}" for k in result.kernels if k.unverified]
     if lines != want:
         return f"the header's unverified lines {lines} do not match the kernels' {want}"
+    return ""
+
+
+def host_launch_contract(result) -> str:
+    """What is wrong with the host code of a CUDA output ('' when nothing): a kernel whose
+    launch changed (a launch contract, or outputs merged into its threads) must not be
+    launched the naive way anywhere in it, and one whose launch did not change must keep
+    its launches as written; a kernel whose address the host takes stays naive."""
+    head = re.search(r"^// Host code of .*$", result.code, re.M)
+    if result.target != "cuda" or head is None:
+        return ""
+    host = result.code[head.start():]
+    for k in result.kernels:
+        changed = bool(re.search(rf"__launch_bounds__\([^)]*\)\s*{k.name}\(", result.code)) \
+            or any(c != 1 for c in k.geometry.coarsen)
+        stale = re.search(rf"\b{k.name}<<<", host)
+        if changed and stale:
+            return f"{k.name}: the output's launch changed, yet the host code launches it the naive way"
+        if not changed and f"{k.name}_launch_from(" in host:
+            return f"{k.name}: a launch rewritten though the kernel's launch did not change"
+        if re.search(rf"\(void \*\){k.name}\b", host) and k.passes:
+            return f"{k.name}: optimized ({', '.join(k.passes)}) though the host takes its address"
     return ""
 
 

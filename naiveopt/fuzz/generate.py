@@ -825,9 +825,43 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
     source = unverifiable(source, seed, index, guarded)
+    source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
                 rng.choice(["sm_90", "sm_80", "gfx90a"]),
                 PipelineOptions(disable=disabled, merge=merge, memory=memory))
+
+
+# ---------------------------------------------------------------- host code with launches
+#: Share of CUDA cases that get host code launching their kernels (a whole program's
+#: launches, which a CUDA output rewrites: frontend/launch_sites.py), and share of those whose
+#: kernel is also used other than in a launch (its address taken), which keeps it naive.
+HOST_SHARE = 0.2
+HOST_REFERENCE_SHARE = 0.2
+_KERNEL_HEAD = re.compile(r"__global__\s+void\s+(\w+)\s*\(([^)]*)\)")
+
+
+def host_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """``source``, or for a share of CUDA cases ``source`` with a host function per kernel
+    that takes the kernel's parameters and launches it, as a program's host code does
+    (``run_k0(...) { dim3 block(16, 16), grid(..); k0<<<grid, block>>>(...); }``, with a
+    stream or a dynamic shared size now and then); for a share of those a kernel's address
+    is also taken (``(void *)k0``, as for cudaLaunchKernel). campaign.host_launch_contract
+    checks what the output made of them."""
+    if dialect != "cuda" or rng.random() >= HOST_SHARE:
+        return source
+    parts = [source.rstrip("\n"), ""]
+    for name, params in _KERNEL_HEAD.findall(source):
+        names = [re.findall(r"\w+", p)[-1] for p in params.split(",") if p.strip()]
+        config = rng.choice(["grid, block", "grid, block, 0, stream", "grid, block, 64",
+                             "dim3(7, 5), dim3(16, 16)", "35, 256"])
+        stream = ", cudaStream_t stream" if "stream" in config else ""
+        body = ["    dim3 block(16, 16);", "    dim3 grid(7, 5);"] if "grid" in config else []
+        if rng.random() < HOST_REFERENCE_SHARE:
+            body.append(f"    void *entry = (void *){name};")
+            body.append("    (void)entry;")
+        parts += [f"void run_{name}({params}{stream})", "{", *body,
+                  f"    {name}<<<{config}>>>({', '.join(names)});", "}", ""]
+    return "\n".join(parts)
 
 
 #: Share of cases whose pragma loses its sizes(...) but keeps its shapes (the sizes are then

@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="switch an optimization pass off (repeatable): "
                         + ", ".join(optimization_pass_names()) + "; or a canonicalization "
                         "pass: " + ", ".join(canonicalization_pass_names()))
+    p.add_argument("--fp-strict", action="store_true",
+                   help="keep the order of floating-point arithmetic: no pass reassociates "
+                        "(invariant-factors declines)")
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
                    "(outputs are written unverified, saying so)")
     p.add_argument("--no-launcher", action="store_true",
@@ -106,7 +109,7 @@ def _options(args: argparse.Namespace) -> PipelineOptions:
     options = PipelineOptions(
         passes=None if args.passes is None else parse_pipeline(args.passes),
         disable=tuple(args.disable), memory=args.memory, vectorize=args.vectorize,
-        merge=parse_merge(args.merge) if args.merge else None)
+        merge=parse_merge(args.merge) if args.merge else None, fp_strict=args.fp_strict)
     optimization_passes(options)
     if args.no_opt and options.passes:
         raise NaiveoptError("--no-opt and --passes contradict each other")

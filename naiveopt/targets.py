@@ -32,6 +32,21 @@ bytes of elements (ir/elements.py sizes them) into one access.
 without a resource query of its own (AMD: the same scalar code compiled for sm_90); None where
 the target is measured itself.
 ``candidates``: the variants the optimization passes try (:class:`Candidates`).
+
+The cost model's throughputs (cost/model.py): ``clock_ghz`` is the boost clock the FP32 peak
+is quoted at (H100 SXM5 1.98 GHz: 2 x 128 x 132 x 1.98 = 66.9 TFLOPS, the datasheet's 67;
+A100 1.41 GHz: 19.5 TFLOPS; MI250X 1.7 GHz); ``dram_gbps`` the memory bandwidth of the
+datasheets (H100 SXM5 HBM3 3350 GB/s, A100 80GB HBM2e 2039 GB/s, one MI250X GCD 1638 GB/s);
+``l2_bytes`` the L2 size (50 MB, 40 MB, 8 MB per GCD: whitepapers); ``l2_gbps`` the L2
+bandwidth, which the vendors do not publish: the figures of published microbenchmarks
+(Chips and Cheese's H100 and A100 articles, about 5.5 and 4.0 TB/s; MI200 about 4 TB/s per
+GCD), as are ``dram_latency_ns`` (about 480, 450 and 600 ns unloaded); ``issue_per_clock``
+warp instructions an SM issues per clock (four schedulers on NVIDIA; a CU's four SIMDs issue
+one wavefront instruction each per four clocks, one per clock in all); ``shared_wavefronts_
+per_clock`` shared-memory wavefronts an SM serves per clock (one: 32 banks x 4 bytes);
+``l2_bytes_per_clock_per_sm`` what one SM's port to L2 moves per clock (64 bytes, from the
+same microbenchmarks): a launch that keeps few SMs busy gets their ports, not all of L2. These
+are model parameters to be judged against the GPU timings in bench/results/.
 """
 from __future__ import annotations
 
@@ -108,6 +123,14 @@ class Target:
     fp32_lanes_per_sm: int = 64      # FP32 FMA lanes per SM / CU per clock (peak = 2 x this)
     vector_bytes: int = 16           # widest vector access of one thread (float4 / int4)
     register_proxy: str | None = None   # arch measured for registers when this one cannot be
+    clock_ghz: float = 1.0           # boost clock of the FP32 peak
+    dram_gbps: float = 1000.0        # DRAM bandwidth, GB/s
+    l2_bytes: int = 0                # L2 cache size
+    l2_gbps: float = 2000.0          # L2 bandwidth (microbenchmarks), GB/s
+    dram_latency_ns: float = 500.0   # unloaded DRAM latency (microbenchmarks)
+    issue_per_clock: int = 4         # warp instructions issued per SM per clock
+    shared_wavefronts_per_clock: int = 1   # shared-memory wavefronts per SM per clock
+    l2_bytes_per_clock_per_sm: int = 64    # what one SM can move to and from L2 per clock
     candidates: Candidates = Candidates()   # the variants the passes try
 
     @property
@@ -119,15 +142,19 @@ TARGETS: dict[str, Target] = {
     "sm_80": Target("sm_80", "nvidia", "NVIDIA A100 (Ampere)", 32, 32, 4, 164 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
                     partitions=10, multiprocessors=108,
-                    fp32_lanes_per_sm=64, vector_bytes=16),
+                    fp32_lanes_per_sm=64, vector_bytes=16, clock_ghz=1.41, dram_gbps=2039,
+                    l2_bytes=40 * 2**20, l2_gbps=4000, dram_latency_ns=450),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
                     partitions=10, multiprocessors=132,
-                    fp32_lanes_per_sm=128, vector_bytes=16),
+                    fp32_lanes_per_sm=128, vector_bytes=16, clock_ghz=1.98, dram_gbps=3350,
+                    l2_bytes=50 * 2**20, l2_gbps=5500, dram_latency_ns=480),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
                      64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
                      0.25, True, partitions=32, multiprocessors=110,
-                     fp32_lanes_per_sm=64, vector_bytes=16, register_proxy="sm_90"),
+                     fp32_lanes_per_sm=64, vector_bytes=16, register_proxy="sm_90",
+                     clock_ghz=1.7, dram_gbps=1638, l2_bytes=8 * 2**20, l2_gbps=4000,
+                     dram_latency_ns=600, issue_per_clock=1),
 }
 
 

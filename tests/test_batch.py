@@ -56,7 +56,8 @@ def test_library_plus_broken_file(tmp_path):
         with open(f["input"], encoding="utf-8") as fh:
             assert fh.read() != (out / os.path.basename(f["input"])).read_text()
     assert sorted(os.listdir(out)) == sorted(
-        n for f in KERNEL_FILES for n in (os.path.basename(f), os.path.basename(f) + ".json"))
+        n for f in KERNEL_FILES for n in (os.path.basename(f), os.path.basename(f) + ".json")
+        + ((os.path.basename(f) + ".h",) if f.endswith(".cl") else ()))
     # one status line per good file, in input order; the error once, after them
     lines = status_lines(done.stderr)
     assert lines == [f"[{i}/{len(inputs)}] {path} -> {out / os.path.basename(path)}: verified"

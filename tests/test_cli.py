@@ -89,7 +89,9 @@ def test_single_file_to_opencl_with_sidecar(tmp_path):
                                                              {"const": bx * cx}]}
     assert f"//   local size:  ({bx}, {by})" in code
     assert f"//   global size: ({mv['global_size'][0]}, {mv['global_size'][1]})" in code
-    assert sorted(os.listdir(tmp_path)) == ["mv.cl", "mv.cl.json"]   # no temporary left
+    # no temporary left; the work-size header for C hosts beside the sidecar
+    assert sorted(os.listdir(tmp_path)) == ["mv.cl", "mv.cl.h", "mv.cl.json"]
+    assert "// Work sizes for C and C++ hosts: mv.cl.h" in code
 
 
 def test_single_file_output_is_the_verified_code(tmp_path):
@@ -122,7 +124,8 @@ def test_directory_no_opt_json_every_kernel_verified(tmp_path):
         # dialect kept: names kept
         assert f["output"] == os.path.join(str(out), os.path.basename(f["input"]))
         assert os.path.exists(f["output"]) and os.path.exists(f["output"] + ".json")
-    assert len(os.listdir(out)) == 84
+    # code and sidecar per file, and the work-size header of each OpenCL output
+    assert len(os.listdir(out)) == 84 + sum(f["output"].endswith(".cl") for f in summary["files"])
     progress = [ln for ln in done.stderr.splitlines() if ln.startswith("[")]
     assert len(progress) == 42 and all(ln.endswith(": verified") for ln in progress)
 
@@ -131,7 +134,8 @@ def test_several_files_to_directory_with_dialect_change(tmp_path):
     out = tmp_path / "OUT"
     done = run_cli(MV_CU, MV_CL, "--target", "opencl", "-o", out)
     assert done.returncode == 0, done.stderr
-    assert sorted(os.listdir(out)) == ["mv.cl", "mv.cl.json", "mv.cu.cl", "mv.cu.cl.json"]
+    assert sorted(os.listdir(out)) == ["mv.cl", "mv.cl.h", "mv.cl.json", "mv.cu.cl",
+                                       "mv.cu.cl.h", "mv.cu.cl.json"]
     assert re.search(r"__kernel .*void\s+mv\(", (out / "mv.cu.cl").read_text())
     assert re.search(r"__kernel .*void\s+mv\(", (out / "mv.cl").read_text())
 
@@ -247,7 +251,7 @@ def test_output_with_a_trailing_slash_is_a_directory(tmp_path, target):
     done = run_cli(MV_CU, "-o", out, "--no-verify", *(["--target", target] if target else []))
     assert done.returncode == 0, done.stderr
     name = "mv.cu.cl" if target else "mv.cu"
-    assert sorted(os.listdir(out)) == [name, name + ".json"]
+    assert sorted(os.listdir(out)) == [name] + ([name + ".h"] if target else []) + [name + ".json"]
 
 
 def test_trailing_slash_on_a_file_fails_before_any_work(tmp_path):
@@ -643,7 +647,7 @@ def test_passes_with_disable_pass_and_the_empty_pipeline():
 
 @pytest.mark.parametrize("pipeline, message", [
     ("coalesce,colaesce", "error: unknown pass 'colaesce' at column 10 of pipeline "
-     "'coalesce,colaesce' (optimization passes: register-promotion, coalesce, "),
+     "'coalesce,colaesce' (optimization passes: register-promotion, invariant-factors, "),
     ("coalesce,,prefetch", "error: empty pass name at column 10 of pipeline "
      "'coalesce,,prefetch'"),
     ("coalesce,coalesce", "error: pass 'coalesce' named twice in pipeline "

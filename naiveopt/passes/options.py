@@ -1,6 +1,7 @@
 """The options of one pipeline run, parsed once into a typed value the passes read.
 
-The command line (``--passes``, ``--disable-pass``, ``--merge``, ``--memory``, ``--vectorize``),
+The command line (``--passes``, ``--disable-pass``, ``--merge``, ``--memory``, ``--vectorize``,
+``--fp-strict``),
 the Python API (``options={...}``, ``passes=[...]``, ``pipeline="..."``) and the fuzzer each
 build a :class:`PipelineOptions`; the pass context carries it. Its fields are checked when it is
 made, so a pass never meets a misspelt memory or a merge factor of zero. Which pass names exist
@@ -35,6 +36,7 @@ class PipelineOptions:
     vectorize: str = "auto"
     merge: tuple[int, int] | None = None      # forced thread-merge factors (x, y)
     partition_camping: str = "auto"
+    fp_strict: bool = False                   # floating-point arithmetic keeps its order
 
     def __post_init__(self) -> None:
         _check_choice("memory", self.memory, MEMORIES)

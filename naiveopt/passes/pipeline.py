@@ -27,6 +27,7 @@ from .functional.thread_space import ThreadSpace
 from .manager import Disabled, Pass
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
+from .optimize.invariant_factors import InvariantFactors
 from .optimize.partition_camping import PartitionCamping
 from .optimize.prefetch import Prefetch
 from .optimize.register_promotion import RegisterPromotion
@@ -77,7 +78,7 @@ def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
 
 def default_optimization_passes() -> list[Pass]:
     """The optimization passes of the default pipeline, in order."""
-    return [RegisterPromotion(), Coalesce(), ThreadBlockMerge(), ThreadMerge(), Stencil(),
+    return [RegisterPromotion(), InvariantFactors(), Coalesce(), ThreadBlockMerge(), ThreadMerge(), Stencil(),
             Prefetch(), CoalesceWrites(), Texture(), Vectorize(), PartitionCamping()]
 
 

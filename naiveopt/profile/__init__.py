@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import compile_module
+from ..cost import Estimate, KernelWork, dram_bytes, estimate
 from ..emit import render
 from ..errors import NaiveoptError
 from ..frontend import parse_unit
@@ -120,11 +121,33 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
                 target, int(np.prod(local_size)), proc.resources.registers,
                 proc.resources.shared_bytes)[0]
             totals.extra["registers"] = proc.resources.registers
+        totals.extra["estimate"] = _estimate(target, site_metrics, totals, blocks,
+                                             int(np.prod(local_size)), proc.resources).to_json()
         out.append(KernelProfile(proc.name, "optimized" if opt else "naive",
                                  c.ctx.applied.get(proc.name, []), sizes,
                                  local_size if local_size[2] != 1 else local_size[:2], blocks,
                                  sampled, site_metrics, totals))
     return out
+
+
+def _estimate(target, sites: list[SiteMetrics], totals: Totals, blocks: int, threads: int,
+              resources) -> Estimate:
+    """The cost model's estimate of the profiled launch (cost/model.py) from its trace: DRAM
+    bytes from the compulsory and requested sectors and the L2 size, L2 bytes from the
+    sectors, shared-memory wavefronts, bytes per warp load. FP32 work is not in the trace:
+    compute-bound kernels are estimated by their memory bounds alone."""
+    sector = target.sector_bytes
+    requested = totals.global_sectors * sector
+    loads = totals.global_load_requests
+    work = KernelWork(
+        blocks=blocks, threads_per_block=threads,
+        dram_bytes=dram_bytes(totals.compulsory_sectors * sector, requested, target),
+        l2_bytes=requested,
+        shared_wavefronts=sum(s.sectors for s in sites if s.site.space == "shared"),
+        registers=resources.registers if resources is not None else None,
+        shared_bytes=resources.shared_bytes if resources is not None else 0,
+        bytes_per_request=totals.global_load_sectors * sector / loads if loads else 128.0)
+    return estimate(work, target)
 
 
 def _run(text, kernel, options, args, global_size, local_size, stride, layout):

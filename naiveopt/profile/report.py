@@ -32,6 +32,9 @@ def text(p: KernelProfile) -> str:
                f"stores {t['global_store_sectors']}); compulsory: {t['compulsory_sectors']}"
                f" ({t['global_sectors'] / max(1, t['compulsory_sectors']):.2f}x); shared bank "
                f"conflicts: {t['shared_bank_conflicts']}; occupancy: {occ}")
+    est = t.get("estimate")
+    if est:
+        summary += "\n" + _estimate_line(est)
     return f"{head}\n{_table(rows)}\n{summary}\n"
 
 
@@ -43,4 +46,17 @@ def compare_text(naive: KernelProfile, optimized: KernelProfile) -> str:
         a, b = n[key], o[key]
         ratio = f"{a / b:.2f}x" if isinstance(a, (int, float)) and b else "-"
         rows.append((key, a, b, ratio))
+    ne, oe = n.get("estimate"), o.get("estimate")
+    if ne and oe:
+        rows.append(("estimated us", f"{ne['seconds'] * 1e6:.2f}", f"{oe['seconds'] * 1e6:.2f}",
+                     f"{ne['seconds'] / oe['seconds']:.2f}x" if oe["seconds"] else "-"))
+        rows.append(("bound", ne["bound"], oe["bound"], "-"))
     return f"{naive.kernel}: naive vs optimized ({', '.join(optimized.passes) or 'no pass fired'})\n{_table(rows)}\n"
+
+
+def _estimate_line(est: dict) -> str:
+    """The cost model's estimate (cost/model.py), FP32 work not counted."""
+    note = f" ({est['note']})" if est.get("note") else ""
+    return (f"estimate: {est['seconds'] * 1e6:.2f} us, {est['bound']}-bound{note}, "
+            f"{est['dram_fraction']:.0%} of DRAM bandwidth (memory bounds only: FP32 work is "
+            "not in the trace)")

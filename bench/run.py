@@ -74,7 +74,10 @@ def profile_rows(arch: str, stems: list[str]) -> list[dict]:
                 max(1, o.totals.compulsory_sectors),
                 "bank_conflicts": o.totals.shared_bank_conflicts,
                 "naive_occupancy": n.totals.occupancy, "occupancy": o.totals.occupancy,
-                "optimize_s": optimize_s, "target": target_check(stem, n, o)})
+                "optimize_s": optimize_s, "target": target_check(stem, n, o),
+                # the cost model's estimates (naiveopt/cost/), memory bounds only
+                "naive_estimate": n.totals.extra.get("estimate"),
+                "estimate": o.totals.extra.get("estimate")})
             print(f"{rows[-1]['kernel']}: {rows[-1]['ratio']:.2f}x fewer sectors, "
                   f"{rows[-1]['optimized_vs_compulsory']:.2f}x compulsory, "
                   f"{rows[-1]['target']}", file=sys.stderr)
@@ -88,15 +91,26 @@ def markdown(rows: list[dict], arch: str) -> str:
     lines = [f"Memory behaviour on {arch} (address traces on PoCL, metadata 'profile' sizes; "
              "sectors are 32-byte global-memory sectors).", "",
              "| kernel | passes | naive sectors | optimized sectors | naive/opt | opt/compulsory"
-             " | bank conflicts | occupancy naive -> opt | optimize time | target |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
+             " | bank conflicts | occupancy naive -> opt | estimate naive -> opt (bound) "
+             "| optimize time | target |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |"]
     for r in rows:
         lines.append(f"| {r['kernel']} | {', '.join(r['passes']) or '-'} | "
                      f"{r['naive_sectors']:,.0f} | {r['optimized_sectors']:,.0f} | "
                      f"{r['ratio']:.2f}x | {r['optimized_vs_compulsory']:.2f}x | "
                      f"{r['bank_conflicts']:.0f} | {pct(r['naive_occupancy'])} -> "
-                     f"{pct(r['occupancy'])} | {r['optimize_s']:.1f} s | {r['target']} |")
+                     f"{pct(r['occupancy'])} | {_estimates(r)} | {r['optimize_s']:.1f} s | "
+                     f"{r['target']} |")
     return "\n".join(lines) + "\n"
+
+
+def _estimates(row: dict) -> str:
+    """The cost model's times, naive -> optimized, and the optimized launch's bound."""
+    n, o = row.get("naive_estimate"), row.get("estimate")
+    if not n or not o:
+        return "-"
+    note = f", {o['note']}" if o.get("note") else ""
+    return f"{n['seconds'] * 1e6:.1f} -> {o['seconds'] * 1e6:.1f} us ({o['bound']}{note})"
 
 
 def main() -> int:

@@ -275,3 +275,12 @@ def test_host_code_cases_are_generated_and_their_launches_checked():
 
 
 from naiveopt.fuzz.campaign import cases  # noqa: E402
+
+
+def test_array_names_do_not_run_out():
+    """Two kernels of many arrays used up the 18 letters (seed 20271126, case 394 crashed the
+    generator): names go on with a digit."""
+    from naiveopt.fuzz.generate import ARRAY_NAMES, array_name
+
+    assert [array_name(i) for i in range(3)] == ["A", "B", "C"]
+    assert array_name(len(ARRAY_NAMES)) == "A2" and array_name(2 * len(ARRAY_NAMES) + 1) == "B3"

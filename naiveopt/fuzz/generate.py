@@ -64,6 +64,13 @@ STENCIL_SHARE = 0.25
 ARRAY_NAMES = "ABCDEFGHPQRSTUVWXY"
 
 
+def array_name(index: int) -> str:
+    """The file's ``index``-th array name: a letter, then letters with a digit (``A2``) once
+    the letters are used up (two kernels of many arrays: seed 20271126 case 394 ran out)."""
+    letters = len(ARRAY_NAMES)
+    return ARRAY_NAMES[index % letters] + ("" if index < letters else str(index // letters + 1))
+
+
 @dataclass(frozen=True)
 class Dim:
     """An array dimension of extent ``mult * size + pad``; ``owner`` names the thread variable
@@ -411,10 +418,10 @@ class KernelGenerator:
 
     def names_left(self) -> int:
         """Array names not yet used in the file (a file stops adding arrays at the last)."""
-        return len(ARRAY_NAMES) - len(self.arrays)
+        return max(0, len(ARRAY_NAMES) - len(self.arrays))
 
     def new_array(self, dims: list[Dim], written: bool) -> Array:
-        name = ARRAY_NAMES[len(self.arrays)]
+        name = array_name(len(self.arrays))
         array = Array(name, dims, written)
         if not written:
             array.const = self.rng.random() < 0.4
@@ -494,7 +501,7 @@ class KernelGenerator:
         t = self.taps
         axes = list(reversed(tvars))                  # row (j) first, then column (i)
         dims = [Dim(v.size) for v in axes]
-        array = Array(ARRAY_NAMES[len(self.arrays)], dims, const=t.random() < 0.5)
+        array = Array(array_name(len(self.arrays)), dims, const=t.random() < 0.5)
         self.arrays[array.name] = array
         self.kernel_arrays.append(array)
         taps = []

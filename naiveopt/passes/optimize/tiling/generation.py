@@ -56,6 +56,16 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     k = lp.iterator
     k0, kk, e, r, c = (fresh(taken, n) for n in (f"{k}0", f"{k}{k}", "e", "r", "c"))
     copies = ThreadCopies(plan.block, plan.merge)
+    # declarations a for loop scopes (its own copy in each merged copy is no collision)
+    init = {id(d) for f, _ in walk(original.body) if isinstance(f, c_ast.For) and f.init
+            is not None for d, _ in walk(f.init)}
+    if copies.merged and any(isinstance(n, c_ast.Decl) and n.name == k and id(n) not in init
+                             for n, _ in walk(original.body)):
+        # each copy renames its locals but not the shared iterator: a second variable of
+        # that name (``int k = ...`` kept for its value after a loop) would be declared once
+        # per copy in the same scope (fuzz seed 20271126 case 1953: redefinition of 'k')
+        return None, (f"the tiled loop's iterator name '{k}' is declared again elsewhere in "
+                      "the kernel: its merged copies would collide")
 
     # tiles and their loads
     decls, loaders, tile_names = [], [], []

@@ -162,6 +162,7 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     options = pipeline_options(options)
     optimizations = optimization_passes(options) if opt else []
     ctx = PassContext(module, target, arch, options)
+    ctx.sizes, ctx.sizes_from = estimate_sizes(metadata_spec, unit)
     run_passes(front_passes(options), ctx, dump_ir)
     # what the naive kernels imply for verification, read before the passes change them
     inference = None if metadata_spec else infer_kernels(module, spec_from_pragmas(module),
@@ -177,6 +178,20 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     spec = metadata_spec or file_spec(inference, module)
     geometries = {p.name: _geometry(p, spec) for p in module.procedures}
     return Compiled(module, analysed, completed, ctx, spec, geometries, target, unit)
+
+
+def estimate_sizes(spec: FileSpec | None, unit: SourceUnit) -> tuple[dict[str, int], str]:
+    """The problem sizes the cost model estimates at, and where they come from: metadata's
+    ``default`` set (the benchmark's sizes), with what -D and the file's macros fix on top."""
+    sizes: dict[str, int] = {}
+    sources = []
+    if spec is not None and spec.sizes.get("default"):
+        sizes.update(spec.sizes["default"])
+        sources.append("metadata's default sizes")
+    if unit.fixed:
+        sizes.update(unit.fixed)
+        sources.append("-D and the file's macros" if unit.defines else "the file's macros")
+    return sizes, " and ".join(sources)
 
 
 def _plan_host_launches(ctx: PassContext, launcher: bool,

@@ -143,7 +143,8 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
 
 def _attach_profile(outcome: Outcome, settings: Settings) -> None:
     """Global sectors of the naive kernel and of the output, from `naiveopt profile`'s address
-    traces at the metadata's 'profile' sizes, as ``sectors`` of each kernel entry. A file that
+    traces at the metadata's 'profile' sizes, as ``sectors`` of each kernel entry, and the cost
+    model's estimated times of both launches on ``--arch`` as ``estimate``. A file that
     cannot be profiled (no sizes, say) keeps its output and gets ``profile_error``."""
     from .profile import profile_file
 
@@ -163,6 +164,11 @@ def _attach_profile(outcome: Outcome, settings: Settings) -> None:
             "optimized": round(optimized.totals.global_sectors),
             "compulsory": round(optimized.totals.compulsory_sectors),
             "sizes": naive.sizes, "from": "naiveopt profile (address trace on PoCL)"}
+        ne, oe = naive.totals.extra.get("estimate"), optimized.totals.extra.get("estimate")
+        if ne and oe:
+            kernels[naive.kernel]["estimate"] = {
+                "naive": ne, "optimized": oe, "sizes": naive.sizes, "arch": settings.arch,
+                "from": "naiveopt's cost model on the profile's trace (naiveopt/cost/)"}
 
 
 def write_outputs(outcome: Outcome) -> None:

@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "pass: " + ", ".join(canonicalization_pass_names()))
     p.add_argument("--fp-strict", action="store_true",
                    help="keep the order of floating-point arithmetic: no pass reassociates "
-                        "(invariant-factors declines)")
+                        "(invariant-factors declines, split-reduction for floating-point sums)")
     p.add_argument("--no-verify", action="store_true", help="skip verification on OpenCL "
                    "(outputs are written unverified, saying so)")
     p.add_argument("--no-launcher", action="store_true",

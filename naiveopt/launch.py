@@ -177,9 +177,15 @@ class LaunchGeometry:
     # kernel needed (an unguarded kernel launched on a coverage its naive block does not
     # divide, allowed by a thread space fixed at compile time): GProcedure.launch_multiple
     multiple: tuple[int, int] | None = None
+    # threads per output along x (GProcedure.lanes): a block covers block_x * coarsen_x /
+    # lanes of the thread space's x
+    lanes: int = 1
 
     def __post_init__(self) -> None:
         self.block = tuple(int(b) for b in self.block) + (1,) * (3 - len(self.block))
+        if self.lanes < 1 or self.block[0] % self.lanes:
+            raise ValueError(f"{self.lanes} lanes per output do not divide the block's "
+                             f"{self.block[0]} threads along x")
         self.coarsen = tuple(int(c) for c in self.coarsen) + (1,) * (3 - len(self.coarsen))
         self.thread_space = tuple(str(t) for t in self.thread_space) + \
             ("1",) * (3 - len(self.thread_space))
@@ -194,8 +200,10 @@ class LaunchGeometry:
         return tuple(parse(t) for t in self.thread_space)
 
     def _grid(self) -> list[tuple[Tree | None, str]]:
-        return [ceil_div(tree, text, b * c) for tree, text, b, c in zip(
-            self.thread_space_trees, self.thread_space, self.block, self.coarsen)]
+        covers = [b * c for b, c in zip(self.block, self.coarsen)]
+        covers[0] //= self.lanes
+        return [ceil_div(tree, text, cover) for tree, text, cover in zip(
+            self.thread_space_trees, self.thread_space, covers)]
 
     @property
     def grid(self) -> tuple[str, ...]:
@@ -248,6 +256,8 @@ class LaunchGeometry:
                "thread_space_tree": list(self.thread_space_trees)}
         if self.multiple:
             out["thread_space_multiple_of"] = list(self.multiple)
+        if self.lanes > 1:
+            out["threads_per_output"] = self.lanes
         return out
 
 
@@ -289,7 +299,7 @@ def launch_changed(proc: GProcedure) -> bool:
     """Whether the output needs another launch than its naive kernel: a pass fixed its block
     or merged outputs into its threads (a kernel whose launch did not change takes the
     user's, and the host code's launches of it stay as written)."""
-    return proc.launch_block is not None or tuple(proc.coarsen) != (1, 1)
+    return proc.launch_block is not None or tuple(proc.coarsen) != (1, 1) or proc.lanes != 1
 
 
 def uses_y(proc: GProcedure) -> bool:
@@ -327,7 +337,7 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
     bz = int(block[2]) if block and len(block) > 2 else block_z(proc)
     return LaunchGeometry((bx, by, bz), proc.coarsen,
                           (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1"),
-                           gz), proc.launch_multiple)
+                           gz), proc.launch_multiple, proc.lanes)
 
 
 def _user_names(proc: GProcedure, expr: str | None) -> str | None:

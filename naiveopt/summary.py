@@ -4,7 +4,8 @@
 
 One row per kernel (one per failed file): the passes applied, whether it verified (or why it
 was written unverified), and, where the kernel was profiled (``--profile``) or measured
-(``--bench-results``), global sectors naive -> optimized and GPU speedups. The columns for measurements appear only when some kernel
+(``--bench-results``), global sectors naive -> optimized, the cost model's estimated times
+(naiveopt/cost/) and GPU speedups. The columns for measurements appear only when some kernel
 has them, so a plain batch keeps a narrow table.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ class KernelRow:
     verification: str = "-"
     detail: str = ""
     sectors: dict | None = None
+    estimate: dict | None = None      # the cost model's naive and optimized estimates
     gpu: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
@@ -55,7 +57,8 @@ def kernel_rows(summary: dict) -> list[KernelRow]:
                       if k.get("unverified") else v["status"])
             rows.append(KernelRow(entry["input"], k["name"], entry["target"], k["passes"],
                                   (k["resources"] or {}).get("registers"), status,
-                                  v["detail"], k.get("sectors"), k.get("gpu", []),
+                                  v["detail"], k.get("sectors"), k.get("estimate"),
+                                  k.get("gpu", []),
                                   k.get("measurement_notes", [])))
     return rows
 
@@ -65,6 +68,17 @@ def sectors_text(row: KernelRow) -> str:
         return "-"
     return (f"{row.sectors['naive']:,.0f} -> {row.sectors['optimized']:,.0f} "
             f"({row.sector_ratio:.2f}x)")
+
+
+def estimate_text(row: KernelRow) -> str:
+    """'245.8 us latency -> 20.0 us DRAM (12.29x)': the cost model's time and bound of the
+    naive launch and of the output's."""
+    if not row.estimate:
+        return "-"
+    n, o = row.estimate["naive"], row.estimate["optimized"]
+    ratio = n["seconds"] / o["seconds"] if o["seconds"] else float("inf")
+    return (f"{n['seconds'] * 1e6:.1f} us {n['bound']} -> {o['seconds'] * 1e6:.1f} us "
+            f"{o['bound']} ({ratio:.2f}x)")
 
 
 def speedup_text(row: KernelRow) -> str:
@@ -77,16 +91,19 @@ def table(summary: dict) -> str:
     profiled = any(r.sectors for r in rows)
     timed = any(r.gpu for r in rows)
     header = ["input", "kernel", "target", "passes", "regs", "verification"]
-    header += ["global sectors naive -> opt"] * profiled + ["GPU speedup"] * timed
+    estimated = any(r.estimate for r in rows)
+    header += ["global sectors naive -> opt"] * profiled + \
+        ["estimated time naive -> opt"] * estimated + ["GPU speedup"] * timed
     cells = [header]
     for r in rows:
         if r.error is not None:
             line = [r.input, "-", "-", "-", "-", "ERROR: " + r.error[:ERROR_WIDTH]]
-            cells.append(line + ["-"] * (profiled + timed))
+            cells.append(line + ["-"] * (profiled + estimated + timed))
             continue
         line = [r.input, r.kernel, r.target, ", ".join(r.passes) or "-",
                 "-" if r.registers is None else str(r.registers), r.verification]
-        cells.append(line + [sectors_text(r)] * profiled + [speedup_text(r)] * timed)
+        cells.append(line + [sectors_text(r)] * profiled + [estimate_text(r)] * estimated +
+                     [speedup_text(r)] * timed)
     widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]
     lines.insert(1, "-+-".join("-" * w for w in widths))

@@ -24,6 +24,22 @@ nvcc = pytest.mark.skipif(shutil.which("nvcc") is None,
                           reason="nvcc not on PATH: emitted CUDA not compiled")
 
 
+def unsplit(options=None):
+    """``options`` with split-reduction switched off: tests of the passes that tile the
+    library's row-per-thread kernels (coalesce, prefetch, partition camping, vectorize) run
+    them where, at the metadata's default sizes, split-reduction would take the kernel first
+    (tests/test_split_reduction.py tests that choice)."""
+    from dataclasses import replace
+
+    from naiveopt.passes.options import PipelineOptions
+
+    if isinstance(options, PipelineOptions):
+        return replace(options, disable=tuple(options.disable) + ("split-reduction",))
+    options = dict(options or {})
+    options["disable"] = list(options.get("disable", [])) + ["split-reduction"]
+    return options
+
+
 def run_cli(*args: str, cwd: str | None = None, timeout: int = 300
             ) -> subprocess.CompletedProcess:
     """Run ``naiveopt ARGS...`` as a subprocess (text mode, output captured)."""

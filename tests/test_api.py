@@ -75,8 +75,8 @@ def test_passes_and_pipeline_run_exactly_those_passes():
     assert listed.code == text.code and listed.verified
     assert listed.kernels[0].passes == ["coalesce"]
     default = naiveopt.optimize(MV, filename="mv.cu", verify=False)
-    assert _optimization_remarks(default)[:3] == ["register-promotion", "invariant-factors",
-                                                  "coalesce"]
+    assert _optimization_remarks(default)[:4] == ["register-promotion", "invariant-factors",
+                                                  "split-reduction", "coalesce"]
 
 
 def test_options_dict_and_pipeline_options_are_the_same_run():

@@ -7,6 +7,7 @@ import pytest
 import sympy
 
 import naiveopt
+from conftest import unsplit
 from naiveopt.passes.optimize import coalesce_writes, tiling
 from naiveopt.passes.optimize.banks import interleaved, warp_degree
 from naiveopt.profile import profile_file
@@ -85,7 +86,8 @@ def test_row_major_order_is_kept_where_it_does_not_conflict(kind, block, tile):
 
 def test_prefetch_slots_of_interleaved_rows_keep_a_constant_row_offset():
     path = os.path.join(KERNELS, "gesummv.cu")
-    result = naiveopt.optimize(open(path).read(), filename=path, verify=False)
+    result = naiveopt.optimize(open(path).read(), filename=path, verify=False,
+                               options=unsplit())
     assert "prefetch" in result.kernels[0].passes
     assert "int r = tidx / 16 % 2 * 16 + tidx / 16 / 2 + 8;" in result.code
 

@@ -262,6 +262,11 @@ def test_profile_adds_measured_sectors(tmp_path):
     assert mv["sectors"]["from"].startswith("naiveopt profile")
     # coalescing mv's row-per-thread reads moves fewer sectors
     assert mv["sectors"]["optimized"] < mv["sectors"]["naive"]
+    # and the cost model estimates both launches at the same sizes on --arch
+    est = mv["estimate"]
+    assert est["sizes"] == {"H": 128, "W": 96} and est["arch"] == "sm_90"
+    assert est["optimized"]["seconds"] < est["naive"]["seconds"]
+    assert est["naive"]["bound"] in est["naive"]["times"]
     # the figures are naiveopt profile's
     alone = run_cli("profile", VV_CU, "--compare", "--json", "-D", "H=128", "-D", "W=96")
     assert alone.returncode == 0, alone.stderr
@@ -302,6 +307,16 @@ def test_table_without_measurements_is_narrow():
     assert set(rule) == {"-", "+"} and rule.count("+") == 5
     assert "ERROR: k/bad.cu:3:12: error: expected x" in bad
     assert totals == "1/1 kernels verified, 1 file(s) failed"
+
+
+def test_table_with_estimates():
+    est = {"naive": {"seconds": 245.8e-6, "bound": "latency"},
+           "optimized": {"seconds": 20.0e-6, "bound": "DRAM"}}
+    text = table(_summary(sectors={"naive": 540800, "optimized": 65920}, estimate=est))
+    header, _, row, bad, *_ = text.splitlines()
+    assert cells(header)[-2:] == ["global sectors naive -> opt", "estimated time naive -> opt"]
+    assert cells(row)[-1] == "245.8 us latency -> 20.0 us DRAM (12.29x)"
+    assert cells(bad)[-1] == "-"
 
 
 def test_table_with_sectors_and_speedups():

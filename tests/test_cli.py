@@ -63,7 +63,8 @@ def assert_clean_error(done, *, lines: int | None = 1):
 # ------------------------------------------------------------------ acceptance commands
 def test_single_file_to_opencl_with_sidecar(tmp_path):
     out = tmp_path / "mv.cl"
-    done = run_cli(MV_CU, "--target", "opencl", "-o", out)
+    # the coalesced mv (split-reduction, which takes it at its default sizes, off)
+    done = run_cli(MV_CU, "--target", "opencl", "-o", out, "--disable-pass", "split-reduction")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     code = out.read_text()
@@ -601,7 +602,8 @@ def test_version():
 
 
 def test_disable_pass_leaves_a_remark_and_the_pass_out():
-    proc = run_cli(MV_CU, "--disable-pass", "coalesce", "--explain", "--json")
+    proc = run_cli(MV_CU, "--disable-pass", "coalesce", "--disable-pass", "split-reduction",
+                   "--explain", "--json")
     assert proc.returncode == 0, proc.stderr
     assert "remark [coalesce] missed: disabled (--disable-pass)" in proc.stderr
     result = json.loads(proc.stdout)["files"][0]

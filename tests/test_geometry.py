@@ -78,7 +78,8 @@ LIBRARY = [p for p in KERNEL_FILES if os.path.exists(metadata_path(p))]
 def test_library_geometry_compiles_as_c_and_agrees_with_the_sidecar(path, tmp_path):
     """Each library kernel's grid, naive and optimized: the header's C text compiled by a C
     compiler, the sidecar's trees evaluated by naiveopt.launch.evaluate, and the launch the
-    verifier makes all give ceil(thread space / (block * outputs per thread)) at the
+    verifier makes all give ceil(thread space / (block * outputs per thread / threads per
+    output)) at the
     metadata's test and odd sizes."""
     spec = load_metadata(metadata_path(path))
     source = open(path).read()
@@ -93,8 +94,10 @@ def test_library_geometry_compiles_as_c_and_agrees_with_the_sidecar(path, tmp_pa
                 sizes = spec.sizes.get(name)
                 if not sizes:
                     continue
-                want = [-(-int(expr.evaluate(t, sizes)) // (b * c)) for t, b, c in zip(
-                    data["thread_space"], data["block"], data["outputs_per_thread"])]
+                # a group of threads_per_output threads computes one output along x
+                lanes = [data.get("threads_per_output", 1), 1, 1]
+                want = [-(-int(expr.evaluate(t, sizes)) // (b * c // n)) for t, b, c, n in zip(
+                    data["thread_space"], data["block"], data["outputs_per_thread"], lanes)]
                 assert [evaluate(t, sizes) for t in data["grid_tree"]] == want
                 assert _c_values(data["grid"] + data["global_size"], sizes, tmp_path) == \
                     want + [w * b for w, b in zip(want, data["block"])]

@@ -8,6 +8,7 @@ import pytest
 
 import naiveopt
 from naiveopt.ir.build import from_sympy
+from conftest import unsplit
 from naiveopt.passes.optimize.tiling import SYM, generation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,7 +21,8 @@ NVCC = pytest.mark.skipif(shutil.which("nvcc") is None,
 def run(name, **kw):
     path = os.path.join(KERNELS, name)
     with open(path) as fh:
-        return naiveopt.optimize(fh.read(), filename=path, **kw)
+        return naiveopt.optimize(fh.read(), filename=path,
+                                 options=unsplit(kw.pop("options", None)), **kw)
 
 
 def kernel(result, name=None):

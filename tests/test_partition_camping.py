@@ -5,7 +5,7 @@ import os
 import re
 
 import pytest
-from conftest import KERNELS_DIR, compile_cuda, nvcc, run_cli
+from conftest import KERNELS_DIR, compile_cuda, nvcc, run_cli, unsplit
 from pycparser import c_parser
 
 import naiveopt
@@ -20,7 +20,8 @@ NO_PREFETCH = {"disable": ["prefetch"]}
 def run(name, **kw):
     path = os.path.join(KERNELS_DIR, name)
     with open(path) as fh:
-        return naiveopt.optimize(fh.read(), filename=path, **kw)
+        return naiveopt.optimize(fh.read(), filename=path,
+                                 options=unsplit(kw.pop("options", None)), **kw)
 
 
 def remarks(result, kind=None):

@@ -15,7 +15,7 @@ import sympy
 import naiveopt
 from naiveopt.passes.optimize import selection, tiling
 from naiveopt.targets import get_target, occupancy
-from conftest import KERNELS_DIR, compile_cuda, nvcc
+from conftest import KERNELS_DIR, compile_cuda, nvcc, unsplit
 
 
 def _resource_query() -> bool:
@@ -73,7 +73,8 @@ __global__ void dot4(float *A, float *B, float *C, float *D, float *out, int H, 
 def run(name: str, **kw):
     path = os.path.join(KERNELS_DIR, name)
     with open(path) as fh:
-        return naiveopt.optimize(fh.read(), filename=path, **kw)
+        return naiveopt.optimize(fh.read(), filename=path,
+                                 options=unsplit(kw.pop("options", None)), **kw)
 
 
 def prefetch_remarks(result) -> dict[str, list]:

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from conftest import unsplit
 from naiveopt.profile import profile_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +97,7 @@ def test_naive_mv_against_its_optimized_output():
     path = os.path.join(ROOT, "kernels", "naive", "mv.cu")
     src = open(path).read()
     (naive,) = profile_file(src, path)
-    (opt,) = profile_file(src, path, opt=True)
+    (opt,) = profile_file(src, path, opt=True, options=unsplit())     # the coalesced output
     a = next(s for s in naive.sites if s.site.text.startswith("A["))
     assert a.sectors / a.requests == 32                      # a column per warp
     assert opt.totals.global_sectors <= 1.25 * opt.totals.compulsory_sectors

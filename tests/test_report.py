@@ -73,8 +73,11 @@ def test_report_content(batch):
     assert not {"script", "link", "img", "iframe", "object"} & set(names)
     assert not [a for _, a in page.tags if "src" in a or not a.get("href", "#").startswith("#")]
     assert not re.search(r"url\((?!#)", text) and "@import" not in text
-    assert names.count("svg") == 2                # sectors and GPU speedups
+    assert names.count("svg") == 3                # sectors, estimated times, GPU speedups
     assert 'id="sectors-plot"' in text and 'id="speedup-plot"' in text
+    assert 'id="estimate-plot"' in text
+    # the cost model's estimates in the table: naive -> optimized, each with its bound
+    assert re.search(r"[\d.]+ us \w+ -&gt; [\d.]+ us \w+ \([\d.]+x\)", text)
     # the summary table: one row per kernel, one for the broken file
     assert text.count('<td class="passed"') == 2 and text.count('<td class="ERROR"') == 1
     mv = summary["files"][0]["kernels"][0]
@@ -82,8 +85,10 @@ def test_report_content(batch):
     assert "4.00x (NVIDIA H100)" in text
     assert "broken.cu:3:12: error: expected expression" in text
     # remarks per kernel, and mv's diff: the naive loop removed, the tiled loop added
-    assert "applied" in page.classes["applied"] and "coalesce" in page.classes["pass"]
-    assert any("staged in shared memory: A(idx, j)" in m for m in page.classes["message"])
+    # (mv at 128 rows is split over lanes: split-reduction, its estimate in the remark)
+    assert "applied" in page.classes["applied"] and "split-reduction" in page.classes["pass"]
+    assert any("threads per output, partial sums added in shared memory" in m
+               for m in page.classes["message"])
     deleted, added = page.classes["del"], page.classes["add"]
     assert any("sum += A[i * W + j] * B[j];" in line for line in deleted)
     assert any("__shared__" in line for line in added)

@@ -11,7 +11,7 @@ import pytest
 
 import naiveopt
 from naiveopt.profile import profile_file
-from conftest import KERNELS_DIR, run_cli
+from conftest import KERNELS_DIR, run_cli, unsplit
 
 NVCC = pytest.mark.skipif(shutil.which("nvcc") is None,
                           reason="nvcc not on PATH: emitted CUDA not compiled")
@@ -76,7 +76,8 @@ def optimize(source: str, name: str = "k.cu", **kw) -> naiveopt.OptimizeResult:
 def library(name: str, **kw) -> naiveopt.OptimizeResult:
     path = os.path.join(KERNELS_DIR, name)
     with open(path) as fh:
-        return naiveopt.optimize(fh.read(), filename=path, **kw)
+        return naiveopt.optimize(fh.read(), filename=path,
+                                 options=unsplit(kw.pop("options", None)), **kw)
 
 
 def remarks(result, kind: str) -> list[str]:

@@ -152,6 +152,9 @@ class GProcedure:
     predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
     launch_block: tuple[int, int] | None = None   # block size fixed by a transformation
     coarsen: tuple[int, int] = (1, 1)             # outputs per thread in x, y (thread merge)
+    # threads that share one naive thread's work along x (split-reduction: a group of lanes
+    # sums one output's loop); the block's x threads cover block_x / lanes outputs
+    lanes: int = 1
     # an unguarded kernel launched with a coverage (block x coarsen) that does not divide
     # its naive block relies on its thread space being a multiple of this (launch.py)
     launch_multiple: tuple[int, int] | None = None

@@ -89,6 +89,10 @@ class PassContext:
     # kernel -> canonicalization passes that rewrote it (functional passes: not listed among
     # the optimization passes an output names, yet a change verification must answer for)
     canonicalized: dict[str, list[str]] = field(default_factory=dict)
+    # the problem sizes performance is estimated at (cost model), and where they come from:
+    # metadata's default set, -D, the file's macros ({} / '' where nothing gives them)
+    sizes: dict[str, int] = field(default_factory=dict)
+    sizes_from: str = ""
     am: AnalysisManager = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -137,7 +141,14 @@ class Pass:
 
 
 class OptimizationPass(Pass):
-    """An optimization pass: it needs a target description for ``--arch``."""
+    """An optimization pass: it needs a target description for ``--arch``.
+
+    ``lane_safe``: whether the pass may run on a kernel whose outputs are each computed by a
+    group of threads (GProcedure.lanes > 1, split-reduction). Passes that remap threads to
+    outputs (tiling, merges, vector widths, block-id remapping) assume one output per thread
+    and leave such a kernel alone, with a remark."""
+
+    lane_safe: ClassVar[bool] = False
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
         from ..targets import find_target
@@ -151,6 +162,9 @@ class OptimizationPass(Pass):
 
         for proc in module.procedures:
             why = untransformable(proc)
+            if not why and proc.lanes > 1 and not self.lane_safe:
+                why = (f"each output is computed by {proc.lanes} threads (split-reduction): "
+                       "this pass maps one output to one thread")
             if why:     # e.g. threadIdx.z with a block z > 1: left as it is, said so
                 ctx.remark("missed", self.name, proc, why)
             else:
@@ -256,6 +270,7 @@ def adopt(proc: GProcedure, new: GProcedure, ctx: PassContext) -> None:
     proc.func = new.func
     proc.launch_block = new.launch_block
     proc.coarsen = new.coarsen
+    proc.lanes = new.lanes
     proc.launch_multiple = new.launch_multiple
     proc.resources = new.resources
     reanalyse(proc, ctx)

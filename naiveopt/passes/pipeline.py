@@ -31,6 +31,7 @@ from .optimize.invariant_factors import InvariantFactors
 from .optimize.partition_camping import PartitionCamping
 from .optimize.prefetch import Prefetch
 from .optimize.register_promotion import RegisterPromotion
+from .optimize.split_reduction import SplitReduction
 from .optimize.stencil import Stencil
 from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
@@ -78,8 +79,9 @@ def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
 
 def default_optimization_passes() -> list[Pass]:
     """The optimization passes of the default pipeline, in order."""
-    return [RegisterPromotion(), InvariantFactors(), Coalesce(), ThreadBlockMerge(), ThreadMerge(), Stencil(),
-            Prefetch(), CoalesceWrites(), Texture(), Vectorize(), PartitionCamping()]
+    return [RegisterPromotion(), InvariantFactors(), SplitReduction(), Coalesce(),
+            ThreadBlockMerge(), ThreadMerge(), Stencil(), Prefetch(), CoalesceWrites(), Texture(),
+            Vectorize(), PartitionCamping()]
 
 
 def optimization_pass_names() -> list[str]:

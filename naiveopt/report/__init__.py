@@ -18,9 +18,9 @@ import jinja2
 
 from .. import __version__
 from ..emit import template_loader
-from ..summary import kernel_rows, sectors_text, speedup_text
+from ..summary import estimate_text, kernel_rows, sectors_text, speedup_text
 from ..targets import get_target
-from .plot import sectors_svg, speedup_svg
+from .plot import estimate_svg, sectors_svg, speedup_svg
 
 from ..verify.infer import facts_line
 
@@ -94,5 +94,7 @@ def html_report(summary: dict, outcomes: list[Outcome], arch: str) -> str:
         verified=sum(r.verification == "passed" for r in kernels), kernels=len(kernels),
         failed=summary["failed"], profiled=any(r.sectors for r in rows),
         timed=any(r.gpu for r in rows), sectors_text=sectors_text, speedup_text=speedup_text,
+        estimated=any(r.estimate for r in rows), estimate_text=estimate_text,
+        estimate_svg=estimate_svg(rows),
         sectors_svg=sectors_svg(rows, get_target(arch).sector_bytes),
         speedup_svg=speedup_svg(rows))

@@ -32,7 +32,8 @@ class Measurements:
     gpu: list[tuple[str, dict, dict]] = field(default_factory=list)      # (file, doc, row)
 
     def attach(self, summary: dict) -> None:
-        """Add ``sectors``, ``gpu`` and ``measurement_notes`` to the summary's kernels."""
+        """Add ``sectors`` (with the cost model's ``estimate`` where the results have it),
+        ``gpu`` and ``measurement_notes`` to the summary's kernels."""
         for entry in summary["files"]:
             if "error" in entry:
                 continue
@@ -51,6 +52,11 @@ class Measurements:
                                      "optimized": row["optimized_sectors"],
                                      "compulsory": row.get("compulsory_sectors"),
                                      "sizes": row.get("sizes", {}), "from": path}
+                if row.get("naive_estimate") and row.get("estimate"):
+                    kernel["estimate"] = {"naive": row["naive_estimate"],
+                                          "optimized": row["estimate"],
+                                          "sizes": row.get("sizes", {}), "arch": arch,
+                                          "from": path}
         for path, doc, row in self.gpu:
             if row["kernel"] == kernel["name"] and row.get("file", stem) == stem \
                     and self._applies(row, doc.get("arch"), kernel, path, notes):

@@ -55,6 +55,30 @@ def sectors_svg(rows: list[KernelRow], sector_bytes: int) -> str | None:
     return _svg(fig)
 
 
+def estimate_svg(rows: list[KernelRow]) -> str | None:
+    """The cost model's estimated time naive vs optimized per kernel (log scale, each bar
+    labelled with its bound), or None if nothing was estimated."""
+    rows = [r for r in rows if r.estimate]
+    if not rows:
+        return None
+    fig, ax = _figure(len(rows))
+    ys = range(len(rows))
+    for offset, which, color in ((-BAR_HEIGHT / 2, "naive", "#c0504d"),
+                                 (BAR_HEIGHT / 2, "optimized", "#4f81bd")):
+        times = [r.estimate[which]["seconds"] * 1e6 for r in rows]
+        ax.barh([y + offset for y in ys], times, BAR_HEIGHT, label=which, color=color)
+        for y, t, r in zip(ys, times, rows):
+            ax.annotate(f" {r.estimate[which]['bound']}", (t, y + offset), va="center",
+                        fontsize=7)
+    ax.set_yticks(list(ys), [_label(r) for r in rows])
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("estimated time (us), log scale")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig)
+
+
 def speedup_svg(rows: list[KernelRow]) -> str | None:
     """GPU speedup of the output over the naive kernel, per kernel and device, or None."""
     bars = [(f"{_label(r)} ({g['device']})", g["speedup"]) for r in rows for g in r.gpu]

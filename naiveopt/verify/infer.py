@@ -310,7 +310,7 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
         lx, ly = proc.launch_block or (bx, by)
         cx, cy = proc.coarsen
         mx, my = proc.launch_multiple or (1, 1)
-        tiles["x"] = math.lcm(tiles["x"], int(lx) * cx, int(bx), mx)
+        tiles["x"] = math.lcm(tiles["x"], int(lx) * cx // proc.lanes, int(bx), mx)
         tiles["y"] = math.lcm(tiles["y"], int(ly) * cy, int(by), my)
     tiles = {a: min(t, MAX_TILE) for a, t in tiles.items()}
     tiles["k"] = min(math.lcm(tiles["x"], tiles["y"]), MAX_TILE)

@@ -122,10 +122,14 @@ def apply_launch_facts(module: GModule, spec: FileSpec | None) -> None:
             proc.pragma.block_dim = (str(block[0]), str(block[1]) if len(block) > 1 else "1")
         if block and len(block) > 2 and proc.pragma.block_dim_z is None:
             proc.pragma.block_dim_z = str(block[2])
-        if threads and proc.pragma.global_dim == (None, None):
-            proc.pragma.global_dim = (str(threads[0]),
-                                      str(threads[1]) if len(threads) > 1 else "1")
-            proc.pragma.global_dim_source = "metadata" if kspec else "pragma"
+        if threads and None in proc.pragma.global_dim:
+            # per axis: a file may give one (``#define globalDimY 1``) and not the other
+            given = (str(threads[0]), str(threads[1]) if len(threads) > 1 else "1")
+            old = proc.pragma.global_dim
+            proc.pragma.global_dim = tuple(o if o is not None else g
+                                           for o, g in zip(old, given))  # type: ignore
+            if old == (None, None):
+                proc.pragma.global_dim_source = "metadata" if kspec else "pragma"
         if threads and len(threads) > 2 and proc.pragma.global_dim_z is None:
             proc.pragma.global_dim_z = str(threads[2])
 

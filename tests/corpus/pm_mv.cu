@@ -1,6 +1,6 @@
 // The paper's macro style: an accessor macro, idx used undeclared, sizes as macros and no
 // bounds guard (the height is a multiple of the naive block, the width is odd).
-// EXPECT-PASSES: coalesce|vectorize
+// EXPECT-PASSES: split-reduction
 // EXPECT: verified
 #define WIDTH 83
 #define HEIGHT 320

@@ -1,6 +1,6 @@
 // The paper's macro style: transposed matrix-vector product, each thread a column, idx
 // undeclared and the loop written `i = i + 1`.
-// EXPECT-PASSES: coalesce|vectorize
+// EXPECT-PASSES: split-reduction
 // EXPECT: verified
 #define WIDTH 192
 #define HEIGHT 77

@@ -43,6 +43,7 @@ _FLOATING = ("float", "double")
 
 class InvariantFactors(OptimizationPass):
     name = "invariant-factors"
+    lane_safe = True
     requires = ("loops",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:

@@ -34,6 +34,7 @@ from .shape import contains_barrier
 
 class RegisterPromotion(OptimizationPass):
     name = "register-promotion"
+    lane_safe = True
     requires = ("memory-expressions",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:

@@ -35,6 +35,7 @@ from ..manager import OptimizationPass, PassContext, reanalyse
 
 class Texture(OptimizationPass):
     name = "texture"
+    lane_safe = True
     requires = ("memory-expressions",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:

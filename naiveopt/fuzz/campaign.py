@@ -60,7 +60,8 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
     path = os.path.join(tempfile.gettempdir(), "naiveopt-fuzz-nonexistent", case.filename)
     try:
         result = optimize(case.source if source is None else source, filename=path,
-                          target=case.target, arch=case.arch, options=case.options)
+                          target=case.target, arch=case.arch, options=case.options,
+                          defines=case.defines)
     except NaiveoptError as exc:
         if "OpenCL build failed" in str(exc):
             # the front end accepted the input, so the OpenCL naiveopt wrote (the output, or

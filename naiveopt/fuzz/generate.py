@@ -31,7 +31,8 @@ read after the loop), steps ``++k``, ``k += 1``, ``k = k + 1``, ``k = 1 + k``, `
 ``<=`` bounds, while loops with a counter, thread ids built from locals (``int tx =
 threadIdx.x;``), through a cast, or assigned after their C89 declaration, early returns one per
 id (the bound on either side) and nested guards; and a share of cases are grid-stride kernels
-(:func:`grid_stride_file`).
+(:func:`grid_stride_file`). A share of cases name their sizes with -D (:func:`sized`), so
+that passes deciding by the sizes of interest (split-reduction) fire on them.
 
 Spellings (``forms``, a random stream of its own so the kernels' shapes stay those of the
 plain generator): literals are written in every C form of the same value (``0.25f`` as
@@ -127,6 +128,9 @@ class Case:
     target: str
     arch: str
     options: PipelineOptions
+    # -D NAME=VALUE given with the file: its pragma's sizes, as a user names the sizes of
+    # interest (split-reduction decides by them; verification runs at exactly them)
+    defines: dict[str, str] = field(default_factory=dict)
 
     @property
     def filename(self) -> str:
@@ -135,6 +139,7 @@ class Case:
     def arguments(self) -> str:
         """The naiveopt command-line options that optimize this case as the campaign does."""
         parts = ["--target", self.target, "--arch", self.arch]
+        parts += [f"-D {name}={value}" for name, value in self.defines.items()]
         parts += [f"--disable-pass={name}" for name in self.options.disable]
         if self.options.merge:
             parts.append("--merge={}:{}".format(*self.options.merge))
@@ -835,7 +840,21 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
                 rng.choice(["sm_90", "sm_80", "gfx90a"]),
-                PipelineOptions(disable=disabled, merge=merge, memory=memory))
+                PipelineOptions(disable=disabled, merge=merge, memory=memory),
+                sized(source, random.Random(f"{seed}:{index}:sizes")))
+
+
+#: Share of cases that name their sizes with -D (the sizes of interest of the cost model).
+SIZES_SHARE = 0.3
+
+
+def sized(source: str, rng: random.Random) -> dict[str, str]:
+    """-D of the first ``sizes(...)`` clause of the file's pragma, for a share of cases."""
+    found = re.search(r"#pragma naiveopt[^\n]*?\bsizes\(([^)]*)\)", source)
+    if found is None or rng.random() >= SIZES_SHARE:
+        return {}
+    pairs = (p.split("=") for p in found.group(1).split(","))
+    return {k.strip(): v.strip() for k, v in pairs}
 
 
 # ---------------------------------------------------------------- host code with launches

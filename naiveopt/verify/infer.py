@@ -153,6 +153,12 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
             args.append(scalars[name])
         elif elem is not None and not elem.is_float and name in roles:
             args.append(ArgSpec(name, "size", p.base_type))
+        elif elem is not None and not elem.is_float and name in fixed:
+            # a size parameter -D fixes (``-D n=768``): passed its value, which the arrays'
+            # shapes and the thread space are evaluated at too (a drawn scalar would launch
+            # the kernel on another size than its buffers)
+            args.append(ArgSpec(name, "scalar", p.base_type, value=str(fixed[name])))
+            facts[f"value {name}"] = "-D"
         else:
             args.append(ArgSpec(name, "scalar", p.base_type, value=_scalar(name, elem)))
             facts[f"value {name}"] = "inferred"

@@ -208,12 +208,15 @@ def size_sets(spec: FileSpec, defines: dict[str, str]) -> dict[str, dict[str, in
 
     A -D that names a size replaces the test sizes with one set built from it."""
     names = set().union(*spec.sizes.values()) if spec.sizes else set(defines)
-    overrides = {k: int(evaluate(v, {})) for k, v in defines.items()
-                 if k in names and re.fullmatch(r"\s*-?\d+\s*", v)}
+    integers = {k: int(evaluate(v, {})) for k, v in defines.items()
+                if re.fullmatch(r"\s*-?\d+\s*", v)}
+    overrides = {k: v for k, v in integers.items() if k in names}
+    # a -D no set names (a size the inference left out because -D fixes it) holds in each
+    fixed = {k: v for k, v in integers.items() if k not in names}
     if overrides:
         base = spec.sizes.get("test") or next(iter(spec.sizes.values()), {})
-        return {"cli": {**base, **overrides}}
-    return {k: v for k, v in spec.sizes.items() if k in ("test", "odd") or
+        return {"cli": {**fixed, **base, **overrides}}
+    return {k: {**fixed, **v} for k, v in spec.sizes.items() if k in ("test", "odd") or
             re.fullmatch(r"pragma\d*|inferred(-odd)?", k)}
 
 

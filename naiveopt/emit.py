@@ -258,11 +258,17 @@ def format_code(text: str) -> str:
 
 def render_cuda_kernel(module: GModule, proc: GProcedure) -> str:
     """A minimal CUDA file with one (postprocessed) kernel, for resource queries."""
+    return render_cuda_kernels(module, [proc])
+
+
+def render_cuda_kernels(module: GModule, procs: list[GProcedure]) -> str:
+    """A minimal CUDA file with (postprocessed) kernels of ``module`` after its shared
+    declarations, for resource queries (one file for many variants: nvcc.measure_many)."""
     parts = [f"#include <{h}>" for h in headers_for(used_names(module))]
     parts += [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
     parts += typedef_lines(module, "cuda")
-    parts += cuda_helpers(used_vectors([proc.func]))
+    parts += cuda_helpers(used_vectors([p.func for p in procs]))
     parts += [declaration(g, "cuda") for g in module.globals]
     parts += [to_c(h) for h in module.helpers]
-    parts.append(to_c(proc.func))
+    parts += [to_c(p.func) for p in procs]
     return "\n".join(parts) + "\n"

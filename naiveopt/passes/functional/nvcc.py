@@ -1,9 +1,16 @@
 """NVCC resource query (paper 002, functional pass (5)).
 
 Compiles the kernel (as CUDA, for ``--arch``) and reads the registers and shared-memory bytes
-ptxas reports, which the optimization passes use to compute occupancy. nvcc (``-cubin -Xptxas
--v``) is used when on PATH, NVRTC from cuda-python otherwise; with neither, or for a non-NVIDIA
-architecture, the pass is skipped with a remark. Results are cached by the hash of the code.
+ptxas reports, which the optimization passes use to compute occupancy. NVRTC (cuda-bindings
+and the nvidia-cuda-nvrtc wheel, installed with naiveopt) compiles in-process; nvcc (``-cubin
+-Xptxas -v``) takes what NVRTC cannot; with neither, or for a non-NVIDIA architecture, the pass
+is skipped with a remark. Results are cached by the hash of the code.
+
+Choosing among variants needs the resources of many kernels (mm: 18 tiling variants); one nvcc
+run costs about 0.5-0.9 s, most of it start-up (NVRTC: 40-70 ms), so :func:`measure_many`
+compiles all variants not yet cached as one file (each kernel renamed) and splits ptxas's log
+per entry function: about the time of one compile. Each result is cached under the key of its own one-kernel file,
+so batched and single queries share entries.
 """
 from __future__ import annotations
 
@@ -31,6 +38,28 @@ def cache_dir() -> str:
     return path
 
 
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+
+
+def _entry_name(symbol: str) -> str:
+    """The kernel name of an entry symbol: itself (extern "C"), or the first name of an
+    Itanium-mangled one (``_Z9mm__nvq0_Pf`` -> ``mm__nvq0_``)."""
+    m = re.match(r"_Z(\d+)", symbol)
+    return symbol[m.end():m.end() + int(m.group(1))] if m else symbol
+
+
+def parse_ptxas_entries(log: str) -> dict[str, tuple[int, int]]:
+    """(registers, shared bytes) per kernel name from a ptxas -v log of several kernels."""
+    out = {}
+    starts = list(_ENTRY.finditer(log))
+    for k, m in enumerate(starts):
+        section = log[m.end():starts[k + 1].start() if k + 1 < len(starts) else len(log)]
+        parsed = parse_ptxas(section)
+        if parsed is not None:
+            out[_entry_name(m.group(1))] = parsed
+    return out
+
+
 def parse_ptxas(log: str) -> tuple[int, int] | None:
     """(registers, shared bytes) from a ptxas -v log, or None."""
     regs = _REGS.search(log)
@@ -40,22 +69,35 @@ def parse_ptxas(log: str) -> tuple[int, int] | None:
     return int(regs.group(1)), int(smem.group(1)) if smem else 0
 
 
+def _cache_path(cuda_source: str, arch: str) -> str:
+    key = hashlib.sha256(f"{arch}\0{cuda_source}".encode()).hexdigest()
+    return os.path.join(cache_dir(), key + ".json")
+
+
+def _cached(path: str) -> Resources | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return Resources(**json.load(fh))
+    except (OSError, ValueError, TypeError):
+        return None                 # not cached, or an unreadable entry: compile again
+
+
 def query_resources(cuda_source: str, arch: str) -> tuple[Resources | None, str]:
     """Resources of the single kernel in ``cuda_source`` for ``arch``, or (None, why not)."""
-    key = hashlib.sha256(f"{arch}\0{cuda_source}".encode()).hexdigest()
-    cached = os.path.join(cache_dir(), key + ".json")
-    try:
-        with open(cached, encoding="utf-8") as fh:
-            return Resources(**json.load(fh)), ""
-    except (OSError, ValueError, TypeError):
-        pass                        # not cached, or an unreadable entry: compile again
-    if shutil.which("nvcc"):
-        res, why = _with_nvcc(cuda_source, arch)
-    else:
-        res, why = _with_nvrtc(cuda_source, arch)
+    cached = _cache_path(cuda_source, arch)
+    res = _cached(cached)
     if res is not None:
-        _store(cached, res)
-    return res, why
+        return res, ""
+    rc, log, tool = _compile(cuda_source, arch)
+    if tool is None:
+        return None, log
+    parsed = parse_ptxas(log)
+    if rc != 0 or parsed is None:
+        first = next((ln for ln in log.splitlines() if "error" in ln), log[:200])
+        return None, f"{tool} failed: {first.strip()}"
+    res = Resources(arch, parsed[0], parsed[1], tool)
+    _store(cached, res)
+    return res, ""
 
 
 def _store(path: str, res: Resources) -> None:
@@ -72,36 +114,45 @@ def _store(path: str, res: Resources) -> None:
             os.unlink(tmp)
 
 
-def _with_nvcc(source: str, arch: str) -> tuple[Resources | None, str]:
+def _compile(source: str, arch: str) -> tuple[int, str, str | None]:
+    """Compile ``source`` for ``arch`` with ptxas -v: (return code, log, tool), tool None
+    (and the log saying why) when neither NVRTC nor nvcc is available.
+
+    NVRTC first: it runs in-process in 40-70 ms where an nvcc run costs 0.5-0.9 s. It has no
+    host C headers (<stdint.h>, <math.h>: a kernel using ``int32_t`` or ``INFINITY``), so a
+    source it rejects goes to nvcc where nvcc is on PATH."""
+    rc, log, tool = _with_nvrtc(source, arch)
+    if rc != 0 and shutil.which("nvcc"):
+        rc, log, tool = _with_nvcc(source, arch)
+    return rc, log, tool
+
+
+def _with_nvcc(source: str, arch: str) -> tuple[int, str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "kernel.cu")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source)
         proc = subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o",
                                os.path.join(tmp, "kernel.cubin"), path],
-                              capture_output=True, text=True, timeout=120)
-    parsed = parse_ptxas(proc.stdout + proc.stderr)
-    if proc.returncode != 0 or parsed is None:
-        first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr[:200])
-        return None, f"nvcc failed: {first.strip()}"
-    return Resources(arch, parsed[0], parsed[1], "nvcc"), ""
+                              capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr, "nvcc"
 
 
-def _with_nvrtc(source: str, arch: str) -> tuple[Resources | None, str]:
+def _with_nvrtc(source: str, arch: str) -> tuple[int, str, str | None]:
     try:
         from cuda.bindings import nvrtc  # type: ignore[import-not-found]
-    except ImportError:
-        return None, "neither nvcc nor NVRTC (cuda-python) is available"
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
-    opts = [f"--gpu-architecture={arch}".encode(), b"-Xptxas=-v"]
-    (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-    _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-    log = b" " * size
-    nvrtc.nvrtcGetProgramLog(prog, log)
-    parsed = parse_ptxas(log.decode(errors="replace"))
-    if parsed is None:
-        return None, "NVRTC reported no resource usage"
-    return Resources(arch, parsed[0], parsed[1], "nvrtc"), ""
+        err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
+    except (ImportError, RuntimeError, OSError) as e:     # no bindings, or no libnvrtc
+        return 1, f"neither nvcc nor NVRTC (cuda-python) is available ({e})", None
+    try:
+        opts = [f"--gpu-architecture={arch}".encode(), b"-Xptxas=-v"]
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return int(err), log.decode(errors="replace"), "nvrtc"
 
 
 def measure(module, proc: GProcedure, arch: str) -> tuple[Resources | None, str]:
@@ -114,6 +165,50 @@ def measure(module, proc: GProcedure, arch: str) -> tuple[Resources | None, str]
     lowered = copy.deepcopy(proc)
     lower_predefined(lowered)
     return query_resources(render_cuda_kernel(module, lowered), arch)
+
+
+def measure_many(module, procs: list[GProcedure], arch: str
+                 ) -> list[tuple[Resources | None, str]]:
+    """:func:`measure` of each of ``procs`` (variants of one kernel of ``module``), the ones
+    not cached compiled together in one run (module docstring). A batch that fails to
+    compile is measured kernel by kernel, so that each failure gets its own reason."""
+    if not arch.startswith("sm_"):
+        return [(None, f"{arch} is not an NVIDIA architecture")] * len(procs)
+    from ...emit import render_cuda_kernels
+    from .postprocessor import lower_predefined
+
+    lowered = []
+    for proc in procs:
+        low = copy.deepcopy(proc)
+        lower_predefined(low)
+        lowered.append(low)
+    paths = [_cache_path(render_cuda_kernels(module, [low]), arch) for low in lowered]
+    results: list[tuple[Resources | None, str] | None] = [
+        (res, "") if (res := _cached(path)) is not None else None for path in paths]
+    todo = [k for k, r in enumerate(results) if r is None]
+    if len(todo) > 1:
+        names = []
+        for k in todo:
+            names.append(f"{lowered[k].name}__nvq{k}_")
+            _rename(lowered[k].func, names[-1])
+        rc, log, tool = _compile(render_cuda_kernels(module, [lowered[k] for k in todo]), arch)
+        entries = parse_ptxas_entries(log) if rc == 0 and tool is not None else {}
+        for k, name in zip(todo, names):
+            if name in entries:
+                res = Resources(arch, *entries[name], tool)
+                _store(paths[k], res)
+                results[k] = (res, "")
+    return [r if r is not None else measure(module, proc, arch)
+            for r, proc in zip(results, procs)]
+
+
+def _rename(func, name: str) -> None:
+    """Rename a kernel definition (a pycparser FuncDef) in place."""
+    func.decl.name = name
+    t = func.decl.type.type
+    while not hasattr(t, "declname"):
+        t = t.type
+    t.declname = name
 
 
 class NVCCResources(Pass):

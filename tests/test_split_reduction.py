@@ -228,3 +228,16 @@ def test_the_mv_family_fills_the_gpu_at_its_default_sizes(name):
                    r.pass_name == "split-reduction" and r.kind == "applied"]
         fraction = re.findall(r"best split .*?\((\d+)% of DRAM bandwidth", applied[0])
         assert int(fraction[0]) >= 80, applied
+
+
+def test_a_c89_size_t_iterator_is_split():
+    """A tutorial gemv whose row loop counts with ``size_t c;`` declared at the top: the
+    front end spells the typedef as one word, 'unsigned long', which once kept the iterator
+    from being canonicalized, and so every loop pass declined ('iterator c is declared
+    outside its loop')."""
+    path = os.path.join(os.path.dirname(__file__), "corpus", "st_gemv_c89_sizet.cu")
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    result = naiveopt.optimize(source, filename=path, defines={"rows": "2000", "cols": "999"})
+    assert fired(result), remark(result)
+    assert result.verified, result.kernels[0].verification.detail

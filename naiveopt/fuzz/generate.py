@@ -1052,19 +1052,23 @@ def _kernel_end(source: str, start: int) -> int:
 #: declared size_t or unsigned (drawn apart).
 TYPEDEF_SHARE = 0.3
 INDEX_TYPE_SHARE = 0.3
+#: Share of cases whose C89 loop iterators (declared at the top) are size_t or unsigned.
+C89_TYPE_SHARE = 0.5
 #: Thread-id types people write, per dialect.
 INDEX_TYPES = {"cuda": ["size_t", "unsigned int", "unsigned"],
                "opencl": ["size_t", "uint", "unsigned int"]}
 _THREAD_ID = re.compile(r"^(\s*)int ([ij]) = (.*(?:Idx|get_global_id|get_group_id).*);$", re.M)
+#: The C89 declaration of a kernel's loop iterators (``int j, k;``, kernel_lines).
+_C89 = re.compile(r"^(    )int ((?:\w+, )*\w+);$", re.M)
 
 
 def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
     """In a share of cases, the element type named through a typedef, as PolyBench and much
     research code write it (``typedef float DATA_TYPE;`` for arrays, scalars, locals, casts and
     the helper; CUDA files sometimes also ``typedef DATA_TYPE *DATA_PTR;`` for the writable
-    arrays), and in another share the thread ids declared ``size_t`` or ``unsigned`` (every
-    index expression of the generator stays non-negative, so the kernel's meaning is
-    unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The
+    arrays), and in other shares the thread ids, and the loop iterators declared at the top
+    (C89), declared ``size_t`` or ``unsigned`` (every index expression of the generator stays
+    non-negative, so the kernel's meaning is unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The
     front end must resolve the typedefs for the analyses and keep the names in the output."""
     if rng.random() < TYPEDEF_SHARE:
         elem = next((t for t in ("double", "unsigned", "float")
@@ -1079,12 +1083,25 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
                                 rf"{ptr} \1\2", source)
                 lines.append(f"typedef {name} *{ptr};")
             source = "\n".join(lines) + "\n" + source
-    if rng.random() < INDEX_TYPE_SHARE and "_at[" not in source \
-            and not re.search(r"\b(min|max|clamp)\(", source):
-        # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
-        # unsigned e turns into a huge offset; nor with clamped taps, 'min(max(i - 1, 0), ...)',
-        # whose i - 1 must go below zero to be clamped, and whose min(unsigned, int) is
-        # ambiguous in both dialects)
+    # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
+    # unsigned e turns into a huge offset; nor with clamped taps, 'min(max(i - 1, 0), ...)',
+    # whose i - 1 must go below zero to be clamped, and whose min(unsigned, int) is
+    # ambiguous in both dialects)
+    unsigned_ok = "_at[" not in source and not re.search(r"\b(min|max|clamp)\(", source)
+    if rng.random() < INDEX_TYPE_SHARE and unsigned_ok:
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)
+    if rng.random() < C89_TYPE_SHARE and unsigned_ok:
+        kind = rng.choice(INDEX_TYPES[dialect])
+        source = _C89.sub(lambda m: _unsigned_iterators(m, kind, source), source)
     return source
+
+
+def _unsigned_iterators(m: re.Match, kind: str, source: str) -> str:
+    """The C89 iterator declaration ``int j, k;`` as ``kind j, k;`` (``size_t c;`` in a
+    tutorial gemv), unless one of them counts down: ``j >= 0`` never fails for an unsigned
+    ``j``."""
+    names = m.group(2).split(", ")
+    if any(re.search(rf"\b{n}\s*(>=|>|--|-=)|--{n}\b", source) for n in names):
+        return m.group(0)
+    return f"{m.group(1)}{kind} {m.group(2)};"

@@ -25,10 +25,12 @@ UNSIGNED_WORDS = {"unsigned", "size_t", "uint", "ushort", "ulong", "uchar", "uin
 
 def type_words(decl: c_ast.Decl) -> list[str] | None:
     """The type words of a plain scalar declaration (``int``, ``unsigned int``), or None
-    for arrays, pointers, structs and functions."""
+    for arrays, pointers, structs and functions. A typedef'd type is spelled as the front end
+    resolved it, several words in one name (``size_t`` is ``['unsigned long']``): each word
+    counts on its own, else a ``size_t c;`` iterator would not be an integer."""
     t = decl.type
     if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
-        return list(t.type.names)
+        return [w for name in t.type.names for w in name.split()]
     return None
 
 

@@ -77,3 +77,19 @@ def side_effect_free(node: c_ast.Node, pure_calls: frozenset[str] | set[str] = f
                 isinstance(n.name, c_ast.ID) and n.name.name in pure_calls):
             return False
     return True
+
+
+def increment(node: c_ast.Node | None, name: str) -> c_ast.Node | None:
+    """What an update ``name += X`` / ``name = name + X`` / ``name = X + name`` adds to
+    ``name`` (X), else None: a loop's step, a reduction's term."""
+    if not (isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and
+            node.lvalue.name == name):
+        return None
+    if node.op == "+=":
+        return node.rvalue
+    value = node.rvalue
+    if node.op == "=" and isinstance(value, c_ast.BinaryOp) and value.op == "+":
+        for mine, other in ((value.left, value.right), (value.right, value.left)):
+            if isinstance(mine, c_ast.ID) and mine.name == name:
+                return other
+    return None

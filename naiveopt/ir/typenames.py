@@ -98,3 +98,16 @@ def typedef_lines(module, target: str) -> list[str]:
                 resolved = OPENCL_TYPE_NAMES.get(resolved, resolved)
             lines.append(f"typedef {resolved} {name};")
     return lines
+
+
+def scalar_locals(body: c_ast.Node, accepted) -> dict[str, str]:
+    """The scalar locals declared in ``body`` whose resolved type is one of ``accepted``
+    (``float``, ``unsigned long``, ...): name -> type. A name declared twice is left out:
+    which declaration an update refers to is then not a name's matter."""
+    seen: dict[str, str | None] = {}
+    for node, _ in walk(body):
+        if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.TypeDecl) and \
+                isinstance(node.type.type, c_ast.IdentifierType):
+            name = " ".join(node.type.type.names)
+            seen[node.name] = name if node.name not in seen and name in accepted else None
+    return {n: t for n, t in seen.items() if t}

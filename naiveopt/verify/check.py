@@ -225,11 +225,9 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
         try:
             got = _launch(output, kernel, sizes, args, options)
         except opencl.KernelCrash as again:
-            if kernel.unresolved_indices:
-                # the naive run may survive an out-of-range index by luck (the address it
-                # wrote happened to be mapped): a crash is the data's, not the output's
-                raise Unverifiable(_data_dependent(kernel, f"the kernel fails on random "
-                                                   f"index data ({again})")) from again
+            # the naive run may survive an out-of-range index by luck (the address it wrote
+            # happened to be mapped): a crash is the data's, not the output's
+            _crash_on_index_data(kernel, "the kernel", again)
             raise
         note += " (the OpenCL runtime crashed once; the rerun in a fresh worker passed)"
     arrays = [a for a in kernel.args if a.role in ("in", "out", "inout")]
@@ -283,9 +281,7 @@ def _naive_run(kernel: KernelSpec, sizes: dict[str, int], naive: Program, option
         try:
             expected = _launch(naive, kernel, sizes, args, options)
         except opencl.KernelCrash as exc:
-            if kernel.unresolved_indices:
-                raise Unverifiable(_data_dependent(kernel, f"the naive kernel fails on random "
-                                                   f"index data ({exc})")) from exc
+            _crash_on_index_data(kernel, "the naive kernel", exc)
             raise ValueError(f"the naive kernel itself fails at these sizes: {exc}") from exc
         written, nonfinite = _written(kernel, args, expected)
         share = nonfinite / written if written else 1.0
@@ -314,6 +310,14 @@ def _naive_run(kernel: KernelSpec, sizes: dict[str, int], naive: Program, option
         note += " (index arrays " + ", ".join(a.name for a in kernel.args
                                               if a.name in kernel.indices) + " filled in range)"
     return args, expected, note, weak
+
+
+def _crash_on_index_data(kernel: KernelSpec, who: str, exc: Exception) -> None:
+    """Raise Unverifiable for a crash of a kernel that indexes through random data (its
+    indices then go anywhere); return for any other kernel, whose crash is its own."""
+    if kernel.unresolved_indices:
+        raise Unverifiable(_data_dependent(
+            kernel, f"{who} fails on random index data ({exc})")) from exc
 
 
 def _data_dependent(kernel: KernelSpec, what: str) -> str:

@@ -34,7 +34,8 @@ from pycparser import c_ast
 from ...analysis.manager import PreservedAnalyses
 from ...ir import GLoop, GProcedure
 from ...ir.build import fresh, statements
-from ...ir.rewrite import assigned_names, identifiers, walk
+from ...ir.rewrite import assigned_names, identifiers, increment, walk
+from ...ir.typenames import scalar_locals
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .register_promotion import _ensure_block, _parent_block
 
@@ -51,7 +52,7 @@ class InvariantFactors(OptimizationPass):
             ctx.remark("missed", self.name, proc, "--fp-strict: floating-point sums keep "
                        "their order")
             return PreservedAnalyses.all()
-        types = _local_types(proc)
+        types = scalar_locals(proc.body, _FLOATING)
         done = False
         changed = True
         while changed:          # one accumulator at a time, then the loops are redone
@@ -80,7 +81,7 @@ class InvariantFactors(OptimizationPass):
         total = fresh(identifiers(proc.func), f"{acc}_{factor}")
         for node, _ in list(walk(loop.node)):
             if isinstance(node, c_ast.Assignment) and _target(node) == acc:
-                term = _increment(node, acc)
+                term = increment(node, acc)
                 node.op, node.lvalue = "+=", c_ast.ID(total)
                 node.rvalue = _without(term, factor)
         _ensure_block(proc, loop.node)
@@ -93,32 +94,8 @@ class InvariantFactors(OptimizationPass):
         return total
 
 
-def _local_types(proc: GProcedure) -> dict[str, str]:
-    """Scalar floating locals of the kernel: name -> type (a name declared twice is left out:
-    which declaration an update refers to is then not a name's matter)."""
-    seen: dict[str, str | None] = {}
-    for node, _ in walk(proc.body):
-        if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.TypeDecl) and \
-                isinstance(node.type.type, c_ast.IdentifierType):
-            name = " ".join(node.type.type.names)
-            seen[node.name] = name if node.name not in seen and name in _FLOATING else None
-    return {n: t for n, t in seen.items() if t}
-
-
 def _target(node: c_ast.Assignment) -> str | None:
     return node.lvalue.name if isinstance(node.lvalue, c_ast.ID) else None
-
-
-def _increment(node: c_ast.Assignment, acc: str) -> c_ast.Node | None:
-    """What an update ``acc += X`` / ``acc = acc + X`` / ``acc = X + acc`` adds, else None."""
-    if node.op == "+=":
-        return node.rvalue
-    value = node.rvalue
-    if node.op == "=" and isinstance(value, c_ast.BinaryOp) and value.op == "+":
-        for mine, other in ((value.left, value.right), (value.right, value.left)):
-            if isinstance(mine, c_ast.ID) and mine.name == acc:
-                return other
-    return None
 
 
 def _factors(node: c_ast.Node) -> list[c_ast.Node]:
@@ -152,7 +129,7 @@ def _candidates(loop: GLoop, types: dict[str, str]) -> list[tuple[str, str]]:
     for acc, nodes in updates.items():
         if acc in declared:
             continue                    # a loop-local accumulator: nothing to take out of
-        terms = [_increment(n, acc) for n in nodes]
+        terms = [increment(n, acc) for n in nodes]
         if any(t is None or acc in identifiers(t) for t in terms):
             continue
         # the accumulator is read nowhere but as its own updates' target

@@ -57,6 +57,7 @@ from ...ir.build import expression, fresh, shared_array, statements
 from ...ir.cgen import to_c
 from ...ir.elements import element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.typenames import scalar_locals
 from ...launch import default_block, evaluate, parse, variables
 from ...targets import get_target
 from ..functional.builtins import pure
@@ -210,7 +211,7 @@ class SplitReduction(OptimizationPass):
         if any(isinstance(n, c_ast.ID) and n.name == loop.iterator
                for s in after for n, _ in walk(s)):
             return None, f"iterator {loop.iterator} is read after the loop"
-        types = _local_types(proc)
+        types = scalar_locals(proc.body, _FLOATING + _INTEGER)
         accumulators, why = _accumulators(loop, types, declared_in_loop)
         if not accumulators:
             return None, why
@@ -345,19 +346,6 @@ def _key(est) -> tuple[float, ...]:
 
 def _inside(node: c_ast.Node, outer: c_ast.Node) -> bool:
     return any(n is node for n, _ in walk(outer))
-
-
-def _local_types(proc: GProcedure) -> dict[str, str]:
-    """Scalar arithmetic locals of the kernel: name -> type (a name declared twice is left
-    out: which declaration an update refers to is then not a name's matter)."""
-    seen: dict[str, str | None] = {}
-    for node, _ in walk(proc.body):
-        if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.TypeDecl) and \
-                isinstance(node.type.type, c_ast.IdentifierType):
-            name = " ".join(node.type.type.names)
-            ok = name in _FLOATING or name in _INTEGER
-            seen[node.name] = name if node.name not in seen and ok else None
-    return {n: t for n, t in seen.items() if t}
 
 
 def _accumulators(loop: GLoop, types: dict[str, str], declared: set[str]

@@ -27,7 +27,7 @@ from ....analysis.guards import id_aliases, is_id
 from ....analysis.shape import is_pure, is_pure_decl
 from ....ir import GProcedure, PredefId
 from ....ir.cgen import to_c
-from ....ir.rewrite import assigned_names, walk
+from ....ir.rewrite import assigned_names, increment, walk
 from ...manager import PassContext
 from .base import CanonicalizationPass
 from .locals import declarations, drop_unused, has_loop_jump, references
@@ -93,7 +93,7 @@ def find_grid_stride(proc: GProcedure) -> tuple[GridStride | None, str]:
                                                        aliases.get(start.name) == "idx")):
             continue
         bound = _bound(stmt.cond, it)
-        stride = _step(stmt.next, it)
+        stride = increment(stmt.next, it)
         if bound is None or stride is None or not _is_stride(stride, strides):
             continue
         helpers = frozenset(n.name for part in (start, stride) for n, _ in walk(part)
@@ -120,20 +120,6 @@ def _bound(cond: c_ast.Node | None, it: str) -> c_ast.Node | None:
         return cond.right
     if cond.op == ">" and isinstance(cond.right, c_ast.ID) and cond.right.name == it:
         return cond.left
-    return None
-
-
-def _step(nxt: c_ast.Node | None, it: str) -> c_ast.Node | None:
-    if not (isinstance(nxt, c_ast.Assignment) and isinstance(nxt.lvalue, c_ast.ID) and
-            nxt.lvalue.name == it):
-        return None
-    if nxt.op == "+=":
-        return nxt.rvalue
-    rv = nxt.rvalue
-    if nxt.op == "=" and isinstance(rv, c_ast.BinaryOp) and rv.op == "+":
-        for a, b in ((rv.left, rv.right), (rv.right, rv.left)):
-            if isinstance(a, c_ast.ID) and a.name == it:
-                return b
     return None
 
 

@@ -1,14 +1,21 @@
-"""Choosing among variants of a transformation with the occupancy model.
+"""Choosing among variants of a transformation by their estimated time.
 
 Each variant (block shape, tile width, merge factor) is built, its registers and shared memory
-are measured by the NVCC pass for ``--arch``, and its occupancy is computed from the target
-description. The rule (paper 002, MergePass; paper 000, sect. 4):
+are measured by the NVCC pass for ``--arch`` (all variants in one compile), and its occupancy is
+computed from the target description. Then:
 
 1. drop variants that do not fit (shared memory per block, registers per thread, threads per
    block) or that the resource query rejects;
-2. keep those with enough resident warps to hide latency (occupancy >= the target's
-   ``occupancy_target``); if none do, keep the best occupancy reached;
-3. among those, take the most reuse (the variant's score: larger tiles and merge factors).
+2. estimate each at the sizes of interest (``PassContext.sizes``: metadata's default set, -D,
+   macros; unknown sizes at 4096) with the cost model, from its code (cost/static.py): the
+   fastest wins, and a variant of lower occupancy wins where the model says it is faster;
+3. among the variants within ``TIE`` of the fastest, which the static model cannot tell apart,
+   the rule of paper 002 (MergePass) and paper 000 (sect. 4) decides: those with enough
+   resident warps to hide latency (occupancy >= the target's ``occupancy_target``; else the
+   best occupancy reached), and among them the most reuse (larger tiles and merge factors).
+
+Remarks give the chosen variant's estimate and bound, and for each rejected one its estimate
+and why.
 
 On targets without a resource query (AMD), registers are unknown and occupancy is computed
 from threads and shared memory alone; the remarks say so.
@@ -18,11 +25,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ...cost import Estimate
+from ...cost.static import static_work
 from ...ir import GProcedure
 from ...targets import Target, get_target, occupancy
-from ..functional.nvcc import measure
+from ..functional.nvcc import measure, measure_many
 from ..manager import PassContext
 from .tiling import TilingPlan, fits_unguarded, generate, tiles_bytes
+
+
+#: Estimates within this fraction of the fastest are ties for the static model, which reads
+#: neither nvcc's unrolling nor its register reuse exactly: among them the occupancy target and
+#: reuse decide, as before the model.
+TIE = 0.05
 
 
 @dataclass
@@ -37,6 +52,8 @@ class Variant:
     occupancy: float = 0.0
     limiter: str = ""
     notes: list[str] = field(default_factory=list)
+    estimate: Estimate | None = None      # the cost model's, at the sizes of interest
+    assumed: list[str] = field(default_factory=list)   # what the estimate had to assume
 
     def describe(self) -> str:
         regs = f"{self.registers} registers, " if self.registers is not None else ""
@@ -75,7 +92,7 @@ def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Va
                 ctx.remark("missed", pass_name, proc, f"{v.label} not built: {why}")
             return built
 
-    fitting: list[Variant] = []
+    built_ones: list[Variant] = []
     for v in variants:
         threads = v.block[0] * v.block[1]
         if threads > target.threads_per_block:
@@ -90,29 +107,64 @@ def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Va
         if built is None:
             continue
         v.proc = built
-        if not _measure(ctx, target, v, pass_name, proc):
-            continue
-        fitting.append(v)
+        built_ones.append(v)
+    # all variants measured in one compile (nvcc.measure_many), not one each
+    measured = (measure_many(ctx.module, [v.proc for v in built_ones], ctx.arch)
+                if target.vendor == "nvidia" else [(None, "")] * len(built_ones))
+    fitting = [v for v, m in zip(built_ones, measured)
+               if _measure(ctx, target, v, m, pass_name, proc)]
     if not fitting:
         return None
-    good = [v for v in fitting if v.occupancy >= target.occupancy_target]
-    pool = good or [max(fitting, key=lambda v: v.occupancy)]
+    for v in fitting:
+        work = static_work(v.proc, ctx.module, target, ctx.sizes)
+        v.estimate = work.estimate(target)
+        v.assumed = work.notes
+    fastest = min(v.estimate.seconds for v in fitting)
+    # the model ranks; variants it cannot tell apart (within TIE) go by the rule it refines
+    near = [v for v in fitting if v.estimate.seconds <= fastest * (1 + TIE)]
+    good = [v for v in near if v.occupancy >= target.occupancy_target]
+    pool = good or [max(near, key=lambda v: v.occupancy)]
     best = max(pool, key=lambda v: v.score)
+    at = _sizes_note(ctx, best)
+    ctx.remark("analysis", pass_name, proc, f"{best.label} chosen: estimated "
+               f"{best.estimate.describe()}{at}")
     for v in fitting:
         if v is best:
             continue
-        why = (f"occupancy {v.occupancy:.0%} < {target.occupancy_target:.0%} "
-               f"({v.limiter})" if v.occupancy < target.occupancy_target
-               else "less reuse than the chosen variant")
+        if v not in near:
+            why = (f"estimated {_us(v)} ({v.estimate.bound}-bound), slower than "
+                   f"{_us(best)}")
+        elif v.occupancy < target.occupancy_target and v not in pool:
+            why = (f"estimated {_us(v)}, as fast as the chosen variant within {TIE:.0%}, and "
+                   f"occupancy {v.occupancy:.0%} < {target.occupancy_target:.0%} "
+                   f"({v.limiter})")
+        else:
+            why = (f"estimated {_us(v)}, as fast as the chosen variant within {TIE:.0%}, "
+                   "with less reuse")
         ctx.remark("analysis", pass_name, proc, f"{v.describe()} not chosen: {why}")
     return best
 
 
-def _measure(ctx: PassContext, target: Target, v: Variant, pass_name: str,
+def _us(v: Variant) -> str:
+    return f"{v.estimate.seconds * 1e6:.1f} us"
+
+
+def _sizes_note(ctx: PassContext, v: Variant) -> str:
+    """' at H=4096, W=4096 (metadata default)' and what the estimate assumed."""
+    sizes = ", ".join(f"{k}={n}" for k, n in ctx.sizes.items())
+    out = f" at {sizes} ({ctx.sizes_from})" if sizes else ""
+    if v.assumed:
+        out += f"; {'; '.join(v.assumed)}"
+    return out
+
+
+def _measure(ctx: PassContext, target: Target, v: Variant, measured, pass_name: str,
              proc: GProcedure) -> bool:
+    """Record the variant's ``measured`` resources and occupancy; False (with a remark) where
+    it does not fit."""
     threads = v.block[0] * v.block[1]
     if target.vendor == "nvidia":
-        res, why = measure(ctx.module, v.proc, ctx.arch)
+        res, why = measured
         if res is None and "not available" not in why and "neither" not in why:
             ctx.remark("missed", pass_name, proc, f"{v.label} rejected: {why}")
             return False

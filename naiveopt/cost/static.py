@@ -1,0 +1,295 @@
+"""The work of one launch of a kernel, read from its code at given sizes: no trace, no run.
+
+Choosing among variants (selection.py) needs an estimate of each at the sizes of interest,
+dozens per kernel, in milliseconds each: the profiler's trace (profile/) runs the kernel on
+PoCL and is far too slow for that. This reads the same quantities from the code:
+
+- the launch: blocks and threads from the variant's launch geometry (launch.py) at the sizes;
+- how often each access runs per thread: the product of the trip counts of its enclosing
+  loops (bounds evaluated at the sizes; a bound that depends on a thread id, or an unknown
+  name, at ``default``: the notes say which);
+- global accesses: the 32-byte sectors one warp request touches, from the access's affine
+  index (its coefficients of the thread ids along x and y, at the sizes) over the 32 lanes of
+  a warp laid out in the block; the bytes between L1 and L2 are sectors x 32 over all warps
+  (L1 hits are not modelled: what the tiling passes stage in shared memory is what L1 would
+  otherwise have to catch);
+- shared-memory accesses: wavefronts per warp request, from the banks of the 32 lanes' words
+  (a broadcast is one; a stride of 2 words two), and at least one per 128 bytes moved;
+- DRAM: the distinct bytes each global array spans (the range of its indices over the thread
+  space and the loops), through the L2 capacity model (model.dram_bytes);
+- FP32 work: an update ``acc += a * b`` counts as one FMA (two operations), other arithmetic
+  assignments one operation per operator; instructions: the accesses, the FP32 instructions
+  and two per loop iteration.
+
+Guards are ignored (every thread runs every access: edge blocks are a small share at sizes of
+interest) and so is the order of accesses. The estimate ranks variants of one kernel; it is
+not a simulator.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import sympy
+from pycparser import c_ast
+
+from .. import launch
+from ..analysis.loops import LoopAnalysis
+from ..analysis.manager import AnalysisManager
+from ..analysis.memory_expressions import MemoryExpressionAnalysis
+from ..ir import GProcedure
+from ..ir.cgen import to_c
+from ..ir.elements import element_bytes
+from ..targets import Target
+from ..verify.expr import evaluate
+from .model import Estimate, KernelWork, dram_bytes, estimate
+
+#: The size an unknown problem dimension (or a thread-dependent loop bound) is taken at.
+DEFAULT_SIZE = 4096
+_X_IDS = ("idx", "tidx")
+_Y_IDS = ("idy", "tidy")
+
+
+@dataclass
+class StaticWork:
+    """A kernel's launch as :class:`KernelWork`, with what had to be assumed."""
+
+    work: KernelWork
+    notes: list[str] = field(default_factory=list)
+
+    def estimate(self, target: Target) -> Estimate:
+        return estimate(self.work, target)
+
+
+def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
+                default: int = DEFAULT_SIZE) -> StaticWork:
+    """The work of ``proc`` (a kernel of ``module``) launched at ``sizes`` (module
+    docstring)."""
+    am = AnalysisManager(module)
+    loops = am.get(proc, LoopAnalysis)
+    expressions = am.get(proc, MemoryExpressionAnalysis)
+    notes: list[str] = []
+    assumed: set[str] = set()
+    # thread ids in a loop bound (a cooperative copy's 'r = tidy', a triangular 'j < idx'):
+    # the middle of their range, the average thread's trip count
+    middle: dict[str, int] = {}
+
+    def value(text: str | None, fallback: int | None) -> int | None:
+        """``text`` evaluated at the sizes; unknown names taken as ``default`` (and noted),
+        except with no ``fallback``, where an unknown name gives None."""
+        if text is None:
+            return fallback
+        names = {**middle, **sizes}
+        for _ in range(8):
+            try:
+                return int(evaluate(text, names))
+            except (ValueError, ZeroDivisionError) as exc:
+                missing = _unknown_name(str(exc), text, names)
+                if missing is None or fallback is None:
+                    return fallback
+                names[missing] = default
+                assumed.add(missing)
+        return fallback
+
+    geo = launch.geometry(proc)
+    block = geo.block
+    grid = []
+    for axis, tree in enumerate(geo.grid_trees):
+        try:
+            grid.append(max(1, launch.evaluate(tree, {**{n: default for n in
+                                                         launch.variables(tree)}, **sizes})))
+        except (ValueError, ZeroDivisionError):
+            grid.append(1)
+        assumed |= launch.variables(tree) - set(sizes)
+    blocks = math.prod(grid)
+    threads_per_block = block[0] * block[1] * block[2]
+    warps = blocks * -(-threads_per_block // target.warp_size)
+    extents = {"idx": grid[0] * block[0], "idy": grid[1] * block[1], "tidx": block[0],
+               "tidy": block[1], "bidx": grid[0], "bidy": grid[1]}
+    middle.update({name: extent // 2 for name, extent in extents.items()})
+
+    trips: dict[int, int] = {}          # id(loop node) -> trip count
+    for lp in loops:
+        trips[id(lp.node)] = _trips(lp, value, default)
+    expr_of = {id(m.node): m for m in expressions}
+    arrays = {p.name: p for p in proc.params if p.is_pointer}
+
+    l2 = wavefronts = flops = instructions = 0.0
+    global_reads = 0
+    spans: dict[str, int] = {}
+
+    # reads the compiler keeps in a register: the same element read again in one iteration of
+    # the innermost loop, which does not write that array (a merged thread's copies of
+    # s_A[tidy][kk] are one load)
+    written: dict[int, set[str]] = {
+        id(lp.node): {m.array for m in lp.memory_expressions if m.is_write} for lp in loops}
+    seen: set[tuple] = set()
+
+    def visit(node: c_ast.Node, count: int, loop: int) -> None:
+        nonlocal l2, wavefronts, flops, instructions, global_reads
+        if id(node) in trips:
+            count *= trips[id(node)]
+            loop = id(node)
+            instructions += warps * count * 2       # the step, the compare and branch
+        m = expr_of.get(id(node))
+        if m is not None and not m.is_write and m.array not in written.get(loop, ()):
+            key = (loop, m.array, sympy.srepr(m.index), m.vector_width)
+            if key in seen:
+                m = None
+            seen.add(key)
+        if m is not None:
+            param = arrays.get(m.array)
+            size = (element_bytes(param.base_type) if param else 4) * m.vector_width
+            sx, sy = (_coefficient(m, ids, value) for ids in (_X_IDS, _Y_IDS))
+            lanes = _lane_offsets(block, sx, sy)
+            instructions += warps * count
+            if m.space == "global" and sx is not None and sy is not None:
+                sectors = len({(o * size // m.vector_width + b) // 32
+                               for o in lanes for b in (0, size - 1)})
+                l2 += warps * count * sectors * 32
+                if m.is_read:
+                    global_reads += 1
+                spans[m.array] = max(spans.get(m.array, 0),
+                                     _span(m, extents, trips, loops, value) * size)
+            elif m.space == "global":
+                l2 += warps * count * 32 * size
+            elif m.space == "shared":
+                wavefronts += warps * count * _wavefronts(lanes, size, m.vector_width)
+        if isinstance(node, c_ast.Assignment) and node.op in ("+=", "-=", "=", "*="):
+            ops = _operators(node.rvalue)
+            if node.op in ("+=", "-="):
+                fma = _has_product(node.rvalue)
+                flops += warps * 32 * count * (ops + 1)
+                instructions += warps * count * (ops + (0 if fma else 1))
+            elif ops:
+                flops += warps * 32 * count * ops
+                instructions += warps * count * ops
+        if isinstance(node, c_ast.For):       # the step is no FP32 work (counted above)
+            for child in (node.cond, node.stmt):
+                if child is not None:
+                    visit(child, count, loop)
+            return
+        for _, child in node.children():
+            visit(child, count, loop)
+
+    visit(proc.func.body, 1, 0)
+    touched = float(sum(spans.values()))
+    res = proc.resources
+    work = KernelWork(
+        blocks=blocks, threads_per_block=threads_per_block,
+        dram_bytes=dram_bytes(touched, l2, target) if touched else l2, l2_bytes=l2,
+        shared_wavefronts=wavefronts, flops=flops, instructions=instructions,
+        registers=res.registers if res is not None else None,
+        shared_bytes=res.shared_bytes if res is not None else 0,
+        loads_in_flight=float(min(8, max(1, global_reads))))
+    if assumed:
+        notes.append(f"{', '.join(sorted(assumed))} taken as {default}")
+    return StaticWork(work, notes)
+
+
+def _unknown_name(message: str, text: str, names: dict) -> str | None:
+    """The first identifier of ``text`` that ``names`` lacks (evaluate's ValueError)."""
+    for word in re.findall(r"(?<![\w.])[A-Za-z_]\w*", text):
+        if word not in names:
+            return word
+    return None
+
+
+def _trips(lp, value, default: int) -> int:
+    """The loop's trip count at the sizes: from its bounds, or, for a loop bounded by a
+    conjunction (a tile loop's ``kk < 32 && k0 + kk < K``), from its ``it < E`` terms whose E
+    is known (the smallest)."""
+    step = abs(lp.step or 1)
+    if lp.canonical and lp.lower is not None and lp.upper is not None:
+        return max(0, -(-(value(to_c(lp.upper), default) - value(to_c(lp.lower), 0)) // step))
+    node = lp.node
+    if not (isinstance(node, c_ast.For) and lp.iterator):
+        return default
+    known = [value(to_c(bound), None) for bound in _upper_bounds(node.cond, lp.iterator)]
+    known = [b for b in known if b is not None]
+    lower = value(to_c(lp.lower), 0) if lp.lower is not None else 0
+    return max(0, -(-(min(known) - lower) // step)) if known else default
+
+
+def _upper_bounds(cond: c_ast.Node | None, it: str) -> list[c_ast.Node]:
+    """The E of each ``it < E`` (``it <= E`` as E + 1) conjunct of a loop condition."""
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        return _upper_bounds(cond.left, it) + _upper_bounds(cond.right, it)
+    if isinstance(cond, c_ast.BinaryOp) and isinstance(cond.left, c_ast.ID) and \
+            cond.left.name == it:
+        if cond.op == "<":
+            return [cond.right]
+        if cond.op == "<=":
+            return [c_ast.BinaryOp("+", cond.right, c_ast.Constant("int", "1"))]
+    return []
+
+
+def _coefficient(m, ids: tuple[str, ...], value) -> int | None:
+    """The access's index step between neighbouring threads along one axis (in elements), or
+    None where it is not a number at the sizes."""
+    total = 0
+    for name in ids:
+        coeff = m.decomposition.predefined.get(name)
+        if coeff is None:
+            continue
+        if not m.decomposition.resolved:
+            return None
+        c = value(sympy.sstr(coeff), None) if coeff.free_symbols else int(coeff)
+        if c is None:
+            return None
+        total += c
+    return total
+
+
+def _lane_offsets(block: tuple[int, ...], sx: int | None, sy: int | None) -> list[int]:
+    """The element offsets of a warp's 32 lanes: lanes fill x first, then y."""
+    sx, sy = sx or 0, sy or 0
+    bx = max(1, block[0])
+    return [(lane % bx) * sx + (lane // bx) * sy for lane in range(32)]
+
+
+def _wavefronts(lanes: list[int], size: int, width: int) -> int:
+    """Shared-memory wavefronts of one warp request of ``size`` bytes per lane (``width``
+    elements): the most distinct 4-byte words any bank must serve, and at least one per 128
+    bytes moved."""
+    element_words = max(1, size // max(1, width) // 4)
+    lane_words = max(1, size // 4)
+    banks: dict[int, set[int]] = {}
+    for o in lanes:
+        first = o * element_words
+        for w in range(first, first + lane_words):
+            banks.setdefault(w % 32, set()).add(w)
+    distinct = sum(len(words) for words in banks.values())
+    return max(max(len(words) for words in banks.values()), -(-distinct * 4 // 128))
+
+
+def _span(m, extents: dict[str, int], trips: dict[int, int], loops, value) -> int:
+    """The elements an access's index ranges over: its affine terms over the thread space
+    and its loops (a bounding range)."""
+    d = m.decomposition
+    total = 1
+    for name, coeff in d.predefined.items():
+        c = value(sympy.sstr(coeff), 0) if coeff.free_symbols else int(coeff)
+        total += abs(c) * max(0, extents.get(name, 1) - 1)
+    loop_trips = {lp.iterator: trips[id(lp.node)] for lp in loops if lp.iterator}
+    for name, coeff in d.loop.items():
+        c = value(sympy.sstr(coeff), 0) if coeff.free_symbols else int(coeff)
+        total += abs(c) * max(0, loop_trips.get(name, 1) - 1)
+    return total
+
+
+def _operators(node: c_ast.Node) -> int:
+    """Arithmetic operators of an expression, array subscripts left out."""
+    if isinstance(node, c_ast.ArrayRef):
+        return 0
+    n = 1 if isinstance(node, c_ast.BinaryOp) and node.op in "+-*/" else 0
+    return n + sum(_operators(child) for _, child in node.children())
+
+
+def _has_product(node: c_ast.Node) -> bool:
+    if isinstance(node, c_ast.ArrayRef):
+        return False
+    if isinstance(node, c_ast.BinaryOp) and node.op == "*":
+        return True
+    return any(_has_product(child) for _, child in node.children())

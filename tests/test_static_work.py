@@ -1,0 +1,161 @@
+"""The cost model's static reading of a kernel (cost/static.py) against hand-worked cases: a
+streaming copy, the naive matrix product's sectors and FMAs, a shared-memory read a merged
+thread repeats (one load), a tile loop bounded by a conjunction and a cooperative copy
+whose bounds hold a thread id; and selection by estimated time (selection.py)."""
+from __future__ import annotations
+
+import pytest
+
+import naiveopt
+from naiveopt.cost.static import static_work
+from naiveopt.frontend import parse_module
+from naiveopt.passes import optimize as optimize_passes
+from naiveopt.passes.manager import PassContext, run_passes
+from naiveopt.passes.pipeline import front_passes
+from naiveopt.targets import TARGETS
+
+H100 = TARGETS["sm_90"]
+
+
+def work(source: str, sizes: dict[str, int], block: tuple[int, int] = (256, 1)):
+    """The static work of the kernel in ``source`` launched in blocks of ``block`` (as a
+    transformation fixes it: GProcedure.launch_block)."""
+    module = parse_module("k.cu", source, {})
+    ctx = PassContext(module, "cuda", "none")
+    run_passes(front_passes(), ctx)
+    proc = module.procedures[0]
+    proc.launch_block = block
+    return static_work(proc, module, H100, sizes)
+
+
+COPY = """__global__ void copy(const float *A, float *B, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) B[i] = A[i];
+}
+"""
+
+
+def test_a_streaming_copy_moves_each_byte_once_and_is_dram_bound():
+    n = 1 << 24
+    w = work(COPY, {"n": n}).work
+    assert w.blocks == n // 256 and w.threads_per_block == 256
+    assert w.l2_bytes == pytest.approx(8 * n)      # 4 sectors per warp, read and write
+    assert w.dram_bytes == pytest.approx(8 * n)
+    assert w.flops == 0
+    # one load in flight per warp: Little's law puts the read rate a little under the DRAM
+    # bandwidth (test_cost_model: 2.25 TB/s), so the launch is at most 1.5x the DRAM time
+    e = work(COPY, {"n": n}).estimate(H100)
+    assert e.bound in ("DRAM", "latency") and e.seconds <= 1.5 * e.times["DRAM"]
+
+
+MM = """__global__ void mm(const float *A, const float *B, float *C, int N) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < N && y < N) {
+        float sum = 0.0f;
+        for (int k = 0; k < N; k++)
+            sum += A[y * N + k] * B[k * N + x];
+        C[y * N + x] = sum;
+    }
+}
+"""
+
+
+def test_the_naive_matrix_product_by_hand():
+    """A warp of a 32x8 block is one row of 32 outputs: per k it reads one element of A (one
+    sector, a broadcast) and 32 consecutive of B (four sectors); one FMA per k."""
+    n = 1024
+    w = work(MM, {"N": n}, (32, 8)).work
+    warps = n * n // 32
+    assert w.blocks == (n // 32) * (n // 8)
+    assert w.l2_bytes == pytest.approx(warps * n * 5 * 32 + warps * 4 * 32)
+    assert w.flops == pytest.approx(2 * n ** 3)
+    # every element of A, B and C once: 3 n^2 floats fit in L2
+    assert w.dram_bytes == pytest.approx(3 * 4 * n * n)
+
+
+SHARED = """__global__ void k(const float *A, float *C, int N) {
+    __shared__ float s[8][32];
+    float a = 0.0f, b = 0.0f;
+    for (int k = 0; k < N; k++) {
+        a += s[threadIdx.y][k % 32] * 2.0f;
+        b += s[threadIdx.y][k % 32] * 3.0f;
+    }
+    C[(blockIdx.y * 8 + threadIdx.y) * N + blockIdx.x * 32 + threadIdx.x] = a + b;
+}
+"""
+
+
+def test_a_shared_element_read_twice_in_an_iteration_is_one_load():
+    """A merged thread's copies read s[ty][k] twice per k; nvcc loads it once (a broadcast:
+    one wavefront per warp)."""
+    n = 512
+    # no guard: the thread space is the launch's (globalDimX/Y), given like a size
+    w = work(SHARED, {"N": n, "globalDimX": n, "globalDimY": n}, (32, 8)).work
+    warps = (n // 32) * (n // 8) * 8
+    assert w.shared_wavefronts == pytest.approx(warps * n)
+
+
+def test_a_conjunctive_tile_bound_and_a_thread_dependent_copy_loop():
+    source = """__global__ void k(const float *A, float *C, int K) {
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += 32) {
+        for (int kk = 0; kk < 32 && k0 + kk < K; kk++)
+            acc += A[k0 + kk];
+        for (int r = threadIdx.y; r < 32; r += 8)
+            acc += A[r * K + threadIdx.x];
+    }
+    C[threadIdx.y * 32 + threadIdx.x] = acc;
+}
+"""
+    sizes = {"K": 1024, "globalDimX": 32, "globalDimY": 8}
+    w = work(source, sizes, (32, 8)).work
+    # per warp: 32 tile steps x (32 broadcast reads + 4 rows of 4 sectors); one block
+    warps = 8
+    assert w.l2_bytes == pytest.approx(warps * 32 * (32 * 32 + 4 * 4 * 32) + warps * 4 * 32)
+    assert work(source, sizes, (32, 8)).notes == []
+
+
+def test_unknown_sizes_are_assumed_and_said():
+    sw = work(COPY, {})
+    assert sw.work.blocks == 4096 // 256
+    assert sw.notes == ["n taken as 4096"]
+
+
+def test_the_fastest_estimate_wins_over_the_reuse_rule(monkeypatch):
+    """With the model saying 2x2 merged outputs are 20% faster than 2x4, thread-merge takes
+    2x2 (by reuse alone it would take 2x4), and its remark gives the estimates."""
+    from naiveopt.passes.optimize import selection
+    real = selection.static_work
+
+    def rigged(proc, module, target, sizes):
+        sw = real(proc, module, target, sizes)
+        if proc.coarsen == (2, 2):
+            sw.work.shared_wavefronts /= 100
+            sw.work.flops /= 100
+            sw.work.l2_bytes /= 100
+            sw.work.dram_bytes /= 100
+            sw.work.instructions /= 100
+        return sw
+
+    monkeypatch.setattr(selection, "static_work", rigged)
+    from conftest import KERNELS_DIR
+    path = f"{KERNELS_DIR}/mm.cu"
+    result = naiveopt.optimize(open(path).read(), filename=path, verify=False)
+    chosen = [r.message for r in result.remarks if r.pass_name == "thread-merge"
+              and "chosen: estimated" in r.message]
+    assert chosen and chosen[0].startswith("merge x=2 y=2 chosen"), chosen
+    assert "-bound" in chosen[0] and "K=" in chosen[0]
+    assert any("merge x=2 y=4" in r.message and "slower than" in r.message
+               for r in result.remarks if r.pass_name == "thread-merge")
+
+
+def test_without_the_model_the_library_choice_is_the_reuse_rule():
+    """At the library's default sizes the model agrees with the reuse rule on mm: the most
+    merged variant is the fastest estimate (fewest shared loads per FMA)."""
+    from conftest import KERNELS_DIR
+    path = f"{KERNELS_DIR}/mm.cu"
+    result = naiveopt.optimize(open(path).read(), filename=path, verify=False)
+    chosen = [r.message for r in result.remarks if r.pass_name == "thread-merge"
+              and "chosen: estimated" in r.message]
+    assert chosen[0].startswith("merge x=2 y=4 chosen"), chosen

@@ -45,8 +45,13 @@ warp instructions an SM issues per clock (four schedulers on NVIDIA; a CU's four
 one wavefront instruction each per four clocks, one per clock in all); ``shared_wavefronts_
 per_clock`` shared-memory wavefronts an SM serves per clock (one: 32 banks x 4 bytes);
 ``l2_bytes_per_clock_per_sm`` what one SM's port to L2 moves per clock (64 bytes, from the
-same microbenchmarks): a launch that keeps few SMs busy gets their ports, not all of L2. These
-are model parameters to be judged against the GPU timings in bench/results/.
+same microbenchmarks): a launch that keeps few SMs busy gets their ports, not all of L2;
+``launch_us`` the fixed cost of a launch (driver, block-scheduling ramp and drain) that no
+variant avoids: a few microseconds on recent NVIDIA GPUs (the CUDA Best Practices Guide puts
+launch overhead in microseconds; microbenchmarks of an empty kernel give 2-4 us), more through
+HIP. Choosing variants counts it, so that at tiny sizes, where every variant takes well under
+it, none wins on a difference the run would not show. These are model parameters to be judged
+against the GPU timings in bench/results/.
 """
 from __future__ import annotations
 
@@ -131,6 +136,7 @@ class Target:
     issue_per_clock: int = 4         # warp instructions issued per SM per clock
     shared_wavefronts_per_clock: int = 1   # shared-memory wavefronts per SM per clock
     l2_bytes_per_clock_per_sm: int = 64    # what one SM can move to and from L2 per clock
+    launch_us: float = 3.0           # the fixed cost of one launch, microseconds
     candidates: Candidates = Candidates()   # the variants the passes try
 
     @property
@@ -154,7 +160,7 @@ TARGETS: dict[str, Target] = {
                      0.25, True, partitions=32, multiprocessors=110,
                      fp32_lanes_per_sm=64, vector_bytes=16, register_proxy="sm_90",
                      clock_ghz=1.7, dram_gbps=1638, l2_bytes=8 * 2**20, l2_gbps=4000,
-                     dram_latency_ns=600, issue_per_clock=1),
+                     dram_latency_ns=600, issue_per_clock=1, launch_us=5.0),
 }
 
 

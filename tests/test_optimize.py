@@ -126,7 +126,12 @@ def test_remarks_say_what_fired_and_what_was_rejected_and_why():
     text = "\n".join(str(r) for r in result.remarks)
     assert re.search(r"\[thread-block-merge\] applied: merged blocks to \d+x\d+", text)
     assert re.search(r"\[thread-merge\] applied: each thread computes \d+x\d+ outputs", text)
-    assert re.search(r"not chosen: (occupancy \d+% < 50%|less reuse)", text)
+    # every variant's estimate: the chosen one's with its bound, the others' with why not
+    assert re.search(r"\[thread-merge\] analysis: merge x=\d y=\d chosen: estimated [\d.]+ us, "
+                     r"[\w ]+-bound", text)
+    assert re.search(r"not chosen: estimated [\d.]+ us(, as fast as the chosen variant within "
+                     r"5%, (and occupancy \d+% < 50%|with less reuse)| \(\w[\w ]*-bound\), "
+                     r"slower than)", text)
     mv = "\n".join(str(r) for r in run("mv.cu").remarks)
     assert re.search(r"A\(idx, j\): uncoalesced, stride W in x", mv)
     assert re.search(r"s_A\[256\]\[33\]|s_A\[\d+\]\[\d+\]", mv)

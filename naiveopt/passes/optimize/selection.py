@@ -9,8 +9,9 @@ computed from the target description. Then:
 2. estimate each at the sizes of interest (``PassContext.sizes``: metadata's default set, -D,
    macros; unknown sizes at 4096) with the cost model, from its code (cost/static.py): the
    fastest wins, and a variant of lower occupancy wins where the model says it is faster;
-3. among the variants within ``TIE`` of the fastest, which the static model cannot tell apart,
-   the rule of paper 002 (MergePass) and paper 000 (sect. 4) decides: those with enough
+3. among the variants within ``TIE`` of the fastest (counting the launch's fixed cost,
+   ``Target.launch_us``: at tiny sizes every variant is), which the static model cannot tell
+   apart, the rule of paper 002 (MergePass) and paper 000 (sect. 4) decides: those with enough
    resident warps to hide latency (occupancy >= the target's ``occupancy_target``; else the
    best occupancy reached), and among them the most reuse (larger tiles and merge factors).
 
@@ -119,9 +120,11 @@ def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Va
         work = static_work(v.proc, ctx.module, target, ctx.sizes)
         v.estimate = work.estimate(target)
         v.assumed = work.notes
-    fastest = min(v.estimate.seconds for v in fitting)
-    # the model ranks; variants it cannot tell apart (within TIE) go by the rule it refines
-    near = [v for v in fitting if v.estimate.seconds <= fastest * (1 + TIE)]
+    # the model ranks, a launch's fixed cost counted; variants it cannot tell apart (within
+    # TIE) go by the rule it refines
+    launch_s = target.launch_us * 1e-6
+    fastest = min(v.estimate.seconds for v in fitting) + launch_s
+    near = [v for v in fitting if v.estimate.seconds + launch_s <= fastest * (1 + TIE)]
     good = [v for v in near if v.occupancy >= target.occupancy_target]
     pool = good or [max(near, key=lambda v: v.occupancy)]
     best = max(pool, key=lambda v: v.score)

@@ -8,8 +8,8 @@ is skipped with a remark. Results are cached by the hash of the code.
 
 Choosing among variants needs the resources of many kernels (mm: 18 tiling variants); one nvcc
 run costs about 0.5-0.9 s, most of it start-up (NVRTC: 40-70 ms), so :func:`measure_many`
-compiles all variants not yet cached as one file (each kernel renamed) and splits ptxas's log
-per entry function: about the time of one compile. Each result is cached under the key of its own one-kernel file,
+compiles all variants not yet cached as one file per processor (each kernel renamed), side by
+side, and splits ptxas's log per entry function: about the time of one compile. Each result is cached under the key of its own one-kernel file,
 so batched and single queries share entries.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure, Resources
@@ -187,19 +188,32 @@ def measure_many(module, procs: list[GProcedure], arch: str
         (res, "") if (res := _cached(path)) is not None else None for path in paths]
     todo = [k for k, r in enumerate(results) if r is None]
     if len(todo) > 1:
-        names = []
         for k in todo:
-            names.append(f"{lowered[k].name}__nvq{k}_")
-            _rename(lowered[k].func, names[-1])
-        rc, log, tool = _compile(render_cuda_kernels(module, [lowered[k] for k in todo]), arch)
-        entries = parse_ptxas_entries(log) if rc == 0 and tool is not None else {}
-        for k, name in zip(todo, names):
-            if name in entries:
-                res = Resources(arch, *entries[name], tool)
-                _store(paths[k], res)
-                results[k] = (res, "")
+            _rename(lowered[k].func, f"{lowered[k].name}__nvq{k}_")
+        # one file per processor, compiled side by side (NVRTC releases the GIL; nvcc is a
+        # process of its own): the stencil's 24 unrolled variants take seconds of ptxas
+        chunks = [todo[i::_workers(len(todo))] for i in range(_workers(len(todo)))]
+        with ThreadPoolExecutor(len(chunks)) as pool:
+            logs = list(pool.map(lambda chunk: _compile(render_cuda_kernels(
+                module, [lowered[k] for k in chunk]), arch), chunks))
+        for chunk, (rc, log, tool) in zip(chunks, logs):
+            entries = parse_ptxas_entries(log) if rc == 0 and tool is not None else {}
+            for k in chunk:
+                name = f"{lowered[k].name}__nvq{k}_"
+                if name in entries:
+                    res = Resources(arch, *entries[name], tool)
+                    _store(paths[k], res)
+                    results[k] = (res, "")
     return [r if r is not None else measure(module, proc, arch)
             for r, proc in zip(results, procs)]
+
+
+def _workers(jobs: int) -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:          # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(jobs // 4, cpus))      # at least 4 kernels a file: start-up is paid once
 
 
 def _rename(func, name: str) -> None:

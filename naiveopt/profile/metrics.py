@@ -7,7 +7,9 @@ memory is the number of distinct sectors its addresses touch, of the target's ``
 column read 32, a broadcast 1). In shared memory a request takes as many wavefronts as the most
 distinct bank-width words any one of the target's banks must deliver (one word read by many
 lanes is a broadcast); the conflicts are the extra wavefronts. Compulsory sectors are the
-distinct sectors the kernel touches at all.
+distinct sectors the kernel touches at all. L2 sectors count each block's first load of a
+sector once (a block's re-reads hit its SM's L1: split-reduction's groups all read the shared
+vector) and every store: what a cache as large as Hopper's L1 passes on to L2.
 
 Traces of sampled blocks are scaled up by (all blocks / sampled blocks); compulsory sectors of
 an array are estimated as min(the array's size in sectors, distinct sampled sectors / sampled
@@ -48,6 +50,9 @@ class Totals:
     global_load_sectors: float = 0
     global_store_sectors: float = 0
     compulsory_sectors: float = 0
+    # what reaches L2: each block's first load of a sector (its re-reads hit its SM's L1,
+    # which holds a block's working set: 256 KB on H100) and every store
+    l2_sectors: float = 0
     shared_requests: float = 0
     shared_bank_conflicts: float = 0
     occupancy: float | None = None
@@ -64,6 +69,7 @@ class Totals:
                 "global_load_requests": round(self.global_load_requests),
                 "global_store_requests": round(self.global_store_requests),
                 "compulsory_sectors": round(self.compulsory_sectors),
+                "l2_sectors": round(self.l2_sectors),
                 "shared_requests": round(self.shared_requests),
                 "shared_bank_conflicts": round(self.shared_bank_conflicts),
                 "occupancy": None if self.occupancy is None else round(self.occupancy, 4),
@@ -114,6 +120,12 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
         else:
             totals.shared_requests += n_requests
             totals.shared_bank_conflicts += conflicts
+    loads = np.isin(site, [s.number for s in sites if s.space == "global" and s.is_load])
+    if loads.any():
+        first = np.unique(np.stack([np.concatenate([block[loads], block[loads]]), np.concatenate(
+            [addr[loads], last[loads]]) // sector_bytes], axis=1), axis=0)
+        totals.l2_sectors = len(first) * scale
+    totals.l2_sectors += totals.global_store_sectors
     for array in sorted({s.array for s in sites if s.space == "global"}):
         numbers = [s.number for s in sites if s.array == array]
         hit = np.isin(site, numbers)

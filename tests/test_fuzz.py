@@ -284,3 +284,19 @@ def test_array_names_do_not_run_out():
 
     assert [array_name(i) for i in range(3)] == ["A", "B", "C"]
     assert array_name(len(ARRAY_NAMES)) == "A2" and array_name(2 * len(ARRAY_NAMES) + 1) == "B3"
+
+
+def test_reduction_cases_give_their_sizes_and_get_split():
+    """A share of cases is a row or column reduction with few outputs and long loops, its
+    sizes given with -D (also when the pragma is dropped) so that split-reduction's cost model
+    decides; the pass fires on some of them, and they verify."""
+    import naiveopt
+    drawn = [c for c in cases(20271126, 400) if "void red(" in c.source]
+    assert len(drawn) >= 20, len(drawn)
+    assert all(set(c.defines) == {"N", "M"} for c in drawn)
+    split = 0
+    for c in drawn[:12]:
+        result = naiveopt.optimize(c.source, filename=c.filename, target=c.target, arch=c.arch,
+                                   options=c.options, defines=c.defines, verify=False)
+        split += "split-reduction" in result.kernels[0].passes
+    assert split >= 3, split

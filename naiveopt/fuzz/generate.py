@@ -741,6 +741,69 @@ def geometry_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""])
 
 
+#: How often a case is a row or column reduction (:func:`reduction_file`) instead, its sizes
+#: given with -D so that split-reduction's cost model sees few outputs and long loops.
+REDUCTION_SHARE = 0.1
+
+
+def reduction_file(rng: random.Random, dialect: str) -> str:
+    """A 1-D kernel whose thread sums a long loop for its own output, as matrix-vector
+    products, row norms and column sums are written: few outputs (N) and many iterations (M),
+    what split-reduction splits over lanes. Rows (``A[i * M + j]``) or columns
+    (``A[j * N + i]``); a bounds guard, an early return, or none (``threads(N)``); a float
+    or an integer sum, a dot product with a vector, a subtraction, the loop counted down or
+    stepped by 2, ``acc = acc + E``, statements after the loop, and a triangular bound
+    (``j < i``) in a share of cases."""
+    sizes = {"N": rng.choice((3, 17, 45, 67, 130)), "M": rng.choice((64, 257, 1001, 2049))}
+    layout = rng.choice(["rows", "columns"])
+    a = "A[i * M + j]" if layout == "rows" else "A[j * N + i]"
+    shape = "array(A, N, M)" if layout == "rows" else "array(A, M, N)"
+    acc_type = rng.choice(["float", "float", "float", "double", "int"])
+    zero = {"float": "0.0f", "double": "0.0", "int": "0"}[acc_type]
+    term = rng.choice([f"{a} * X[j]", a, f"{a} * {a}", f"X[j] - {a}",
+                       f"({a} > X[j]) ? 1.0f : 0.0f"])
+    if acc_type == "int":
+        term = f"({a} > X[j]) ? 1 : 0"
+    if "?" in term:
+        term = f"({term})"
+    update = rng.choice(["acc += T;", "acc = acc + T;", "acc -= T;"]).replace("T", term)
+    bound = "j < i" if rng.random() < 0.15 else "j < M"
+    loop = rng.choice([f"for (int j = 0; {bound}; j++)"] * 3 + [
+        f"for (int j = 0; {bound}; ++j)", "for (int j = 1; j < M; j += 2)",
+        "for (int j = M - 1; j >= 0; j--)"])
+    if "j >= 0" in loop and bound != "j < M":
+        loop = f"for (int j = 0; {bound}; j++)"
+    after = rng.choice(["Y[i] = acc;", "Y[i] = acc * 0.5f;", "float r = acc;\n    Y[i] = r + 1.0f;"])
+    if acc_type == "int":
+        after = "Y[i] = (float)acc;"
+    if dialect == "cuda":
+        gid = "blockIdx.x * blockDim.x + threadIdx.x"
+        head = "__global__ void red(const float *A, const float *X, float *Y, int N, int M)"
+    else:
+        gid = "get_global_id(0)"
+        head = ("__kernel void red(__global const float *A, __global const float *X, "
+                "__global float *Y, int N, int M)")
+    guard = rng.choice(["if", "return", "none"])
+    parts = [f"sizes(N={sizes['N']}, M={sizes['M']})", shape, "array(X, M)", "array(Y, N)"]
+    if guard == "none":             # no guard: the thread space a multiple of the block
+        block = rng.choice([32, 64])
+        sizes["N"] = block * rng.choice([1, 2, 4])
+        parts[0] = f"sizes(N={sizes['N']}, M={sizes['M']})"
+        parts += ["threads(N)", f"block({block})"]
+    body = [f"{acc_type} acc = {zero};", loop, f"    {update}", *after.split("\n")]
+    lines = [f"#pragma naiveopt {' '.join(parts)}", head, "{", f"    int i = {gid};"]
+    if guard == "if":
+        lines += ["    if (i < N) {"] + ["        " + b.strip() if not b.startswith("    ")
+                                          else "            " + b.strip() for b in body]
+        lines += ["    }"]
+    else:
+        if guard == "return":
+            lines += ["    if (i >= N)", "        return;"]
+        lines += ["    " + b if not b.startswith("    ") else "        " + b.strip()
+                  for b in body]
+    return "\n".join(lines + ["}", ""])
+
+
 #: How often a case is a grid-stride kernel (:func:`grid_stride_file`) instead.
 GRID_STRIDE_SHARE = 0.12
 
@@ -830,6 +893,12 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     stride = random.Random(f"{seed}:{index}:grid-stride")
     if stride.random() < GRID_STRIDE_SHARE:
         source, guarded = grid_stride_file(stride, dialect), False
+    reduction = random.Random(f"{seed}:{index}:reduction")
+    reductions = reduction.random() < REDUCTION_SHARE
+    if reductions:
+        source = reduction_file(reduction, dialect)
+        guarded = "threads(N)" not in source
+        sizes = sized(source, rng, always=True)   # before a variant drops the pragma
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
@@ -841,17 +910,18 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
                 rng.choice(["sm_90", "sm_80", "gfx90a"]),
                 PipelineOptions(disable=disabled, merge=merge, memory=memory),
-                sized(source, random.Random(f"{seed}:{index}:sizes")))
+                sizes if reductions else sized(source, random.Random(f"{seed}:{index}:sizes")))
 
 
 #: Share of cases that name their sizes with -D (the sizes of interest of the cost model).
 SIZES_SHARE = 0.3
 
 
-def sized(source: str, rng: random.Random) -> dict[str, str]:
-    """-D of the first ``sizes(...)`` clause of the file's pragma, for a share of cases."""
+def sized(source: str, rng: random.Random, always: bool = False) -> dict[str, str]:
+    """-D of the first ``sizes(...)`` clause of the file's pragma, for a share of cases (all
+    with ``always``)."""
     found = re.search(r"#pragma naiveopt[^\n]*?\bsizes\(([^)]*)\)", source)
-    if found is None or rng.random() >= SIZES_SHARE:
+    if found is None or (rng.random() >= SIZES_SHARE and not always):
         return {}
     pairs = (p.split("=") for p in found.group(1).split(","))
     return {k.strip(): v.strip() for k, v in pairs}

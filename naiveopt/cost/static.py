@@ -85,7 +85,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             try:
                 return int(evaluate(text, names))
             except (ValueError, ZeroDivisionError) as exc:
-                missing = _unknown_name(str(exc), text, names)
+                missing = _unknown_name(text, names)
                 if missing is None or fallback is None:
                     return fallback
                 names[missing] = default
@@ -95,7 +95,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     geo = launch.geometry(proc)
     block = geo.block
     grid = []
-    for axis, tree in enumerate(geo.grid_trees):
+    for tree in geo.grid_trees:
         try:
             grid.append(max(1, launch.evaluate(tree, {**{n: default for n in
                                                          launch.variables(tree)}, **sizes})))
@@ -188,8 +188,8 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     return StaticWork(work, notes)
 
 
-def _unknown_name(message: str, text: str, names: dict) -> str | None:
-    """The first identifier of ``text`` that ``names`` lacks (evaluate's ValueError)."""
+def _unknown_name(text: str, names: dict) -> str | None:
+    """The first identifier of ``text`` that ``names`` lacks (why evaluate failed)."""
     for word in re.findall(r"(?<![\w.])[A-Za-z_]\w*", text):
         if word not in names:
             return word

@@ -21,6 +21,7 @@ from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
 from .passes.manager import InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes
+from .verify.expr import evaluate
 from .verify.check import Program, Verification, verify_kernel
 from .verify.infer import facts, file_spec, infer_kernels
 from .verify.spec import (FileSpec, size_sets, apply_launch_facts, load_metadata, metadata_path,
@@ -191,6 +192,15 @@ def estimate_sizes(spec: FileSpec | None, unit: SourceUnit) -> tuple[dict[str, i
     if unit.fixed:
         sizes.update(unit.fixed)
         sources.append("-D and the file's macros" if unit.defines else "the file's macros")
+    if spec is not None and sizes:
+        # a size parameter named apart from its size (gemm's 'int nk' = NK) at its value
+        for kernel in spec.kernels.values():
+            for arg in kernel.args:
+                if arg.role == "size" and arg.value and arg.name not in sizes:
+                    try:
+                        sizes[arg.name] = int(evaluate(arg.value, sizes))
+                    except (ValueError, ZeroDivisionError, TypeError):
+                        pass
     return sizes, " and ".join(sources)
 
 

@@ -93,6 +93,12 @@ class Candidates:
     thread_merge_2d: tuple[Pair, ...] = ((1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2),
                                          (2, 4))
     thread_merge_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
+    #: thread-merge's register-tiled variants of a 2-D kernel: the block, the loop tile and
+    #: the (x, y) micro-tiles, each thread's outputs in runs of one 128-bit vector (the
+    #: classic SGEMM layout: 16x16 threads of 8x8 outputs cover 128x128)
+    register_tile_block: Pair = (16, 16)
+    register_tile_k: int = 8
+    register_tiles: tuple[Pair, ...] = ((8, 8), (8, 4), (4, 8), (4, 4))
     #: coalesce-writes: sides of the square tile a transposed write goes through
     transpose_sides: tuple[int, ...] = (32, 16, 8)
     #: stencil: blocks and (x, y) outputs per thread of a 2-D and a 1-D kernel

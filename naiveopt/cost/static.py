@@ -14,7 +14,10 @@ PoCL and is far too slow for that. This reads the same quantities from the code:
   (L1 hits are not modelled: what the tiling passes stage in shared memory is what L1 would
   otherwise have to catch);
 - shared-memory accesses: wavefronts per warp request, from the banks of the 32 lanes' words
-  (a broadcast is one; a stride of 2 words two), and at least one per 128 bytes moved;
+  (a broadcast is one; a stride of 2 words two), and at least one per 128 bytes moved; reads
+  of one shared array in one loop iteration at 4 adjacent 4-byte words, the first aligned for
+  every thread (a register-tiled thread's run of outputs), are one 128-bit request, as nvcc
+  emits them (LDS.128);
 - DRAM: the distinct bytes each global array spans (the range of its indices over the thread
   space and the loops), through the L2 capacity model (model.dram_bytes);
 - FP32 work: an update ``acc += a * b`` counts as one FMA (two operations), other arithmetic
@@ -125,6 +128,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     written: dict[int, set[str]] = {
         id(lp.node): {m.array for m in lp.memory_expressions if m.is_write} for lp in loops}
     seen: set[tuple] = set()
+    runs = _shared_runs(expressions, loops, written, arrays)
 
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
         nonlocal l2, wavefronts, flops, instructions, global_reads
@@ -138,9 +142,14 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             if key in seen:
                 m = None
             seen.add(key)
+        width = m.vector_width if m is not None else 1
+        if m is not None and id(m.node) in runs:
+            width = runs[id(m.node)]
+            if not width:          # served by its run's vector read
+                m = None
         if m is not None:
             param = arrays.get(m.array)
-            size = (element_bytes(param.base_type) if param else 4) * m.vector_width
+            size = (element_bytes(param.base_type) if param else 4) * width
             sx, sy = (_coefficient(m, ids, value) for ids in (_X_IDS, _Y_IDS))
             lanes = _lane_offsets(block, sx, sy)
             instructions += warps * count
@@ -155,7 +164,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             elif m.space == "global":
                 l2 += warps * count * 32 * size
             elif m.space == "shared":
-                wavefronts += warps * count * _wavefronts(lanes, size, m.vector_width)
+                wavefronts += warps * count * _wavefronts(lanes, size, width)
         if isinstance(node, c_ast.Assignment) and node.op in ("+=", "-=", "=", "*="):
             ops = _operators(node.rvalue)
             if node.op in ("+=", "-="):
@@ -188,6 +197,44 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     return StaticWork(work, notes)
 
 
+RUN = 4      # 4-byte words per 128-bit shared load
+
+
+def _shared_runs(expressions, loops, written: dict[int, set[str]], arrays: dict
+                 ) -> dict[int, int]:
+    """Shared reads nvcc merges into 128-bit loads: id(node) -> 4 for the first read of a
+    run, 0 for the three it absorbs. A run is 4 reads of one (4-byte, not written) shared
+    array in the same innermost loop whose indices differ only in their constant, by 0..3
+    from a constant that is a multiple of 4, the rest of the index a multiple of 4 for every
+    thread and iteration (every coefficient is), so the first word is 16-byte aligned."""
+    loop_of = {}
+    for lp in loops:
+        for m in lp.memory_expressions:
+            loop_of[id(m.node)] = id(lp.node)
+    groups: dict[tuple, dict[int, object]] = {}
+    for m in expressions:
+        if m.space != "shared" or m.is_write or m.vector_width != 1 or m.array in arrays:
+            continue
+        loop = loop_of.get(id(m.node))
+        if loop is None or m.array in written.get(loop, ()):
+            continue
+        const, rest = sympy.sympify(m.index).as_coeff_Add()
+        terms = rest.as_coefficients_dict() if rest != 0 else {}
+        if not const.is_Integer or not all(t.is_Symbol and c.is_Integer and c % RUN == 0
+                                           for t, c in terms.items()):
+            continue
+        groups.setdefault((loop, m.array, sympy.srepr(rest)), {}).setdefault(int(const),
+                                                                            m.node)
+    runs: dict[int, int] = {}
+    for offsets in groups.values():
+        for start in sorted(o for o in offsets if o % RUN == 0):
+            if all(start + i in offsets for i in range(RUN)):
+                runs[id(offsets[start])] = RUN
+                for i in range(1, RUN):
+                    runs[id(offsets[start + i])] = 0
+    return runs
+
+
 def _unknown_name(text: str, names: dict) -> str | None:
     """The first identifier of ``text`` that ``names`` lacks (why evaluate failed)."""
     for word in re.findall(r"(?<![\w.])[A-Za-z_]\w*", text):
@@ -204,18 +251,32 @@ def _trips(lp, value, default: int) -> int:
     if lp.canonical and lp.lower is not None and lp.upper is not None:
         return max(0, -(-(value(to_c(lp.upper), default) - value(to_c(lp.lower), 0)) // step))
     node = lp.node
-    if not (isinstance(node, c_ast.For) and lp.iterator):
+    iterator = lp.iterator
+    if isinstance(node, c_ast.For) and not iterator and node.init is None:
+        # a peeled tile loop continuing an iterator declared before it:
+        # 'for (; k0 + 8 <= K; k0 += 8)' (its start is taken as 0)
+        nxt = node.next
+        if isinstance(nxt, c_ast.Assignment) and nxt.op == "+=" and \
+                isinstance(nxt.lvalue, c_ast.ID) and isinstance(nxt.rvalue, c_ast.Constant):
+            iterator, step = nxt.lvalue.name, max(1, abs(int(nxt.rvalue.value)))
+    if not (isinstance(node, c_ast.For) and iterator):
         return default
-    known = [value(to_c(bound), None) for bound in _upper_bounds(node.cond, lp.iterator)]
+    known = [value(to_c(bound), None) for bound in _upper_bounds(node.cond, iterator)]
     known = [b for b in known if b is not None]
     lower = value(to_c(lp.lower), 0) if lp.lower is not None else 0
     return max(0, -(-(min(known) - lower) // step)) if known else default
 
 
 def _upper_bounds(cond: c_ast.Node | None, it: str) -> list[c_ast.Node]:
-    """The E of each ``it < E`` (``it <= E`` as E + 1) conjunct of a loop condition."""
+    """The E of each ``it < E`` (``it <= E`` as E + 1, ``it + c < E`` as E - c)
+    conjunct of a loop condition."""
     if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
         return _upper_bounds(cond.left, it) + _upper_bounds(cond.right, it)
+    if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=") and \
+            isinstance(cond.left, c_ast.BinaryOp) and cond.left.op == "+" and \
+            isinstance(cond.left.left, c_ast.ID) and cond.left.left.name == it:
+        bound = c_ast.BinaryOp("-", cond.right, cond.left.right)
+        return _upper_bounds(c_ast.BinaryOp(cond.op, cond.left.left, bound), it)
     if isinstance(cond, c_ast.BinaryOp) and isinstance(cond.left, c_ast.ID) and \
             cond.left.name == it:
         if cond.op == "<":

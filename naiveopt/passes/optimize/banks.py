@@ -45,12 +45,14 @@ def tile_pad(row_words: int, patterns: list[list[tuple[int, int]]], target: Targ
     return pad_and_degree(row_words, patterns, target)[0]
 
 
-def pad_and_degree(row_words: int, patterns: list[list[tuple[int, int]]], target: Target
-                   ) -> tuple[int, int]:
+def pad_and_degree(row_words: int, patterns: list[list[tuple[int, int]]], target: Target,
+                   step: int = 1) -> tuple[int, int]:
     """:func:`tile_pad` and the total conflict degree of the patterns at that pad (one per
-    pattern when none conflicts), to compare orders of the same accesses."""
+    pattern when none conflicts), to compare orders of the same accesses. ``step``: only
+    pads that are multiples of it (rows read as vectors of ``step`` words must stay
+    aligned)."""
     return min(((p, sum(warp_degree(cells, row_words + p, target) for cells in patterns))
-                for p in range(target.shared_banks)), key=lambda pd: (pd[1], pd[0]))
+                for p in range(0, target.shared_banks, step)), key=lambda pd: (pd[1], pd[0]))
 
 
 def interleaved(row: int, rows_per_warp: int, spacing: int) -> int:

@@ -9,6 +9,14 @@ registers. The factors are chosen by the occupancy model: more outputs per threa
 registers, and a variant whose occupancy falls below the target is rejected with a remark.
 ``--merge X:Y`` forces the factors.
 
+Register tiling (issue 18) adds, for 2-D kernels whose staged elements are 4-byte words, the
+layout of cuBLAS-class SGEMM as further variants: 16x16 threads with 8x8 (8x4, 4x8, 4x4)
+micro-tiles whose outputs come in runs of four adjacent ones (copies.py), a k-tile of 8, and
+the row kinds' tiles stored k-major (plan.py), so that each run's values are one 128-bit
+shared load and an 8x8 tile issues 4 of them per 64 FMAs where the block-cyclic 2x4 issues
+6 loads per 8. They go through the same selection (estimated time, registers, occupancy)
+and win only where the model prefers them.
+
 It needs a tiled kernel (coalescing or thread-block merge fired) whose code uses thread ids only
 through idx/idy (tidx, bidx... would change meaning under merging).
 """
@@ -19,6 +27,8 @@ from dataclasses import replace
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis
 from ...ir import GProcedure
+from ...ir.elements import element_bytes
+from ...ir.vector import VECTOR_ELEMENTS
 from ...launch import unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext, adopt
@@ -66,6 +76,8 @@ class ThreadMerge(OptimizationPass):
             variants.append(Variant(f"merge x={mx} y={my}", plan.block,
                                     (-traffic(candidate), -(mx * my)), plan=candidate,
                                     shared_bytes=shared))
+        if not forced and uses_y(proc):
+            variants += self._register_tiled(plan, target, guarded_kernel)
         if not variants:
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
@@ -77,7 +89,37 @@ class ThreadMerge(OptimizationPass):
         adopt(proc, best.proc, ctx)
         ctx.am.record(proc, TilingAnalysis, best.plan)
         mx, my = best.plan.merge
+        if best.plan.register_tiled:
+            ctx.remark("applied", self.name, proc, f"register-tiled: each thread computes "
+                       f"{mx}x{my} outputs in runs of {best.plan.group} adjacent ones; block "
+                       f"{best.plan.block[0]}x{best.plan.block[1]} covers "
+                       f"{best.plan.coverage[0]}x{best.plan.coverage[1]} outputs; k-tile "
+                       f"{best.plan.tile}, row tiles stored k-major; "
+                       f"{traffic(best.plan):.3f} global loads per output per iteration; "
+                       f"{best.describe()}")
+            return None
         ctx.remark("applied", self.name, proc, f"each thread computes {mx}x{my} outputs "
                    f"(x={mx}, y={my}); block covers {best.plan.coverage[0]}x"
                    f"{best.plan.coverage[1]} outputs; {traffic(best.plan):.3f} global loads "
                    f"per output per iteration; {best.describe()}")
+
+    @staticmethod
+    def _register_tiled(plan: TilingPlan, target, guarded_kernel: bool) -> list[Variant]:
+        """The register-tiled variants of ``plan`` (module docstring); none where a staged
+        element is not a 4-byte word (one run is one 128-bit vector of them)."""
+        if any(s.elem_type not in VECTOR_ELEMENTS or element_bytes(s.elem_type) != 4
+               for s in plan.stagings):
+            return []
+        candidates = target.candidates
+        out = []
+        for mx, my in candidates.register_tiles:
+            candidate = replace(plan, block=candidates.register_tile_block,
+                                tile=candidates.register_tile_k, merge=(mx, my), group=4,
+                                k_major=True, peel=True, prefetch=False,
+                                load_width=4)
+            if not fits_unguarded(plan.original, candidate, guarded_kernel):
+                continue
+            out.append(Variant(f"register tile x={mx} y={my}", candidate.block,
+                               (-traffic(candidate), -(mx * my)), plan=candidate,
+                               shared_bytes=tiles_bytes(candidate, target)))
+        return out

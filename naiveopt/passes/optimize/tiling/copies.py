@@ -7,7 +7,15 @@ per output; copy (my, mx) of thread (tx, ty) in block (bx, by) takes the ids
     idx = bx*BX*MX + mx*BX + tx        idy = by*BY*MY + my*BY + ty
 
 so that neighbouring threads keep neighbouring outputs (their accesses stay coalesced) and
-each block covers BX*MX x BY*MY outputs. Each copy gets its own local variables (renamed with
+each block covers BX*MX x BY*MY outputs. A register-tiled plan (``group`` G > 1) instead
+gives each thread runs of G adjacent outputs, G*BX apart:
+
+    idx = bx*BX*MX + (mx / G)*BX*G + tx*G + mx % G
+
+so that the values a thread reads for its copies from a tile row are adjacent: nvcc loads
+each run with one 128-bit shared load (LDS.128) instead of G scalar ones, which is what lets
+an 8x8 micro-tile issue 4 shared loads per 64 FMAs (the register tiling of cuBLAS-class
+SGEMM; the global writes of a run are G words apart per lane, written once per output). Each copy gets its own local variables (renamed with
 the copy's suffix) and, where the kernel has a bounds guard, its own flag ``active_my_mx``,
 computed for every thread before the first barrier so that inactive threads still reach it.
 
@@ -72,16 +80,28 @@ class ThreadCopies:
     ``each`` lists them as (my, mx), y-major; with one copy (merge 1x1) the code keeps its
     names and ids."""
 
-    def __init__(self, block: tuple[int, int], merge: tuple[int, int]) -> None:
-        self.block, self.merge = block, merge
+    def __init__(self, block: tuple[int, int], merge: tuple[int, int], group: int = 1
+                 ) -> None:
+        self.block, self.merge, self.group = block, merge, group
         self.each = list(itertools.product(range(merge[1]), range(merge[0])))
         self.merged = len(self.each) > 1
 
+    def run(self, axis: str) -> int:
+        """Adjacent outputs per run along ``axis``: the group where it divides the axis's
+        merge factor, else 1 (block-cyclic copies)."""
+        factor = self.merge[0 if axis == "x" else 1]
+        return self.group if self.group > 1 and factor % self.group == 0 else 1
+
     def within(self, axis: str, m: int) -> sympy.Expr:
         """The position along ``axis`` ('x' or 'y') of copy ``m``'s output in the block's
-        coverage: ``m*BX + tidx`` (``m*BY + tidy``)."""
+        coverage: ``m*BX + tidx`` (``m*BY + tidy``), or in runs of ``group`` adjacent
+        outputs ``(m/G)*BX*G + tidx*G + m%G``."""
         size = self.block[0] if axis == "x" else self.block[1]
-        return m * size + SYM["tidx" if axis == "x" else "tidy"]
+        tid = SYM["tidx" if axis == "x" else "tidy"]
+        g = self.run(axis)
+        if g > 1:
+            return (m // g) * size * g + tid * g + m % g
+        return m * size + tid
 
     def ids(self, m_y: int, m_x: int) -> dict[str, c_ast.Node]:
         """idx and idy of copy (m_y, m_x), as C expressions."""

@@ -10,6 +10,10 @@ the staged reads served from the tiles, and waits again before the next tile is 
         __syncthreads();
     }
 
+A register-tiled plan (``peel``) runs the whole k-tiles first, their loads checked against
+the thread space only and their tile loop of exactly T iterations (which nvcc unrolls), and
+then the partial last tile, if any, as above.
+
 With thread merge each thread runs one copy of the code per output (copies.py); the copies
 share the tiles and, through registers, the values they read from them. Every thread must
 reach the barriers, so the kernel's bounds guard is hoisted (passes/optimize/shape.py): it
@@ -33,7 +37,7 @@ from ....targets import Target
 from ..shape import guarded
 from .copies import ThreadCopies, when_active
 from .loads import TileLoad, tile_loads
-from .plan import VEC, Staging, TilingPlan, load_order, tile_dims, unit_width
+from .plan import VEC, Staging, TilingPlan, load_order, tile_dims, transposed, unit_width
 from .window import WindowPlan, generate_window
 
 
@@ -55,7 +59,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     taken = identifiers(p.func)
     k = lp.iterator
     k0, kk, e, r, c = (fresh(taken, n) for n in (f"{k}0", f"{k}{k}", "e", "r", "c"))
-    copies = ThreadCopies(plan.block, plan.merge)
+    copies = ThreadCopies(plan.block, plan.merge, plan.group)
     # declarations a for loop scopes (its own copy in each merged copy is no collision)
     init = {id(d) for f, _ in walk(original.body) if isinstance(f, c_ast.For) and f.init
             is not None for d, _ in walk(f.init)}
@@ -87,7 +91,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
         body = copy.deepcopy(lp.node.stmt, memo)
         replace = {}
         for s, name in zip(plan.stagings, tile_names):
-            read = _tile_read(s, name, copies, m_x, m_y, kk)
+            read = _tile_read(s, name, copies, m_x, m_y, kk, transposed(s, plan))
             for i in s.accesses:
                 replace[id(memo[id(original.memory_expressions[i].node)])] = read
         body = map_nodes(body, lambda n: copy.deepcopy(replace[id(n)])
@@ -98,6 +102,9 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
                                                   taken, k)
         prologue, pre, (body,), post = pieces
         prologue_all += prologue + flag
+        if plan.register_tiled:
+            pre, sunk = _sink_past(pre, body, p)
+            post = sunk + post
         if active:
             pre, problem = guarded(pre, active)
             if problem:
@@ -113,25 +120,48 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     iter_type = decl.type.type.names[0] if isinstance(decl.type, c_ast.TypeDecl) else "int"
     uses_k = any(k in identifiers(b) for b in body_all)
     iterator = f"{iter_type} {k} = {k0} + {kk};" if uses_k else ""
-    if copies.merged:
-        # a copy whose body only touches registers and shared tiles may run for inactive
-        # threads too (tiles are zero-filled outside the bounds); only its results are guarded
-        inner_body = [c_ast.If(c_ast.ID(a), b, None) if a and _touches_memory(b, p) else b
-                      for a, b in zip(actives, body_all)]
-        inner = statements(f"for (int {kk} = 0; {kk} < {tile} && {k0} + {kk} < HI; {kk}++) "
-                           f"{{ {iterator} BODY; }}", HI=copy.deepcopy(lp.upper),
-                           BODY=c_ast.Compound(inner_body))
-    else:
-        inner = statements(f"for (int {kk} = 0; {kk} < {tile} && {k0} + {kk} < HI; {kk}++) "
-                           f"{{ {iterator} BODY; }}", HI=copy.deepcopy(lp.upper),
-                           BODY=body_all[0])
-        if actives[0] and _touches_memory(body_all[0], p):
+    def inner_loop(whole: bool) -> list[c_ast.Node]:
+        """The loop over one k-tile: bounded by the loop's end, or (``whole``) a whole tile
+        of T iterations, which nvcc unrolls."""
+        bound = "" if whole else f" && {k0} + {kk} < HI"
+        header = f"for (int {kk} = 0; {kk} < {tile}{bound}; {kk}++) {{ {iterator} BODY; }}"
+        bodies = copy.deepcopy(body_all)
+        if copies.merged:
+            # a copy whose body only touches registers and shared tiles may run for inactive
+            # threads too (tiles are zero-filled outside the bounds); only its results are
+            # guarded
+            inner_body = [c_ast.If(c_ast.ID(a), b, None) if a and _touches_memory(b, p) else b
+                          for a, b in zip(actives, bodies)]
+            inner = statements(header, HI=copy.deepcopy(lp.upper),
+                               BODY=c_ast.Compound(inner_body))
+            # nvcc leaves a whole tile of a large merged body rolled unless told
+            return [c_ast.Pragma("unroll")] + inner if whole else inner
+        inner = statements(header, HI=copy.deepcopy(lp.upper), BODY=bodies[0])
+        if actives[0] and _touches_memory(bodies[0], p):
             inner = when_active(actives[0], inner)
+        return inner
+
+    inner = inner_loop(False)
     head, first_tile = tile_loads(loaders, plan, taken, k0, lp)
-    staged = first_tile + statements(
-        f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) {{ HEAD; INNER; __syncthreads(); }}",
-        LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper), HEAD=c_ast.Compound(head),
-        INNER=c_ast.Compound(inner))
+    if plan.peel and not plan.prefetch:
+        # whole k-tiles first (loads checked against the thread space only, the tile loop
+        # unrolled), then the partial last one as before
+        full_loaders = [TileLoad(ld.s, ld.name, plan, shape, lp, ld.names, first, ld.segment,
+                                 ld.interleave, full=True) for ld in loaders]
+        full_head, _ = tile_loads(full_loaders, plan, taken, k0, lp)
+        staged = [c_ast.Compound(statements(
+            f"int {k0} = LO; for (; {k0} + {tile} <= HI; {k0} += {tile}) "
+            f"{{ HEAD; INNER; __syncthreads(); }} "
+            f"if ({k0} < HI) {{ TAIL_HEAD; TAIL; __syncthreads(); }}",
+            LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper),
+            HEAD=c_ast.Compound(full_head), INNER=c_ast.Compound(inner_loop(True)),
+            TAIL_HEAD=c_ast.Compound(head), TAIL=c_ast.Compound(inner)))]
+    else:
+        staged = first_tile + statements(
+            f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) "
+            "{ HEAD; INNER; __syncthreads(); }",
+            LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper),
+            HEAD=c_ast.Compound(head), INNER=c_ast.Compound(inner))
     p.body.block_items = decls + prologue_all + pre_all + staged + post_all
     p.launch_block = plan.block
     p.coarsen = plan.merge
@@ -139,17 +169,48 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     return p, ""
 
 
-def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str
-               ) -> c_ast.Node:
-    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk."""
+def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str,
+               flipped: bool = False) -> c_ast.Node:
+    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk
+    (``flipped``: of a tile stored transposed)."""
     if s.kind == VEC:
         return c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(kk))
-    if s.thread_axis == "x":
-        within = PredefId("tidx") if m_x == 0 else from_sympy(copies.within("x", m_x))
-    else:
-        within = PredefId("tidy") if m_y == 0 else from_sympy(copies.within("y", m_y))
-    row, col = (within, c_ast.ID(kk)) if s.kind.startswith("row") else (c_ast.ID(kk), within)
+    axis = s.thread_axis
+    m = m_x if axis == "x" else m_y
+    within = from_sympy(copies.within(axis, m))
+    row, col = (within, c_ast.ID(kk)) if s.kind.startswith("row") and not flipped else \
+        (c_ast.ID(kk), within)
     return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), row), col)
+
+
+def _sink_past(pre: list[c_ast.Node], body: c_ast.Node, p: GProcedure
+               ) -> tuple[list[c_ast.Node], list[c_ast.Node]]:
+    """``pre`` split into the statements that stay before the staged loop and those that can
+    run after it instead: a register-tiled thread holds 64 accumulators across the loop, and
+    a value computed before it and used only after it (gemm's ``r_c = c[i][j] * beta``) is
+    64 more live registers (188 instead of 124).
+
+    A statement moves when it shares no name with the loop body (the tile loads name only
+    parameters, thread ids and their own locals), touches no array the body touches, calls
+    nothing, and no statement staying after it uses or redefines a name it mentions."""
+    loop_names = identifiers(body)
+    arrays = {q.name for q in p.params if q.is_pointer}
+    loop_arrays = loop_names & arrays
+    kept: list[c_ast.Node] = []
+    sunk: list[c_ast.Node] = []
+    later: set[str] = set()             # names of the statements staying after this one
+    for stmt in reversed(pre):
+        names = identifiers(stmt)
+        movable = not (names & loop_names) and not (names & later) and \
+            not (names & arrays & loop_arrays) and not any(
+                isinstance(n, (c_ast.FuncCall, c_ast.Return, c_ast.Break, c_ast.Goto))
+                for n, _ in walk(stmt))
+        if movable:
+            sunk.insert(0, stmt)
+        else:
+            kept.insert(0, stmt)
+            later |= names
+    return kept, sunk
 
 
 def _touches_memory(body: c_ast.Node, p: GProcedure) -> bool:

@@ -35,7 +35,8 @@ from ....ir import GLoop
 from ....ir.build import expression, fresh, from_sympy, private_array, statements
 from ....ir.vector import VectorLoad, declare_vector
 from ....ir.vector import lane as vector_lane
-from .plan import SYM, VEC, Staging, TilingPlan, tile_extent, unit_cell, unit_width
+from .plan import (SYM, VEC, Staging, TilingPlan, tile_extent, transposed, unit_cell,
+                   unit_width)
 
 
 class TileLoad:
@@ -51,7 +52,8 @@ class TileLoad:
 
     def __init__(self, s: Staging, name: str, plan: TilingPlan, shape: KernelShape,
                  lp: GLoop, names: tuple[str, str, str, str, str], first: str,
-                 segment: int, interleave: tuple[int, int] | None = None) -> None:
+                 segment: int, interleave: tuple[int, int] | None = None,
+                 full: bool = False) -> None:
         self.s, self.name, self.first, self.names = s, name, first, names
         self.plan = plan
         self.segment = segment          # units per row segment (segment_units), 0: row-major
@@ -63,7 +65,7 @@ class TileLoad:
         ksym = sympy.Symbol(lp.iterator, integer=True)
         hi = lp.upper
         if s.kind == VEC:                      # one row: column c is e * width
-            self.conds = [(self.k0 + self.c, hi)]
+            self.conds = [] if full else [(self.k0 + self.c, hi)]
             self.y, self.x = sympy.Integer(0), s.x.subs(ksym, self.k0 + self.c)
             return
         thread = "idx" if s.thread_axis == "x" else "idy"
@@ -73,6 +75,8 @@ class TileLoad:
         self.conds = [(self.k0 + along_k, hi)]
         if thread in shape.bounds:
             self.conds.append((tid, shape.bounds[thread]))
+        if full:        # a whole k-tile (plan.peel): only the thread-space bound is checked
+            self.conds = self.conds[1:]
         subs = {SYM[thread]: tid, ksym: self.k0 + along_k}
         self.y, self.x = s.y.subs(subs), s.x.subs(subs)
 
@@ -168,6 +172,8 @@ class TileLoad:
         """Whether element ``lane`` of the unit is inside the arrays, for the k-tile at
         ``start``."""
         cond = None
+        if not self.conds:
+            return c_ast.Constant("int", "1")
         for lhs, bound in self.conds:
             atom = c_ast.BinaryOp("<", from_sympy(self._lane(lhs, lane, start)),
                                   copy.deepcopy(bound))
@@ -183,20 +189,26 @@ class TileLoad:
         return c_ast.ArrayRef(c_ast.ID(self.s.array), index)
 
     def cell(self, lane: int) -> c_ast.ArrayRef:
-        """Element ``lane`` of the unit in the shared tile."""
+        """Element ``lane`` of the unit in the shared tile (a transposed tile: at [col][row])."""
         col = from_sympy(self._lane(self.c, lane, self.k0))
         if self.s.kind == VEC:
             return c_ast.ArrayRef(c_ast.ID(self.name), col)
-        return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(self.name), c_ast.ID(self.names[1])),
-                              col)
+        row = c_ast.ID(self.names[1])
+        if transposed(self.s, self.plan):
+            row, col = col, row
+        return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(self.name), row), col)
 
     def fetch(self, start: sympy.Expr, dests: list[c_ast.Node]) -> list[c_ast.Node]:
         """Statements reading the unit of the k-tile at ``start`` into ``dests`` (one per
         element); elements outside the arrays read as zero and touch no memory. A unit of
         several elements is one vector load when all of it is in range, else scalar loads."""
-        scalar = [c_ast.Assignment("=", dest, c_ast.TernaryOp(
-            self.in_range(i, start), self.global_ref(i, start), c_ast.Constant("int", "0")))
-            for i, dest in enumerate(dests)]
+        if self.conds:
+            scalar = [c_ast.Assignment("=", dest, c_ast.TernaryOp(
+                self.in_range(i, start), self.global_ref(i, start),
+                c_ast.Constant("int", "0"))) for i, dest in enumerate(dests)]
+        else:
+            scalar = [c_ast.Assignment("=", dest, self.global_ref(i, start))
+                      for i, dest in enumerate(dests)]
         if self.width == 1:
             return scalar
         vector = self.names[4]
@@ -204,12 +216,20 @@ class TileLoad:
         whole = [declare_vector(vector, self.s.elem_type, self.width, load)] + [
             c_ast.Assignment("=", dest, vector_lane(c_ast.ID(vector), i))
             for i, dest in enumerate(dests)]
+        if not self.conds:
+            return whole
         return [c_ast.If(self.in_range(self.width - 1, start), c_ast.Compound(whole),
                          c_ast.Compound(scalar))]
 
     def loop(self) -> list[c_ast.Node]:
-        """The whole tile at k0, straight into shared memory."""
+        """The whole tile at k0, straight into shared memory: a loop over the block's units,
+        or for a register-tiled plan whose tile is a whole number of units per thread the
+        thread's units unrolled (rows a constant apart: cheap addresses, no loop)."""
         _, _, _, e, _ = self.names
+        if self.plan.register_tiled and self.units % self.threads == 0:
+            return [self._slot(j, self.fetch(self.k0, [self.cell(i)
+                                                       for i in range(self.width)]))
+                    for j in range(self.slots)]
         body = self.coordinates() + self.fetch(self.k0, [self.cell(i)
                                                           for i in range(self.width)])
         return statements(f"for (int {e} = {self.first}; {e} < {self.units}; "

@@ -19,6 +19,11 @@ A tile row is contiguous in global memory for every kind, so the block loads it 
 consecutive elements along a row (:func:`unit_cell` says where unit u goes); the order of the
 units and the pad of the rows are chosen against shared-memory bank conflicts of both the
 loads' stores and the loop's reads (:func:`load_order`, banks.py).
+
+A register-tiled plan (``k_major``, with thread merge's ``group``: copies.py) stores the row
+kinds' tiles transposed, ``[T][cover + pad]``, as they are loaded: the outputs of a thread's
+run are then adjacent along a stored row for every staging, so the run's values are one
+128-bit shared load (cuBLAS-class SGEMM stages A k-major for the same reason).
 """
 from __future__ import annotations
 
@@ -46,10 +51,11 @@ VEC = "vec"
 
 class MergedBlocks:
     """What every kind of plan fixes: blocks of ``block`` threads (x, y), each thread
-    computing ``merge`` outputs (thread merge: copies.py)."""
+    computing ``merge`` outputs, in runs of ``group`` adjacent ones (thread merge: copies.py)."""
 
     block: tuple[int, int]
     merge: tuple[int, int]
+    group: int = 1
 
     @property
     def coverage(self) -> tuple[int, int]:
@@ -92,6 +98,13 @@ class TilingPlan(MergedBlocks):
     merge: tuple[int, int] = (1, 1)
     prefetch: bool = False        # register prefetching of the next k-tile
     load_width: int = 1           # elements per cooperative tile load (vector loads)
+    group: int = 1                # a thread's copies in runs of adjacent outputs (copies.py)
+    k_major: bool = False         # row kinds' tiles stored transposed, [T][cover + pad]
+    peel: bool = False            # whole k-tiles peeled from the partial last one
+
+    @property
+    def register_tiled(self) -> bool:
+        return self.group > 1 and self.k_major
 
 
 class TilingAnalysis(Analysis[TilingPlan | None]):
@@ -174,8 +187,14 @@ def fits_unguarded(proc: GProcedure, plan: TilingPlan, guarded_kernel: bool) -> 
     return guarded_kernel or not unguarded_obstacle(proc, plan.coverage)
 
 
+def transposed(s: Staging, plan: TilingPlan) -> bool:
+    """Whether ``s``'s tile is stored transposed (k-major) from the order it is loaded in."""
+    return plan.k_major and s.kind.startswith("row")
+
+
 def tile_extent(s: Staging, plan: TilingPlan) -> tuple[int, int]:
-    """(rows, columns) of a staging's tile before padding (a vec tile is one row)."""
+    """(rows, columns) of a staging's tile as it is loaded, before padding (a vec tile is
+    one row); a transposed tile is stored as (columns, rows)."""
     if s.kind == VEC:
         return 1, plan.tile
     cover = plan.coverage[0 if s.thread_axis == "x" else 1]
@@ -242,15 +261,26 @@ def load_order(s: Staging, plan: TilingPlan, target: Target
     rows, cols = tile_extent(s, plan)
     bx = plan.block[0]
     lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
-    within = [(lane % bx) if s.thread_axis == "x" else (lane // bx) for lane in lanes]
+    run = plan.group if plan.group > 1 and plan.merge[
+        0 if s.thread_axis == "x" else 1] % plan.group == 0 else 1
+    within = [(lane % bx) * run if s.thread_axis == "x" else (lane // bx) * run
+              for lane in lanes]
     reads = [(w, 0) for w in within] if s.kind.startswith("row") else [(0, w) for w in within]
     width = unit_width(s, plan)
+    # a register-tiled plan reads runs of ``run`` words as one vector: rows stay aligned
+    step = run if plan.register_tiled else 1
+    if transposed(s, plan):
+        # stored [col][row]: the loads' cells transposed, the reads along a stored row
+        cells = [unit_cell(lane, s, plan, 0) for lane in lanes]
+        stores = [[(col + i, row) for row, col in cells] for i in range(width)]
+        pad = pad_and_degree(rows, stores + [[(0, w) for w in within]], target, step)[0]
+        return 0, None, pad
     segment = segment_units(s, plan, target)
 
     def pad_of(interleave):
         cells = [unit_cell(lane, s, plan, segment, interleave) for lane in lanes]
         loads = [[(row, col + i) for row, col in cells] for i in range(width)]
-        return pad_and_degree(cols, loads + [reads], target)
+        return pad_and_degree(cols, loads + [reads], target, step)
 
     orders: list[tuple[int, int] | None] = [None]
     per_row = cols // width
@@ -270,6 +300,8 @@ def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
     if s.kind == VEC:
         return (plan.tile,)
     rows, cols = tile_extent(s, plan)
+    if transposed(s, plan):
+        return cols, rows + load_order(s, plan, target)[2]
     return rows, cols + load_order(s, plan, target)[2]
 
 

@@ -163,7 +163,7 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
     shape, _ = am.get(original, ShapeAnalysis)
     p = copy.deepcopy(original)
     taken = identifiers(p.func)
-    copies = ThreadCopies(plan.block, plan.merge)
+    copies = ThreadCopies(plan.block, plan.merge, plan.group)
     names = [fresh(taken, f"s_{w.array}") for w in plan.windows]
     decls = [shared_array(n, w.elem, list(window_dims(w, plan, target)))
              for n, w in zip(names, plan.windows)]

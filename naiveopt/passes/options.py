@@ -35,6 +35,7 @@ class PipelineOptions:
     memory: str = "global"
     vectorize: str = "auto"
     merge: tuple[int, int] | None = None      # forced thread-merge factors (x, y)
+    register_tile: tuple[int, int] | None = None  # forced register-tiled micro-tile (x, y)
     partition_camping: str = "auto"
     fp_strict: bool = False                   # floating-point arithmetic keeps its order
 
@@ -48,6 +49,13 @@ class PipelineOptions:
                 raise NaiveoptError(f"bad merge {self.merge!r}: expected two positive "
                                     "integers (X, Y), e.g. (1, 4)")
             object.__setattr__(self, "merge", merge)
+        if self.register_tile is not None:
+            tile = tuple(self.register_tile)
+            if not (len(tile) == 2 and all(type(v) is int and v > 0 and v % 4 == 0
+                                           for v in tile)):
+                raise NaiveoptError(f"bad register tile {self.register_tile!r}: expected two "
+                                    "positive multiples of 4 (X, Y), e.g. (8, 8)")
+            object.__setattr__(self, "register_tile", tile)
         if self.passes is not None:
             object.__setattr__(self, "passes", _names("passes", self.passes))
         object.__setattr__(self, "disable", _names("disable", self.disable))

@@ -76,8 +76,16 @@ class ThreadMerge(OptimizationPass):
             variants.append(Variant(f"merge x={mx} y={my}", plan.block,
                                     (-traffic(candidate), -(mx * my)), plan=candidate,
                                     shared_bytes=shared))
-        if not forced and uses_y(proc):
-            variants += self._register_tiled(plan, target, guarded_kernel)
+        tiles = ctx.options.register_tile
+        if tiles:       # --register-tile X:Y: that variant only
+            variants = self._register_tiled(plan, target, guarded_kernel, (tiles,))
+            if not variants:
+                ctx.remark("missed", self.name, proc, f"--register-tile {tiles[0]}:{tiles[1]}: "
+                           "a staged element is not a 4-byte word, or the tile does not fit "
+                           "the kernel's unguarded launch")
+        elif not forced and uses_y(proc):
+            variants += self._register_tiled(plan, target, guarded_kernel,
+                                             target.candidates.register_tiles)
         if not variants:
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
@@ -104,7 +112,8 @@ class ThreadMerge(OptimizationPass):
                    f"per output per iteration; {best.describe()}")
 
     @staticmethod
-    def _register_tiled(plan: TilingPlan, target, guarded_kernel: bool) -> list[Variant]:
+    def _register_tiled(plan: TilingPlan, target, guarded_kernel: bool,
+                        tiles: tuple[tuple[int, int], ...]) -> list[Variant]:
         """The register-tiled variants of ``plan`` (module docstring); none where a staged
         element is not a 4-byte word (one run is one 128-bit vector of them)."""
         if any(s.elem_type not in VECTOR_ELEMENTS or element_bytes(s.elem_type) != 4
@@ -112,7 +121,7 @@ class ThreadMerge(OptimizationPass):
             return []
         candidates = target.candidates
         out = []
-        for mx, my in candidates.register_tiles:
+        for mx, my in tiles:
             candidate = replace(plan, block=candidates.register_tile_block,
                                 tile=candidates.register_tile_k, merge=(mx, my), group=4,
                                 k_major=True, peel=True, prefetch=False,

@@ -1,0 +1,87 @@
+"""The instruction mix of the matrix products' hot loops, read from their sm_90 SASS (no GPU).
+
+Issue 18's static criterion: in the hot loop of mm's output at 4096^3 FFMA are at least 80%
+of the instructions and the shared loads are 128-bit; the same for gemm and syrk. For each
+kernel this optimizes the library file with its sizes set to 4096 (``-D``, so that the cost
+model chooses for those sizes; verification off: the naive kernel would run for minutes on
+PoCL at that size), compiles the output for the architecture and counts the opcodes of the
+loop holding the most FFMA (naiveopt/cost/sass.py), for the naive input and the output.
+
+    python bench/sass_mix.py --out bench/results/sass-mix-sm_90.md
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from naiveopt.api import optimize  # noqa: E402
+from naiveopt.cost.sass import hot_loop_mix  # noqa: E402
+
+#: file, the sizes set to 4096
+KERNELS = {
+    "mm.cu": ("H", "W", "K"),
+    "mm_macro.cu": ("HEIGHT_A", "WIDTH_A", "WIDTH_B"),
+    "gemm.cu": ("NI", "NJ", "NK"),
+    "syrk.cu": ("N", "M"),
+}
+
+
+def _row(name: str, sizes: tuple[str, ...], arch: str, size: int) -> dict:
+    path = ROOT / "kernels" / "naive" / name
+    source = path.read_text()
+    defines = {s: str(size) for s in sizes}
+    result = optimize(source, filename=str(path), arch=arch, verify=False, defines=defines)
+    chosen = [r.message for r in result.remarks
+              if r.pass_name == "thread-merge" and r.kind == "applied"]
+    naive_loop, naive_why = hot_loop_mix(source, arch)
+    loop, why = hot_loop_mix(result.code, arch)
+    return {
+        "kernel": name, "sizes": defines, "chosen": chosen[0] if chosen else "no thread merge",
+        "naive": naive_loop.describe() if naive_loop else
+        "not compiled as written (" + naive_why.splitlines()[-1].strip()[:60] + ")",
+        "naive_ffma_share": naive_loop.ffma_share if naive_loop else None,
+        "optimized": loop.describe() if loop else why,
+        "ffma_share": loop.ffma_share if loop else None,
+        "lds128_only": loop.vector_shared_loads if loop else False,
+        "fmul": loop.opcodes.get("FMUL", 0) if loop else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--out", help="write the table here (and its .json beside it)")
+    args = ap.parse_args(argv)
+    rows = []
+    for name, sizes in KERNELS.items():
+        rows.append(_row(name, sizes, args.arch, args.size))
+        print(f"{name}: {rows[-1]['optimized']}", file=sys.stderr)
+    lines = [f"# Hot-loop instruction mix, {args.arch} SASS, sizes {args.size} "
+             f"({date.today().isoformat()})", "",
+             "Command: `python bench/sass_mix.py --arch " + args.arch + "` (NVRTC or nvcc, "
+             "nvdisasm; no GPU). Hot loop: the loop holding the most FFMA "
+             "(naiveopt/cost/sass.py). Target (issue 18): FFMA >= 80%, shared loads 128-bit.",
+             "", "| kernel | naive hot loop | optimized hot loop | FFMA share | LDS.128 only |"
+             " variant |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        share = f"{r['ffma_share']:.1%}" if r["ffma_share"] is not None else "-"
+        variant = r["chosen"].split(";")[0].replace("|", "/")
+        lines.append(f"| {r['kernel']} | {r['naive']} | {r['optimized']} | {share} | "
+                     f"{'yes' if r['lds128_only'] else 'no'} | {variant} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+        Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Register-tiled matrix products (issue 18 item 1): the layout, its choice by the cost
+model, its verification at tile multiples and odd sizes on both targets, and its machine code
+(the hot loop's FFMA share and 128-bit shared loads, read from sm_80 and sm_90 SASS)."""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import sympy
+
+from naiveopt.api import optimize
+from naiveopt.cost.sass import cubin, hot_loop_mix, nvdisasm_path
+from naiveopt.passes.optimize.tiling.copies import ThreadCopies
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = os.path.join(REPO, "kernels", "naive")
+
+
+def _read(name: str) -> str:
+    with open(os.path.join(KERNELS, name), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def test_copies_come_in_runs_of_adjacent_outputs():
+    tidx = sympy.Symbol("tidx", integer=True)
+    runs = ThreadCopies((16, 16), (8, 4), 4)
+    assert [runs.within("x", m) for m in range(8)] == [
+        4 * tidx + o for o in (0, 1, 2, 3, 64, 65, 66, 67)]
+    # an axis whose merge factor the group does not divide stays block-cyclic
+    assert ThreadCopies((16, 16), (2, 8), 4).within("x", 1) == 16 + tidx
+    assert ThreadCopies((16, 16), (2, 2)).within("x", 1) == 16 + tidx
+
+
+def _sizes_metadata(tmp_path, name: str, test: dict, odd: dict) -> str:
+    """The kernel's metadata with its test and odd size sets replaced."""
+    with open(os.path.join(KERNELS, os.path.splitext(name)[0] + ".toml"),
+              encoding="utf-8") as fh:
+        text = fh.read()
+    for key, sizes in (("test", test), ("odd", odd)):
+        table = "{ " + ", ".join(f"{k} = {v}" for k, v in sizes.items()) + " }"
+        text, n = re.subn(rf"(?m)^{key}\s*=.*$", f"{key} = {table}", text)
+        assert n == 1
+    path = tmp_path / (os.path.splitext(name)[0] + ".toml")
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+CASES = [
+    # file, micro-tile, test sizes (tile multiples), odd sizes (several blocks, a partial k-tile)
+    ("mm.cu", (8, 8), {"H": 256, "W": 256, "K": 64}, {"H": 300, "W": 260, "K": 77}),
+    ("mm.cl", (8, 8), {"H": 256, "W": 256, "K": 64}, {"H": 300, "W": 260, "K": 77}),
+    ("gemm.cu", (4, 8), {"NI": 256, "NJ": 128, "NK": 32}, {"NI": 141, "NJ": 203, "NK": 13}),
+    ("gemm.cl", (8, 4), {"NI": 128, "NJ": 256, "NK": 32}, {"NI": 141, "NJ": 203, "NK": 13}),
+    ("syrk.cu", (8, 8), {"N": 256, "M": 64}, {"N": 261, "M": 19}),
+    ("syrk.cl", (4, 4), {"N": 128, "M": 64}, {"N": 133, "M": 7}),
+]
+
+
+@pytest.mark.parametrize("name,tile,test,odd", CASES, ids=[c[0] for c in CASES])
+def test_register_tiled_outputs_verify_at_multiple_and_odd_sizes(tmp_path, name, tile, test,
+                                                                 odd):
+    meta = _sizes_metadata(tmp_path, name, test, odd)
+    result = optimize(_read(name), filename=os.path.join(KERNELS, name), metadata=meta,
+                      options={"register_tile": tile})
+    applied = [r.message for r in result.remarks
+               if r.pass_name == "thread-merge" and r.kind == "applied"]
+    assert applied and applied[0].startswith(
+        f"register-tiled: each thread computes {tile[0]}x{tile[1]} outputs"), applied
+    (k,) = result.kernels
+    assert k.verified, k.verification.detail
+    assert k.geometry.block[:2] == (16, 16) and k.geometry.coarsen[:2] == tile
+
+
+def test_mm_at_4096_is_register_tiled_by_the_cost_model():
+    result = optimize(_read("mm.cu"), filename=os.path.join(KERNELS, "mm.cu"), verify=False)
+    chosen = [r.message for r in result.remarks
+              if r.pass_name == "thread-merge" and "chosen" in r.message]
+    assert chosen and chosen[0].startswith("register tile x=8 y=8 chosen"), chosen
+    assert "H=4096" in chosen[0]
+    # slower variants are said with their estimates
+    assert any("merge x=2 y=4" in r.message and "slower than" in r.message
+               for r in result.remarks if r.pass_name == "thread-merge")
+
+
+def test_small_products_keep_more_blocks_than_a_128_tile_gives():
+    """At 64^3 a 128x128 tile leaves one block for 132 SMs: the model keeps smaller tiles."""
+    result = optimize(_read("mm.cu"), filename=os.path.join(KERNELS, "mm.cu"), verify=False,
+                      defines={"H": "64", "W": "64", "K": "64"})
+    assert not any(r.message.startswith("register-tiled") for r in result.remarks)
+
+
+def _sass_available() -> str:
+    if nvdisasm_path() is None:
+        return "nvdisasm not installed"
+    code, why = cubin('extern "C" __global__ void k(float *a) { a[0] = 1.0f; }', "sm_90")
+    return "" if code is not None else why
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", ["mm.cu", "gemm.cu", "syrk.cu"])
+def test_hot_loop_is_ffma_with_128_bit_shared_loads(name, arch):
+    """Issue 18's static criterion: the output compiles for sm_80 and sm_90, and in its hot
+    loop FFMA are at least 80% of the instructions and every shared load is 128-bit."""
+    why = _sass_available()
+    if why:
+        pytest.skip(f"no SASS: {why}")
+    result = optimize(_read(name), filename=os.path.join(KERNELS, name), arch=arch,
+                      verify=False, launcher=False, options={"register_tile": (8, 8)})
+    loop, why = hot_loop_mix(result.code, arch)
+    assert loop is not None, why
+    assert loop.ffma == 512, loop.describe()        # 8 unrolled k steps of an 8x8 tile
+    assert loop.ffma_share >= 0.8, loop.describe()
+    assert loop.vector_shared_loads, loop.describe()
+    assert loop.opcodes.get("FMUL", 0) == 0, loop.describe()      # gemm/syrk: alpha hoisted

@@ -95,8 +95,9 @@ class Candidates:
     thread_merge_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
     #: thread-merge's register-tiled variants of a 2-D kernel: the block, the loop tile and
     #: the (x, y) micro-tiles, each thread's outputs in runs of one 128-bit vector (the
-    #: classic SGEMM layout: 16x16 threads of 8x8 outputs cover 128x128)
-    register_tile_block: Pair = (16, 16)
+    #: classic SGEMM layout: 16x16 threads of 8x8 outputs cover 128x128); the second block
+    #: serves OpenCL outputs whose naive block is the first (thread_merge.py says why)
+    register_tile_blocks: tuple[Pair, ...] = ((16, 16), (32, 8))
     register_tile_k: int = 8
     register_tiles: tuple[Pair, ...] = ((8, 8), (8, 4), (4, 8), (4, 4))
     #: coalesce-writes: sides of the square tile a transposed write goes through

@@ -53,8 +53,8 @@ def test_bundle_holds_numbers_and_sources_by_hash(bundle):
     assert mm["sizes"] == {"H": 4096, "W": 4096, "K": 4096}
     assert mm["variants"]["naive"]["grid"] == [256, 256, 1]
     assert mm["variants"]["naive"]["block"] == [16, 16, 1]
-    assert mm["variants"]["optimized"]["grid"] == [64, 64, 1]
-    assert mm["variants"]["optimized"]["block"] == [32, 16, 1]
+    assert mm["variants"]["optimized"]["grid"] == [32, 32, 1]      # 128x128 register tiles
+    assert mm["variants"]["optimized"]["block"] == [16, 16, 1]
     assert mm["flops"] == 2 * 4096 ** 3
     import hashlib
     for variant in mm["variants"].values():

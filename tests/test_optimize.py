@@ -127,7 +127,8 @@ def test_remarks_say_what_fired_and_what_was_rejected_and_why():
     assert re.search(r"\[thread-block-merge\] applied: merged blocks to \d+x\d+", text)
     assert re.search(r"\[thread-merge\] applied: each thread computes \d+x\d+ outputs", text)
     # every variant's estimate: the chosen one's with its bound, the others' with why not
-    assert re.search(r"\[thread-merge\] analysis: merge x=\d y=\d chosen: estimated [\d.]+ us, "
+    assert re.search(r"\[thread-merge\] analysis: (merge|register tile) x=\d y=\d chosen: "
+                     r"estimated [\d.]+ us, "
                      r"[\w ]+-bound", text)
     assert re.search(r"not chosen: estimated [\d.]+ us(, as fast as the chosen variant within "
                      r"5%, (and occupancy \d+% < 50%|with less reuse)| \(\w[\w ]*-bound\), "

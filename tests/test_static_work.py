@@ -4,6 +4,8 @@ thread repeats (one load), a tile loop bounded by a conjunction and a cooperativ
 whose bounds hold a thread id; and selection by estimated time (selection.py)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import naiveopt
@@ -150,12 +152,19 @@ def test_the_fastest_estimate_wins_over_the_reuse_rule(monkeypatch):
                for r in result.remarks if r.pass_name == "thread-merge")
 
 
-def test_without_the_model_the_library_choice_is_the_reuse_rule():
-    """At the library's default sizes the model agrees with the reuse rule on mm: the most
-    merged variant is the fastest estimate (fewest shared loads per FMA)."""
+def test_at_4096_the_model_prefers_the_register_tile_to_the_most_merged_variant():
+    """At the library's default sizes the 8x8 register tile (4 128-bit shared loads per 64
+    FMAs) is the fastest estimate, and among the block-cyclic merges the most merged one
+    (fewest shared loads per FMA), as the reuse rule would have it."""
     from conftest import KERNELS_DIR
     path = f"{KERNELS_DIR}/mm.cu"
     result = naiveopt.optimize(open(path).read(), filename=path, verify=False)
     chosen = [r.message for r in result.remarks if r.pass_name == "thread-merge"
               and "chosen: estimated" in r.message]
-    assert chosen[0].startswith("merge x=2 y=4 chosen"), chosen
+    assert chosen[0].startswith("register tile x=8 y=8 chosen"), chosen
+    estimates = {}
+    for r in result.remarks:
+        m = re.match(r"(merge x=\d y=\d): .* estimated ([\d.]+) us", r.message)
+        if r.pass_name == "thread-merge" and m:
+            estimates[m.group(1)] = float(m.group(2))
+    assert min(estimates, key=estimates.get) == "merge x=2 y=4", estimates

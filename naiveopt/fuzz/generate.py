@@ -143,6 +143,8 @@ class Case:
         parts += [f"--disable-pass={name}" for name in self.options.disable]
         if self.options.merge:
             parts.append("--merge={}:{}".format(*self.options.merge))
+        if self.options.register_tile:
+            parts.append("--register-tile={}:{}".format(*self.options.register_tile))
         if self.options.memory != "global":
             parts.append(f"--memory={self.options.memory}")
         return " ".join(parts)
@@ -806,6 +808,8 @@ def reduction_file(rng: random.Random, dialect: str) -> str:
 
 #: How often a case is a grid-stride kernel (:func:`grid_stride_file`) instead.
 GRID_STRIDE_SHARE = 0.12
+#: Share of cases that force a register-tiled micro-tile (--register-tile)
+REGISTER_TILE_SHARE = 0.12
 
 
 def grid_stride_file(rng: random.Random, dialect: str) -> str:
@@ -905,11 +909,17 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
+    # register-tiled variants win only at large sizes: a share of cases forces one (its own
+    # stream, so the other cases keep their draws)
+    tiles = random.Random(f"{seed}:{index}:register-tile")
+    register_tile = tiles.choice([(4, 4), (8, 4), (4, 8), (8, 8)]) \
+        if merge is None and tiles.random() < REGISTER_TILE_SHARE else None
     source = unverifiable(source, seed, index, guarded)
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
                 rng.choice(["sm_90", "sm_80", "gfx90a"]),
-                PipelineOptions(disable=disabled, merge=merge, memory=memory),
+                PipelineOptions(disable=disabled, merge=merge, memory=memory,
+                                register_tile=register_tile),
                 sizes if reductions else sized(source, random.Random(f"{seed}:{index}:sizes")))
 
 

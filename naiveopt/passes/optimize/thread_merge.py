@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ... import launch
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis
+from ...cost.static import DEFAULT_SIZE
 from ...ir import GProcedure
 from ...ir.elements import element_bytes
 from ...ir.vector import VECTOR_ELEMENTS
-from ...launch import unguarded_obstacle, uses_y
+from ...launch import default_block, unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
@@ -77,15 +79,16 @@ class ThreadMerge(OptimizationPass):
                                     (-traffic(candidate), -(mx * my)), plan=candidate,
                                     shared_bytes=shared))
         tiles = ctx.options.register_tile
+        block = self._register_tile_block(ctx, proc, target)
         if tiles:       # --register-tile X:Y: that variant only
-            variants = self._register_tiled(plan, target, guarded_kernel, (tiles,))
+            variants = self._register_tiled(plan, target, guarded_kernel, (tiles,), block)
             if not variants:
                 ctx.remark("missed", self.name, proc, f"--register-tile {tiles[0]}:{tiles[1]}: "
                            "a staged element is not a 4-byte word, or the tile does not fit "
                            "the kernel's unguarded launch")
         elif not forced and uses_y(proc):
-            variants += self._register_tiled(plan, target, guarded_kernel,
-                                             target.candidates.register_tiles)
+            tiles = self._worth_trying(ctx, proc, plan, target, block)
+            variants += self._register_tiled(plan, target, guarded_kernel, tiles, block)
         if not variants:
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
@@ -98,9 +101,9 @@ class ThreadMerge(OptimizationPass):
         ctx.am.record(proc, TilingAnalysis, best.plan)
         mx, my = best.plan.merge
         if best.plan.register_tiled:
-            ctx.remark("applied", self.name, proc, f"register-tiled: each thread computes "
-                       f"{mx}x{my} outputs in runs of {best.plan.group} adjacent ones; block "
-                       f"{best.plan.block[0]}x{best.plan.block[1]} covers "
+            ctx.remark("applied", self.name, proc, f"each thread computes {mx}x{my} outputs "
+                       f"(x={mx}, y={my}), register-tiled in runs of {best.plan.group} "
+                       f"adjacent ones; block {best.plan.block[0]}x{best.plan.block[1]} covers "
                        f"{best.plan.coverage[0]}x{best.plan.coverage[1]} outputs; k-tile "
                        f"{best.plan.tile}, row tiles stored k-major; "
                        f"{traffic(best.plan):.3f} global loads per output per iteration; "
@@ -112,8 +115,50 @@ class ThreadMerge(OptimizationPass):
                    f"per output per iteration; {best.describe()}")
 
     @staticmethod
+    def _register_tile_block(ctx: PassContext, proc: GProcedure, target) -> tuple[int, int]:
+        """The block of the register-tiled variants: the first of the target's, except for an
+        OpenCL output whose naive block it is. OpenCL has no trap, so an output is protected
+        from a stale launch of the naive kernel only by ``reqd_work_group_size`` refusing the
+        naive work-group; with the naive block kept, the naive launch would run (an unguarded
+        kernel's extra work-groups writing out of bounds)."""
+        blocks = target.candidates.register_tile_blocks
+        if ctx.target == "opencl":
+            return next((b for b in blocks if b != default_block(proc)), blocks[0])
+        return blocks[0]
+
+    def _worth_trying(self, ctx: PassContext, proc: GProcedure, plan: TilingPlan, target,
+                      block: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+        """The register tiles that leave blocks for at least a quarter of the SMs at the
+        sizes of interest (unknown sizes taken as the cost model takes them). The model ranks
+        the others slowest anyway (at 512^3 gemm's 8x8 tiles are 16 blocks: 40 us estimated
+        against 11 us for 4x4's 64 blocks); not building them saves their compiles (64 copies
+        of the body each), most of a small kernel's compile time."""
+        geo = launch.geometry(plan.original)
+        extents = []
+        for tree in geo.thread_space_trees[:2]:
+            if tree is None:
+                return target.candidates.register_tiles
+            names = {n: DEFAULT_SIZE for n in launch.variables(tree)}
+            try:
+                extents.append(launch.evaluate(tree, {**names, **ctx.sizes}))
+            except (ValueError, ZeroDivisionError):
+                return target.candidates.register_tiles
+        out = []
+        bx, by = block
+        for mx, my in target.candidates.register_tiles:
+            blocks = -(-extents[0] // (bx * mx)) * -(-extents[1] // (by * my))
+            if 4 * blocks >= target.multiprocessors:
+                out.append((mx, my))
+            else:
+                ctx.remark("analysis", self.name, proc, f"register tile x={mx} y={my} not "
+                           f"tried: {blocks} blocks at the sizes of interest for "
+                           f"{target.multiprocessors} SMs (fewer than a quarter)")
+        return tuple(out)
+
+    @staticmethod
     def _register_tiled(plan: TilingPlan, target, guarded_kernel: bool,
-                        tiles: tuple[tuple[int, int], ...]) -> list[Variant]:
+                        tiles: tuple[tuple[int, int], ...], block: tuple[int, int]
+                        ) -> list[Variant]:
         """The register-tiled variants of ``plan`` (module docstring); none where a staged
         element is not a 4-byte word (one run is one 128-bit vector of them)."""
         if any(s.elem_type not in VECTOR_ELEMENTS or element_bytes(s.elem_type) != 4
@@ -122,7 +167,7 @@ class ThreadMerge(OptimizationPass):
         candidates = target.candidates
         out = []
         for mx, my in tiles:
-            candidate = replace(plan, block=candidates.register_tile_block,
+            candidate = replace(plan, block=block,
                                 tile=candidates.register_tile_k, merge=(mx, my), group=4,
                                 k_major=True, peel=True, prefetch=False,
                                 load_width=4)

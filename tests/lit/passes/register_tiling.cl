@@ -1,7 +1,9 @@
 // thread-merge, register-tiled, OpenCL (register_tiling.cu says what the layout is): gemm as
 // PolyBench writes it, after register promotion and invariant factors: the running value of
 // c[i][j] read and scaled before the loop is sunk past it, so a thread holds its 4x8
-// accumulators, not 32 more values, across the loop. Sizes are not tile multiples.
+// accumulators, not 32 more values, across the loop. The block is 32x8, not the naive 16x16:
+// OpenCL has no trap, so only reqd_work_group_size refuses a stale naive launch. Sizes are
+// not tile multiples.
 // RUN: %naiveopt %s --register-tile 4:8 --explain -o %t.cl 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.cl
 
@@ -18,10 +20,11 @@ __kernel void gemm(__global float *a, __global float *b, __global float *c, floa
     }
 }
 
-// REMARK: gemm: remark [thread-merge] applied: register-tiled: each thread computes 4x8 outputs in runs of 4 adjacent ones; block 16x16 covers 64x128 outputs; k-tile 8, row tiles stored k-major
+// REMARK: gemm: remark [thread-merge] applied: each thread computes 4x8 outputs (x=4, y=8), register-tiled in runs of 4 adjacent ones; block 32x8 covers 128x64 outputs; k-tile 8, row tiles stored k-major
 // REMARK: gemm: verification passed
 
-// CHECK: __local float s_a[8][132];
+// CHECK: reqd_work_group_size(32, 8, 1)
+// CHECK: __local float s_a[8][68];
 // CHECK: for (; k0 + 8 <= NK; k0 += 8) {
 // CHECK: #pragma unroll
 // CHECK-NEXT: for (int kk = 0; kk < 8; kk++) {

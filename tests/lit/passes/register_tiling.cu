@@ -20,7 +20,7 @@ __global__ void mm(const float *A, const float *B, float *C, int N, int M, int K
     }
 }
 
-// REMARK: mm: remark [thread-merge] applied: register-tiled: each thread computes 8x8 outputs in runs of 4 adjacent ones; block 16x16 covers 128x128 outputs; k-tile 8, row tiles stored k-major
+// REMARK: mm: remark [thread-merge] applied: each thread computes 8x8 outputs (x=8, y=8), register-tiled in runs of 4 adjacent ones; block 16x16 covers 128x128 outputs; k-tile 8, row tiles stored k-major
 // REMARK: mm: verification passed
 
 // CHECK: //   launch: mm<<<dim3((M + 127) / 128, (N + 127) / 128), dim3(16, 16)>>>

@@ -91,7 +91,9 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
         body = copy.deepcopy(lp.node.stmt, memo)
         replace = {}
         for s, name in zip(plan.stagings, tile_names):
-            read = _tile_read(s, name, copies, m_x, m_y, kk, transposed(s, plan))
+            read = _tile_read(s, name, copies, m_x, m_y, kk)
+            if transposed(s, plan):
+                read = _flipped(read)
             for i in s.accesses:
                 replace[id(memo[id(original.memory_expressions[i].node)])] = read
         body = map_nodes(body, lambda n: copy.deepcopy(replace[id(n)])
@@ -169,17 +171,20 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     return p, ""
 
 
-def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str,
-               flipped: bool = False) -> c_ast.Node:
-    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk
-    (``flipped``: of a tile stored transposed)."""
+def _flipped(ref: c_ast.ArrayRef) -> c_ast.ArrayRef:
+    """``t[a][b]`` as ``t[b][a]``: the read of a tile stored transposed (plan.transposed)."""
+    return c_ast.ArrayRef(c_ast.ArrayRef(ref.name.name, ref.subscript), ref.name.subscript)
+
+
+def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str
+               ) -> c_ast.Node:
+    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk."""
     if s.kind == VEC:
         return c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(kk))
     axis = s.thread_axis
     m = m_x if axis == "x" else m_y
     within = from_sympy(copies.within(axis, m))
-    row, col = (within, c_ast.ID(kk)) if s.kind.startswith("row") and not flipped else \
-        (c_ast.ID(kk), within)
+    row, col = (within, c_ast.ID(kk)) if s.kind.startswith("row") else (c_ast.ID(kk), within)
     return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), row), col)
 
 

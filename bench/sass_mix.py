@@ -44,7 +44,9 @@ def _row(name: str, sizes: tuple[str, ...], arch: str, size: int) -> dict:
     return {
         "kernel": name, "sizes": defines, "chosen": chosen[0] if chosen else "no thread merge",
         "naive": naive_loop.describe() if naive_loop else
-        "not compiled as written (" + naive_why.splitlines()[-1].strip()[:60] + ")",
+        "not compiled as written (" + next((ln.split("error:")[-1].strip()[:60]
+                                            for ln in naive_why.splitlines()
+                                            if "error:" in ln), "no loop") + ")",
         "naive_ffma_share": naive_loop.ffma_share if naive_loop else None,
         "optimized": loop.describe() if loop else why,
         "ffma_share": loop.ffma_share if loop else None,

@@ -120,3 +120,20 @@ def test_hot_loop_is_ffma_with_128_bit_shared_loads(name, arch):
     assert loop.ffma_share >= 0.8, loop.describe()
     assert loop.vector_shared_loads, loop.describe()
     assert loop.opcodes.get("FMUL", 0) == 0, loop.describe()      # gemm/syrk: alpha hoisted
+
+
+CORPUS = os.path.join(REPO, "tests", "corpus")
+
+
+@pytest.mark.parametrize("name", ["pb_2mm.cu", "tb_matmul_kirk.cu", "llmc_matmul.cu",
+                                  "ocl_matmul_sizet.cl", "tb_matmul_unroll.cu"])
+def test_matrix_products_as_others_write_them_take_register_tiles(name):
+    """Kernels from outside (PolyBench's two chained products, Kirk & Hwu's, llm.c's forward
+    matmul, an OpenCL one with size_t sizes, a hand-unrolled one) take the forced 8x8 tile
+    and verify at their pragma's odd sizes."""
+    path = os.path.join(CORPUS, name)
+    with open(path, encoding="utf-8") as fh:
+        result = optimize(fh.read(), filename=path, options={"register_tile": (8, 8)})
+    for k in result.kernels:
+        assert k.verified, (k.name, k.verification.detail)
+        assert tuple(k.geometry.coarsen[:2]) == (8, 8), k.name

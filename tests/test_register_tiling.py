@@ -137,3 +137,23 @@ def test_matrix_products_as_others_write_them_take_register_tiles(name):
     for k in result.kernels:
         assert k.verified, (k.name, k.verification.detail)
         assert tuple(k.geometry.coarsen[:2]) == (8, 8), k.name
+
+
+def test_profile_counts_a_run_of_reads_as_one_128_bit_request():
+    """The CPU profile's trace sees each copy's scalar read; nvcc issues one conflict-free
+    LDS.128 per run of 4 and keeps a value read again by another copy in a register. The
+    profile counts them so: no load of the register-tiled loop conflicts, and there are as
+    many read requests as runs (2 of A's tile and 2 of B's per warp and k)."""
+    from naiveopt.profile import profile_file
+
+    (p,) = profile_file(_read("mm.cu"), os.path.join(KERNELS, "mm.cu"), opt=True,
+                        defines={"H": "128", "W": "128", "K": "64"},
+                        options={"register_tile": (8, 8)})
+    reads = [s for s in p.sites if s.site.space == "shared" and s.site.is_load]
+    assert reads and sum(s.bank_conflicts for s in reads) == 0
+    leaders = [s for s in reads if s.requests]
+    assert len(leaders) == 4, [s.site.text for s in leaders]
+    # 128x128 outputs in 32x8 blocks of 8x8 tiles (the OpenCL form profiled keeps off the
+    # naive 16x16), each 256x64 outputs: 2 blocks x 8 warps x 64 k steps per run
+    blocks = -(-128 // (32 * 8)) * -(-128 // (8 * 8))
+    assert all(s.requests == blocks * 8 * 64 for s in leaders), [s.requests for s in leaders]

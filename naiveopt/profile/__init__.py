@@ -156,9 +156,16 @@ def _run(text, kernel, options, args, global_size, local_size, stride, layout):
     for _ in range(2):
         trace = np.zeros(capacity * RECORD_WORDS, dtype=np.uint32)
         counter = np.zeros(1, dtype=np.uint32)
-        results = opencl.run(text, kernel, options, args + [
-            trace, counter, np.uint32(capacity), np.uint32(stride)], global_size, local_size,
-            layout + recorder)
+        try:
+            results = opencl.run(text, kernel, options, args + [
+                trace, counter, np.uint32(capacity), np.uint32(stride)], global_size,
+                local_size, layout + recorder)
+        except opencl.KernelCrash as exc:
+            # every access of the sampled blocks is recorded: a few large blocks (a
+            # register-tiled product's 128x128 outputs each) make a trace of millions
+            raise NaiveoptError(f"the traced run of {kernel} failed on the CPU OpenCL device "
+                                f"({exc}): profile at smaller sizes (-D) or record fewer "
+                                "blocks (--max-blocks)") from exc
         count = int(results[-1][0])
         if count <= capacity:
             return results[-2], count

@@ -11,6 +11,7 @@ same site and instance form one request, as on hardware (paper 001, ch. 5).
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 
 from pycparser import c_ast
@@ -56,6 +57,10 @@ class Site:
     elem_bytes: int
     text: str         # the access as written
     width: int = 1    # consecutive elements per access (4 for a float4 load)
+    # a shared load nvcc merges into its run's 128-bit load, or a repeated read of an
+    # element it keeps in a register (run_leader: that load): its records are counted as
+    # that load's (metrics.py); None for every other site
+    run_leader: int | None = None
 
 
 def _elem_bytes(type_name: str) -> int:
@@ -71,6 +76,55 @@ _HELPER_PARAMS = ("unsigned int *nv_trace, unsigned int *nv_count, unsigned int 
                   "unsigned int nv_on, unsigned int *nv_inst, unsigned int nv_block, "
                   "unsigned int nv_thread")
 _HELPER_ARGS = ("nv_trace", "nv_count", "nv_cap", "nv_on", "nv_inst", "nv_block", "nv_thread")
+
+
+_TERM = re.compile(r"^(\d+) \* \w+$")
+
+
+def _run_key(node, subs, parents, space: str, pure_load: bool, width: int, elem: str,
+             dims: list[int], to_c) -> tuple[tuple, int] | None:
+    """(run key, constant) of a shared load that may belong to a run nvcc merges into one
+    128-bit load (cost/static.py's rule, read from the code): a 4-byte element, a row pitch
+    that is a multiple of 4, a last subscript ``BASE + c`` whose BASE is a sum of ``N * id``
+    terms with N a multiple of 4, in the innermost loop around it, which writes no element
+    of that array. The key is (loop, array and leading subscripts, BASE)."""
+    if space != "shared" or not pure_load or width != 1 or _elem_bytes(elem) != 4 or \
+            any(d % 4 for d in dims[1:]):
+        return None
+    last = to_c(subs[-1])
+    base, const = last, 0
+    m = re.match(r"^(.*) \+ (\d+)$", last)
+    if m:
+        base, const = m.group(1), int(m.group(2))
+    if not all(_TERM.match(t.strip()) and int(_TERM.match(t.strip()).group(1)) % 4 == 0
+               for t in base.split(" + ")):
+        return None
+    loop = parents.get(id(node))
+    while loop is not None and not isinstance(loop, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+        loop = parents.get(id(loop))
+    if loop is None:
+        return None
+    name = subs and node
+    while isinstance(name, c_ast.ArrayRef):
+        name = name.name
+    for n, p in walk(loop):
+        if isinstance(p, c_ast.Assignment) and p.lvalue is n:
+            target = n
+            while isinstance(target, c_ast.ArrayRef):
+                target = target.name
+            if isinstance(target, c_ast.ID) and target.name == name.name:
+                return None
+    leading = tuple(to_c(x) for x in subs[:-1])
+    return (id(loop), name.name, leading, base), const
+
+
+def _mark_runs(runs: dict[tuple, dict[int, int]], sites: list) -> None:
+    """Point the three later loads of every complete aligned run at its first."""
+    for offsets in runs.values():
+        for start in sorted(o for o in offsets if o % 4 == 0):
+            if all(start + i in offsets for i in range(4)):
+                for i in range(1, 4):
+                    sites[offsets[start + i]].run_leader = offsets[start]
 
 
 def instrument(module: GModule, proc: GProcedure) -> tuple[GModule, list[Site]]:
@@ -188,6 +242,7 @@ def _record_accesses(body: c_ast.Node, arrays: dict[str, tuple[str, str, str]],
         return not isinstance(parents.get(id(node)), c_ast.ArrayRef) or \
             parents[id(node)].name is not node
 
+    runs: dict[tuple, dict[int, int]] = {}      # run key -> constant offset -> site number
     for node, parent in list(walk(body)):
         if not isinstance(node, c_ast.ArrayRef) or not outermost(node):
             continue
@@ -207,6 +262,14 @@ def _record_accesses(body: c_ast.Node, arrays: dict[str, tuple[str, str, str]],
         site = Site(len(sites), array, space, load, store, _elem_bytes(elem), to_c(node),
                     width)
         sites.append(site)
+        key = _run_key(node, subs, parents, space, load and not store, width, elem,
+                       pitches.get(base.name, []), to_c)
+        if key is not None:
+            first = runs.setdefault(key[0], {}).setdefault(key[1], site.number)
+            if first != site.number:
+                # the same element again in the iteration (a merged copy's read of the
+                # tile value another copy read): nvcc keeps it in a register
+                site.run_leader = first
         flat: c_ast.Node = copy.deepcopy(subs[0])
         for sub, dim in zip(subs[1:], pitches.get(base.name, [])[1:]):
             flat = c_ast.BinaryOp("+", c_ast.BinaryOp("*", flat, c_ast.Constant("int", str(
@@ -218,3 +281,4 @@ def _record_accesses(body: c_ast.Node, arrays: dict[str, tuple[str, str, str]],
         else:   # record the flattened index, keep the last subscript's value
             last = node.subscript
             node.subscript = c_ast.ExprList([call, last])
+    _mark_runs(runs, sites)

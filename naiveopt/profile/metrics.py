@@ -83,6 +83,15 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
     sector_bytes = target.sector_bytes
     rec = records.reshape(-1, RECORD_WORDS).astype(np.int64)
     site, block, thread, inst, index = rec.T
+    # a run's later loads are its first's 128-bit request (instrument.Site.run_leader)
+    leaders = {s.number: s.run_leader for s in sites if s.run_leader is not None}
+    if leaders and rec.size:
+        lookup = np.arange(max(s.number for s in sites) + 1)
+        for member, leader in leaders.items():
+            while leader in leaders:         # a repeated read of a run's member
+                leader = leaders[leader]
+            lookup[member] = leader
+        site = lookup[site]
     warp = thread // target.warp_size
     elem = np.array([s.elem_bytes for s in sites] or [WORD_BYTES], dtype=np.int64)[site]
     addr = index * elem
@@ -136,7 +145,9 @@ def analyse(records: np.ndarray, sites: list[Site], target: Target, scale: float
 
 
 def _wavefronts(requests: np.ndarray, words: np.ndarray, banks: int) -> tuple[float, float]:
-    """(wavefronts, extra wavefronts) of shared-memory requests."""
+    """(wavefronts, extra wavefronts) of shared-memory requests. A request of more distinct
+    words than banks (a 128-bit load: 4 per lane) needs one wavefront per ``banks`` words
+    however they fall; only the wavefronts beyond that are conflicts."""
     if not len(requests):
         return 0.0, 0.0
     pairs = np.unique(np.stack([requests, words], axis=1), axis=0)       # distinct words
@@ -145,6 +156,7 @@ def _wavefronts(requests: np.ndarray, words: np.ndarray, banks: int) -> tuple[fl
     keys, counts = per_bank
     worst = np.zeros(int(requests.max()) + 1, dtype=np.int64)
     np.maximum.at(worst, keys[:, 0], counts)
-    used = np.unique(requests)
+    used, distinct = np.unique(pairs[:, 0], return_counts=True)
     wavefronts = worst[used].sum()
-    return float(wavefronts), float(wavefronts - len(used))
+    ideal = np.maximum(1, -(-distinct // banks)).sum()
+    return float(wavefronts), float(wavefronts - ideal)

@@ -15,9 +15,11 @@ gives each thread runs of G adjacent outputs, G*BX apart:
 so that the values a thread reads for its copies from a tile row are adjacent: nvcc loads
 each run with one 128-bit shared load (LDS.128) instead of G scalar ones, which is what lets
 an 8x8 micro-tile issue 4 shared loads per 64 FMAs (the register tiling of cuBLAS-class
-SGEMM; the global writes of a run are G words apart per lane, written once per output). Each copy gets its own local variables (renamed with
-the copy's suffix) and, where the kernel has a bounds guard, its own flag ``active_my_mx``,
-computed for every thread before the first barrier so that inactive threads still reach it.
+SGEMM; the global writes of a run are G words apart per lane, written once per output).
+
+Each copy gets its own local variables (renamed with the copy's suffix) and, where the
+kernel has a bounds guard, its own flag ``active_my_mx``, computed for every thread before
+the first barrier so that inactive threads still reach it.
 
 Both staging engines' plans (generation.py for tiled loops, window.py for neighbourhood
 windows) make their copies here; the vectorize pass merges lanes across threads with the

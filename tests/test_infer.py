@@ -204,7 +204,10 @@ __global__ void mm(const float *A, const float *B, float *C, int H, int W, int K
     assert len(set(test.values())) > 1                  # not square: a swap would show
     for name, value in odd.items():
         assert sympy.isprime(value), (name, value)
-        assert value > 2 * max(cover)                    # two tiles and a remainder
+    # two tiles and a remainder: of the thread tile on the thread axes, of the k step (at
+    # most a block side) on the loop extent
+    assert odd["W"] > 2 * cover[0] and odd["H"] > 2 * cover[1]
+    assert odd["K"] > 2 * max(proc.launch_block)
     result = naiveopt.optimize(src, filename="mm.cu")
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail

@@ -261,8 +261,12 @@ def _trips(lp, value, default: int) -> int:
             iterator, step = nxt.lvalue.name, max(1, abs(int(nxt.rvalue.value)))
     if not (isinstance(node, c_ast.For) and iterator):
         return default
-    known = [value(to_c(bound), None) for bound in _upper_bounds(node.cond, iterator)]
-    known = [b for b in known if b is not None]
+    bounds = _upper_bounds(node.cond, iterator)
+    known = [b for b in (value(to_c(bound), None) for bound in bounds) if b is not None]
+    if not known and len(bounds) == 1:
+        # one bound of unknown sizes (a peeled 'k0 + 8 <= m'): at the default, as a
+        # canonical loop's; a conjunction's known terms bound it better
+        known = [value(to_c(bounds[0]), default)]
     lower = value(to_c(lp.lower), 0) if lp.lower is not None else 0
     return max(0, -(-(min(known) - lower) // step)) if known else default
 

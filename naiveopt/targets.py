@@ -107,6 +107,16 @@ class Candidates:
     stencil_merges_2d: tuple[Pair, ...] = ((1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8))
     stencil_blocks_1d: tuple[Pair, ...] = ((128, 1), (256, 1))
     stencil_merges_1d: tuple[Pair, ...] = ((1, 1), (2, 1), (4, 1))
+    #: stencil's register-blocked variants (one fused loop nest per thread, taps unrolled
+    #: for the common filter sizes): a block and the (x, y, run) outputs per thread, in
+    #: runs of ``run`` adjacent ones along each axis the run divides (a sliding window of
+    #: 128-bit shared reads along x; along y rows reused from registers); the last covers
+    #: 16x16, what an unguarded kernel's naive block allows
+    stencil_register_2d: tuple[tuple[Pair, tuple[int, int, int]], ...] = (
+        ((32, 8), (4, 4, 4)), ((32, 8), (1, 4, 4)), ((32, 8), (1, 8, 8)), ((32, 8), (2, 8, 8)),
+        ((16, 4), (1, 4, 4)))
+    stencil_register_1d: tuple[tuple[Pair, tuple[int, int, int]], ...] = (
+        ((128, 1), (4, 1, 4)), ((128, 1), (8, 1, 8)))
 
 
 @dataclass(frozen=True)

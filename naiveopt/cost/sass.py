@@ -172,6 +172,52 @@ def hot_loop(sass: str) -> LoopMix | None:
     return max(found, key=lambda lp: (lp.ffma, lp.instructions))
 
 
+def blocks(sass: str) -> list[LoopMix]:
+    """Every straight-line run of the code: from a label or the instruction after a branch
+    up to the next branch or label (the body a fully unrolled nest leaves)."""
+    out: list[LoopMix] = []
+    current: LoopMix | None = None
+    for line in sass.splitlines():
+        if _LABEL.match(line):
+            current = None
+            continue
+        m = _INSTRUCTION.match(line)
+        if not m:
+            continue
+        address, opcode = int(m.group(1), 16), m.group(2)
+        if current is None:
+            current = LoopMix(address, address)
+            out.append(current)
+        current.end = address
+        current.opcodes[opcode] += 1
+        if opcode.startswith(("BRA", "EXIT", "RET")):
+            current = None
+    return out
+
+
+def hot_code(sass: str) -> LoopMix | None:
+    """The hot loop, or a straight-line run with more FFMA than any loop (an unrolled
+    stencil's body, run once per thread)."""
+    loop = hot_loop(sass)
+    runs = [b for b in blocks(sass) if b.ffma]
+    run = max(runs, key=lambda b: (b.ffma, b.instructions)) if runs else None
+    if run is not None and (loop is None or run.ffma > loop.ffma):
+        return run
+    return loop
+
+
+def hot_code_mix(source: str, arch: str = "sm_90") -> tuple[LoopMix | None, str]:
+    """:func:`hot_code` of CUDA ``source`` compiled for ``arch``, or (None, why not)."""
+    code, why = cubin(source, arch)
+    if code is None:
+        return None, why
+    sass, why = disassemble(code)
+    if sass is None:
+        return None, why
+    found = hot_code(sass)
+    return (found, "") if found is not None else (None, "no code with FFMA instructions")
+
+
 def hot_loop_mix(source: str, arch: str = "sm_90") -> tuple[LoopMix | None, str]:
     """The hot loop of CUDA ``source`` compiled for ``arch``, or (None, why not)."""
     code, why = cubin(source, arch)

@@ -174,6 +174,12 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             elif ops:
                 flops += warps * 32 * count * ops
                 instructions += warps * count * ops
+        if isinstance(node, c_ast.If):
+            taken = _uniform_branch(node, sizes)
+            if taken is not None:             # a version test on the sizes: its branch
+                if taken.__class__ is not _Nothing:
+                    visit(taken, count, loop)
+                return
         if isinstance(node, c_ast.For):       # the step is no FP32 work (counted above)
             for child in (node.cond, node.stmt):
                 if child is not None:
@@ -200,11 +206,57 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
 RUN = 4      # 4-byte words per 128-bit shared load
 
 
+class _Nothing(c_ast.Node):
+    """The missing else branch of a version test that does not hold."""
+
+    __slots__ = ()
+    attr_names = ()
+
+    def children(self):
+        return ()
+
+
+def _uniform_branch(node: c_ast.If, sizes: dict[str, int]) -> c_ast.Node | None:
+    """The branch an ``if`` on the sizes alone takes at ``sizes`` (a version test: ``K == 5``,
+    ``K - 1 <= 16``; a _Nothing for a missing else), or None where the condition names
+    anything else (a guard, a flag: every branch is counted)."""
+    text = to_c(node.cond)
+    words = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text))
+    if not words or not words <= set(sizes):
+        return None
+    try:
+        holds = _holds(node.cond, sizes)
+    except (ValueError, ZeroDivisionError):
+        return None
+    branch = node.iftrue if holds else node.iffalse
+    return branch if branch is not None else _Nothing()
+
+
+_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+            ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+
+
+def _holds(node: c_ast.Node, sizes: dict[str, int]) -> bool:
+    """Whether a condition of comparisons and logic holds at ``sizes`` (ValueError where it
+    is something else)."""
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+        left = _holds(node.left, sizes)
+        if node.op == "&&":
+            return left and _holds(node.right, sizes)
+        return left or _holds(node.right, sizes)
+    if isinstance(node, c_ast.UnaryOp) and node.op == "!":
+        return not _holds(node.expr, sizes)
+    if isinstance(node, c_ast.BinaryOp) and node.op in _COMPARE:
+        return _COMPARE[node.op](evaluate(to_c(node.left), sizes),
+                                 evaluate(to_c(node.right), sizes))
+    return bool(evaluate(to_c(node), sizes))
+
+
 def _shared_runs(expressions, loops, written: dict[int, set[str]], arrays: dict
                  ) -> dict[int, int]:
     """Shared reads nvcc merges into 128-bit loads: id(node) -> 4 for the first read of a
     run, 0 for the three it absorbs. A run is 4 reads of one (4-byte, not written) shared
-    array in the same innermost loop whose indices differ only in their constant, by 0..3
+    array in the same innermost loop (or outside loops) whose indices differ only in their constant, by 0..3
     from a constant that is a multiple of 4, the rest of the index a multiple of 4 for every
     thread and iteration (every coefficient is), so the first word is 16-byte aligned."""
     loop_of = {}
@@ -215,8 +267,8 @@ def _shared_runs(expressions, loops, written: dict[int, set[str]], arrays: dict
     for m in expressions:
         if m.space != "shared" or m.is_write or m.vector_width != 1 or m.array in arrays:
             continue
-        loop = loop_of.get(id(m.node))
-        if loop is None or m.array in written.get(loop, ()):
+        loop = loop_of.get(id(m.node), 0)       # 0: outside loops (an unrolled body)
+        if m.array in written.get(loop, ()):
             continue
         const, rest = sympy.sympify(m.index).as_coeff_Add()
         terms = rest.as_coefficients_dict() if rest != 0 else {}

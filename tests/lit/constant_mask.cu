@@ -32,7 +32,7 @@ __global__ void convolution_1D(float *N, float *P, int Width) {
 // CHECK-EMPTY:
 // CHECK-NEXT: __global__ void __launch_bounds__(256{{(, [0-9]+)?}}) convolution_1D(float *N, float *P, int Width) {
 // CHECK: __shared__ float s_N
-// CHECK: s_N[0][j_0_0 + tidx] * M[j_0_0];
+// CHECK: s_N[0][{{j|j_0_0}} + tidx] * M[{{j|j_0_0}}];
 
 // CL: // convolution_1D: passes: stencil
 // CL: //   argument 3: __constant float *M: a buffer of MASK_WIDTH float
@@ -40,4 +40,4 @@ __global__ void convolution_1D(float *N, float *P, int Width) {
 // CL-NOT: {{^}}__constant float M
 // CL: __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void
 // CL: convolution_1D(__global float *N, __global float *P, int Width,{{[[:space:]]*}}__constant float *M) {
-// CL: s_N[0][j_0_0 + tidx] * M[j_0_0];
+// CL: s_N[0][{{j|j_0_0}} + tidx] * M[{{j|j_0_0}}];

@@ -90,6 +90,13 @@ OPENCL_TO_CUDA_EXPRESSIONS = {
     "half_recip": "(1.0f / A0)", "half_divide": "(A0 / A1)", "step": "(A1 < A0 ? 0.0f : 1.0f)",
 }
 
+#: Functions without side effects that naiveopt may evaluate again or for a thread whose
+#: result is discarded (partition camping's address arithmetic, fused thread-merge copies).
+PURE_CALLS = frozenset(set(CUDA_TO_OPENCL_MATH) | set(CUDA_TO_OPENCL_MATH.values()) |
+                       set(OPENCL_TO_CUDA_MATH) | SHARED_FUNCTIONS |
+                       {"min", "max", "fabs", "sqrt", "exp", "log", "pow", "sin", "cos",
+                        "floor", "ceil", "abs"})
+
 
 def expand(template: str, args: list[c_ast.Node], name: str) -> c_ast.Node:
     """The expression ``template`` (over A0, A1, ...) with the call's arguments in place; an

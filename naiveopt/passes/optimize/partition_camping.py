@@ -67,17 +67,13 @@ from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
 from ...launch import evaluate, geometry, uses_y, variables
 from ...targets import Target, get_target
-from ..functional.builtins import (CUDA_TO_OPENCL_MATH, OPENCL_TO_CUDA_IDS,
-                                   OPENCL_TO_CUDA_MATH, call_name)
+from ..functional.builtins import OPENCL_TO_CUDA_IDS, PURE_CALLS, call_name
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .shape import contains_barrier
 from .tiling import TilingAnalysis
 
 #: Problem size the camping model evaluates strides at (the library's default size).
 MODEL_SIZE = 4096
-PURE_CALLS = (set(CUDA_TO_OPENCL_MATH) | set(CUDA_TO_OPENCL_MATH.values()) |
-              set(OPENCL_TO_CUDA_MATH) | {"min", "max", "fabs", "sqrt", "exp", "log", "pow",
-                                          "sin", "cos", "floor", "ceil", "abs"})
 RAW_BLOCK_IDS = set(OPENCL_TO_CUDA_IDS) | {"blockIdx", "get_global_id", "get_global_offset",
                                            "get_group_id"}
 

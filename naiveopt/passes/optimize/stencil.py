@@ -59,6 +59,7 @@ the window of its own plane (the rows ``blockIdx.z * ny + idy + ...`` of the arr
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 
 import sympy
@@ -75,10 +76,12 @@ from ...ir.symbolic import BLOCK_Z, SymbolEnv, Unresolved, decompose, recover_2d
 from ...launch import default_block, uses_y
 from ...targets import Target, get_target
 from ..manager import OptimizationPass, PassContext, adopt
+from ..functional.nvcc import measure
 from .selection import Variant, choose
 from .shape import contains_barrier, enclosing_loop
+from .tiling.window import SPECIALIZED_SPANS
 from .tiling import (AXES, HALO_CAP, SYM, THREAD, Box, Fence, Read, TilingAnalysis, Window,
-                     WindowPlan, uses_raw_thread_ids, windows_bytes)
+                     WindowPlan, generate, uses_raw_thread_ids, windows_bytes)
 
 SCALARS = {"float", "int", "unsigned int"}      # 4-byte words: the bank model's unit
 
@@ -116,13 +119,26 @@ class Stencil(OptimizationPass):
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no window variant fits the target")
             return PreservedAnalyses.all()
+        if best.plan.register_blocked and best.plan.spans is not None:
+            # chosen with the body for the sizes of interest only: now with all of them
+            full = dataclasses.replace(best.plan, spans=None)
+            built, why = generate(full, target, ctx.am)
+            if built is not None:
+                res, _ = (measure(ctx.module, built, ctx.arch) if target.vendor == "nvidia"
+                          else (None, ""))
+                built.resources = res or best.proc.resources
+                best.proc, best.plan = built, full
         adopt(proc, best.proc, ctx)
         plan: WindowPlan = best.plan
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
                                      for a in (0, 1) if not w.span(a).is_number))
         ctx.remark("applied", self.name, proc, "staged in shared memory once per block: "
                    + ", ".join(f"{w.describe()} -> s_{w.array}" for w in windows)
-                   + f"; each thread computes {plan.merge[0]}x{plan.merge[1]} outputs, "
+                   + f"; each thread computes {plan.merge[0]}x{plan.merge[1]} outputs"
+                   + (f" in one loop nest, register-blocked in runs of {plan.group} adjacent "
+                      "ones (taps unrolled for spans "
+                      f"{', '.join(map(str, sorted(SPECIALIZED_SPANS)))})"
+                      if plan.register_blocked else "") + ", "
                    f"{plan.elements_per_output():.2f} window elements per output; "
                    + best.describe()
                    + (f"; staged only when {', '.join(runtime)} (else the unstaged body)"
@@ -191,24 +207,51 @@ class Stencil(OptimizationPass):
         forced = ctx.options.merge
         if forced:
             merges = [tuple(forced)]
+        shapes = [(block, merge, 1) for block, merge in itertools.product(blocks, merges)]
+        register = candidates.stencil_register_2d if two_d else candidates.stencil_register_1d
+        forced_tile = ctx.options.register_tile
+        if forced_tile:
+            mx, my = forced_tile
+            shapes = [(block, (mx, my), mx if mx > 1 else my)
+                      for block in dict.fromkeys(b for b, _ in register)]
+        elif not forced:
+            shapes += [(block, (mx, my), g) for block, (mx, my, g) in register]
         original = copy.deepcopy(proc)
         variants, refused = [], []
-        for block, merge in itertools.product(blocks, merges):
-            plan = WindowPlan(original, windows, box, block, merge, loops)
+        for block, merge, group in shapes:
+            fused = group > 1 or bool(forced_tile)
+            plan = WindowPlan(original, windows, box, block, merge, loops, group, fused,
+                              _spans_of_interest(windows, ctx.sizes) if fused else None)
             why = _launch_obstacle(plan, naive)
             if why:
                 refused.append(why)
                 continue
             shared = windows_bytes(plan, target)
-            variants.append(Variant(f"block {block[0]}x{block[1]} merge {merge[0]}x{merge[1]}",
-                                    block, (-plan.elements_per_output(),
-                                            -(block[0] * block[1])),
+            label = f"block {block[0]}x{block[1]} merge {merge[0]}x{merge[1]}" + (
+                f" register-blocked in runs of {group}" if fused else "")
+            variants.append(Variant(label, block, (-plan.elements_per_output(), fused,
+                                                   -(block[0] * block[1])),
                                     plan=plan, shared_bytes=shared))
         if refused:
-            ctx.remark("missed", self.name, proc, f"{len(refused)} of "
-                       f"{len(blocks) * len(merges)} block and merge shapes not tried, e.g. "
-                       f"{refused[0]}")
+            ctx.remark("missed", self.name, proc, f"{len(refused)} of {len(shapes)} block "
+                       f"and merge shapes not tried, e.g. {refused[0]}")
         return variants
+
+
+def _spans_of_interest(windows: list[Window], sizes: dict[str, int]) -> tuple[int, ...]:
+    """The runtime span of the windows at the sizes of interest where it is one a
+    register-blocked body is specialised for (conv's K = 5: (4,)), else none."""
+    for w in windows:
+        for a in (0, 1):
+            span = w.span(a)
+            if span.is_number or not {s.name for s in span.free_symbols} <= set(sizes):
+                continue
+            value = span.subs({sympy.Symbol(n, integer=True): v for n, v in sizes.items()})
+            value = value.subs({s: sizes[s.name] for s in value.free_symbols})
+            if value.is_number and int(value) in SPECIALIZED_SPANS:
+                return (int(value),)
+            return ()
+    return ()
 
 
 def _read(proc: GProcedure, m: MemoryExpression, index: int, env: SymbolEnv,

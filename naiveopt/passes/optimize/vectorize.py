@@ -256,8 +256,8 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
     why = _loop_obstacle(lp)
     if why:
         return [], ""        # the loops pass already said why the loop is not canonical
-    inside = [m for m in proc.memory_expressions
-              if any(n is m.node for n, _ in walk(lp.node.stmt))]
+    body = {id(n) for n, _ in walk(lp.node.stmt)}
+    inside = [m for m in proc.memory_expressions if id(m.node) in body]
     if not inside and not fetches(lp.node.stmt):
         return [], ""
     if any(m.is_write and m.space in ("global", "shared") for m in inside):

@@ -28,7 +28,7 @@ __global__ void columns(float *dst, const float *src, int imageW, int imageH)
 
 // CHECK: // columns: passes: stencil
 // CHECK: s_src[r][c] =
-// CHECK-NEXT: (-RADIUS + 16 * bidy + r < RADIUS + imageH && 16 * bidx + c < imageW)
+// CHECK-NEXT: (-RADIUS + 16 * bidy + r < RADIUS + imageH && {{16|32}} * bidx + c < imageW)
 // CHECK-NEXT: ? (src[min(max(-RADIUS + 16 * bidy + r, 0), imageH - 1) * imageW +
-// CHECK-NEXT: 16 * bidx + c])
+// CHECK-NEXT: {{16|32}} * bidx + c])
 // CHECK: sum += s_src[RADIUS + k + tidy][tidx] * taps[RADIUS - k];

@@ -47,7 +47,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     loop here, a stencil's windows by window.py. Every statement of the new kernel is built or
     copied anew: the plan's original kernel, whose shape ``am`` analyses, is never modified."""
     if isinstance(plan, WindowPlan):
-        return generate_window(plan, target, am), ""
+        return generate_window(plan, target, am)
     original = plan.original
     lp = original.loops[plan.loop_index]
     shape, why = am.get(original, ShapeAnalysis)

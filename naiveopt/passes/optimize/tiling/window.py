@@ -37,10 +37,12 @@ from ....analysis.shape import ShapeAnalysis
 from ....ir import GProcedure
 from ....ir.build import fresh, from_sympy, shared_array, statements, sympy_text
 from ....ir.elements import array_bytes
-from ....ir.rewrite import identifiers, map_nodes
+from ....ir.rewrite import assigned_names, identifiers, map_nodes
+from ....ir.unroll import unroll
 from ....targets import Target
-from ..banks import tile_pad
+from ..banks import pad_and_degree, tile_pad
 from .copies import ThreadCopies, when_active
+from .fusion import fuse_copies
 from .plan import SYM, MergedBlocks
 
 #: The largest offset span (amax - amin) a window is sized for when it is only known at run
@@ -125,6 +127,15 @@ class WindowPlan(MergedBlocks):
     block: tuple[int, int]
     merge: tuple[int, int]
     loops: list[tuple[sympy.Expr, sympy.Expr]]   # bounds of every loop around a staged read
+    group: int = 1                          # a thread's outputs in runs of adjacent ones
+    fused: bool = False                     # one loop nest for them (register blocking)
+    # the runtime spans a fused plan gets unrolled bodies for (None: SPECIALIZED_SPANS);
+    # choosing builds only the span of the sizes of interest, the winner all of them
+    spans: tuple[int, ...] | None = None
+
+    @property
+    def register_blocked(self) -> bool:
+        return self.fused
 
     def extent(self, w: Window, axis: int) -> tuple[int, int]:
         """(rows or columns of the threads' own elements, capacity beyond them)."""
@@ -147,8 +158,14 @@ def window_dims(w: Window, plan: WindowPlan, target: Target) -> tuple[int, int]:
     if not w.follows[1] or rows == 1:
         return rows, cols
     lanes = range(min(target.warp_size, plan.block[0] * plan.block[1]))
-    reads = [((lane // bx) if w.follows[0] else 0, lane % bx) for lane in lanes]
-    return rows, cols + tile_pad(cols, [reads], target)
+    run = ThreadCopies(plan.block, plan.merge, plan.group).run("x")
+    reads = [((lane // bx) * ThreadCopies(plan.block, plan.merge, plan.group).run("y")
+              if w.follows[0] else 0, lane % bx * run) for lane in lanes]
+    if run % RUN_WORDS:
+        return rows, cols + tile_pad(cols, [reads], target)
+    # runs of adjacent outputs read as 128-bit vectors: rows must start 16-byte aligned
+    aligned = -(-cols // RUN_WORDS) * RUN_WORDS
+    return rows, aligned + pad_and_degree(aligned, [reads], target, step=RUN_WORDS)[0]
 
 
 def windows_bytes(plan: WindowPlan, target: Target) -> int:
@@ -156,9 +173,11 @@ def windows_bytes(plan: WindowPlan, target: Target) -> int:
     return sum(array_bytes(w.elem, window_dims(w, plan, target)) for w in plan.windows)
 
 
-def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GProcedure:
-    """The staged kernel for ``plan`` (a new GProcedure). Every statement of it is built or
-    copied anew: the plan's original kernel, whose shape ``am`` analyses, is never modified."""
+def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager
+                    ) -> tuple[GProcedure | None, str]:
+    """The staged kernel for ``plan`` (a new GProcedure), or (None, why it cannot be built).
+    Every statement of it is built or copied anew: the plan's original kernel, whose shape
+    ``am`` analyses, is never modified."""
     original = plan.original
     shape, _ = am.get(original, ShapeAnalysis)
     p = copy.deepcopy(original)
@@ -171,6 +190,7 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
     node_of = {id(original.memory_expressions[r.index].node): (w, n, r)
                for w, n in zip(plan.windows, names) for r in w.reads}
     prologue_all, staged_all, plain_all = [], [], []
+    staged_copies, actives = [], []
     # the guard's conditions without threads, as the first copy names its locals (``k`` of
     # ``int k = blockIdx.z; if (... && k < nz - 1)``): the loads run where they hold
     uniform = list(plan.box.uniform) if plan.box is not None else []
@@ -188,6 +208,8 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
         if (m_y, m_x) == copies.each[0]:
             uniform = conds
         prologue_all += prologue + flag
+        staged_copies.append(staged)
+        actives.append(active)
         if active:
             staged, plain = when_active(active, staged), when_active(active, plain)
         staged_all += staged
@@ -197,6 +219,12 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
     nonempty = _nonempty(plan, uniform)
     if nonempty is not None:
         loads = [c_ast.If(nonempty, c_ast.Compound(loads), None)]
+    if plan.fused:
+        params = {q.name for q in original.params}
+        staged_all, why = register_blocked(plan, staged_copies, actives, set(names), params,
+                                           original)
+        if staged_all is None:
+            return None, why
     staged_code = loads + statements("__syncthreads();") + staged_all
     fits = _fits(plan)
     if fits is None:
@@ -206,7 +234,73 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager) -> GP
     p.body.block_items = decls + prologue_all + code
     p.launch_block = plan.block
     p.coarsen = plan.merge
-    return p
+    return p, ""
+
+
+#: 4-byte words of one 128-bit shared read (a run of 4 adjacent outputs' inputs).
+RUN_WORDS = 4
+#: Offset spans (filter size - 1: 3, 5 and 7 taps, or radius 1, 2, 3) a register-blocked
+#: window gets a body of its own for when its span is known only at run time.
+SPECIALIZED_SPANS = (4, 2, 6)
+#: The most iterations of a loop nest unrolled in a specialised body (7 x 7 taps).
+UNROLL_LIMIT = 64
+
+
+def register_blocked(plan: WindowPlan, copies: list[list[c_ast.Node]],
+                     actives: list[str | None], shared: set[str], params: set[str],
+                     original: GProcedure) -> tuple[list[c_ast.Node] | None, str]:
+    """The thread's copies of the staged body as one loop nest (fusion.py), loops of constant
+    trip count unrolled (ir/unroll.py); where a window's span is a runtime size ``s`` alone
+    (``K - 1``), a body per common span behind a uniform test, ``if (K == 5) { unrolled }
+    else if ... else { fused }``, so that the taps unroll and every input value a thread
+    reads serves all the outputs it touches from a register (a sliding window)."""
+    generic, why = fuse_copies(copy.deepcopy(copies), actives, shared, params)
+    if generic is None:
+        return None, f"its copies cannot share one loop nest: {why}"
+    generic, _ = unroll(generic, UNROLL_LIMIT)
+    name, values = specializations(plan, original)
+    code: c_ast.Node = c_ast.Compound(generic)
+    for value in reversed(values):
+        body = [[_set(st, name, value) for st in c] for c in copy.deepcopy(copies)]
+        fused, why = fuse_copies(body, actives, shared, params)
+        if fused is None:
+            continue
+        fused, _ = unroll(fused, UNROLL_LIMIT)
+        test = c_ast.BinaryOp("==", c_ast.ID(name), c_ast.Constant("int", str(value)))
+        code = c_ast.If(test, c_ast.Compound(fused), code)
+    return (code.block_items if isinstance(code, c_ast.Compound) else [code]), ""
+
+
+def specializations(plan: WindowPlan, original: GProcedure) -> tuple[str, list[int]]:
+    """The runtime size the windows' spans depend on and its values at SPECIALIZED_SPANS
+    (('', []) where the spans are constants, or depend on more than one name, or the name is
+    not an integer parameter the kernel leaves unchanged)."""
+    spans = [w.span(a) for w in plan.windows for a in (0, 1) if not w.span(a).is_number]
+    symbols = set().union(*(s.free_symbols for s in spans)) if spans else set()
+    if len(symbols) != 1:
+        return "", []
+    (symbol,) = symbols
+    param = original.param(symbol.name)
+    if param is None or param.is_pointer or param.base_type not in ("int", "unsigned int",
+                                                                     "long", "size_t") or \
+            symbol.name in assigned_names(original.body):
+        return "", []
+    values = []
+    for span in SPECIALIZED_SPANS if plan.spans is None else plan.spans:
+        roots = sympy.solve(sympy.Eq(spans[0], span), symbol)
+        if len(roots) != 1 or not roots[0].is_integer or roots[0] < 0:
+            continue
+        value = int(roots[0])
+        if value not in values and all(
+                0 <= int(s.subs(symbol, value)) <= HALO_CAP for s in spans):
+            values.append(value)
+    return symbol.name, values
+
+
+def _set(node: c_ast.Node, name: str, value: int) -> c_ast.Node:
+    """``node`` with the size ``name`` read as the constant ``value``."""
+    return map_nodes(node, lambda n: c_ast.Constant("int", str(value))
+                     if isinstance(n, c_ast.ID) and n.name == name else n)
 
 
 def _window_read(w: Window, name: str, r: Read, copies: ThreadCopies, m_x: int, m_y: int

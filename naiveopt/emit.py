@@ -190,7 +190,18 @@ def _resident_blocks(proc: GProcedure, arch: str, threads: int) -> int | None:
         return None
     fraction, _ = occupancy(target, threads, res.registers, 0)
     warps = -(-threads // target.warp_size)
-    return max(1, round(fraction * target.warps_per_sm / warps))
+    blocks = max(1, round(fraction * target.warps_per_sm / warps))
+    # ptxas spreads the blocks' warps over the register-file partitions and budgets each
+    # partition's quarter of the registers: 25 blocks of 2 warps put 13 warps on one, which
+    # leaves 32 registers a thread where the calculator's 25 blocks assumed 40 (conv's
+    # register-blocked body then spills); keep the blocks whose warps fit per partition
+    parts = target.register_partitions
+    unit = target.register_alloc_unit
+    per_warp = -(-res.registers * target.warp_size // unit) * unit
+    fit = target.registers_per_sm // parts // per_warp
+    while blocks > 1 and -(-blocks * warps // parts) > fit:
+        blocks -= 1
+    return blocks
 
 
 def _uses_double(kernels: list[dict], module: GModule) -> bool:

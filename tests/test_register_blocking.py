@@ -159,3 +159,22 @@ def test_conv_hot_code_issues_at_most_half_a_shared_load_per_ffma(arch):
     loads = sum(mix.shared_loads().values())
     assert mix.ffma >= 100 and loads <= 0.5 * mix.ffma, mix.describe()
     assert mix.shared_loads().get("LDS.128", 0) > 0, mix.describe()
+
+
+def test_launch_bounds_leave_the_measured_registers():
+    """__launch_bounds__'s blocks per SM are budgeted by ptxas per register-file partition:
+    conv_macro's 64-thread blocks of 40 registers fit 24 blocks there, not the calculator's
+    25 (which left 32 registers a thread and spilled the unrolled body)."""
+    why = _sass_available()
+    if why:
+        pytest.skip(f"no SASS: {why}")
+    from naiveopt.cost.sass import disassemble
+    path = os.path.join(KERNELS, "conv_macro.cu")
+    with open(path, encoding="utf-8") as fh:
+        result = optimize(fh.read(), filename=path, verify=False, launcher=False)
+    bounds = re.search(r"__launch_bounds__\((\d+), (\d+)\)", result.code)
+    assert bounds, result.code[:400]
+    code, why = cubin(result.code, "sm_90")
+    assert code is not None, why
+    sass, why = disassemble(code)
+    assert sass is not None and "SpillRefill" not in sass, bounds.group(0)

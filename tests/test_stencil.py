@@ -180,8 +180,11 @@ def test_conv_reads_far_fewer_global_sectors():
 def test_unguarded_kernel_keeps_blocks_that_tile_its_launch():
     result = library("conv_macro.cu", verify=False)
     k = result.kernels[0]
-    assert "stencil" in k.passes and k.geometry.block == (16, 16, 1)
-    assert tuple(k.geometry.coarsen) == (1, 1, 1)
+    assert "stencil" in k.passes
+    # the outputs a block covers tile the naive 16x16 block the launch is exact for
+    # (register-blocked 16x4 threads of 1x4 outputs, chosen by the cost model)
+    cover = [b * c for b, c in zip(k.geometry.block[:2], k.geometry.coarsen[:2])]
+    assert all(16 % c == 0 for c in cover), (k.geometry.block, k.geometry.coarsen)
     rejected = " ".join(stencil_remarks(result, "missed"))
     assert "does not tile the naive block" in rejected
 

@@ -13,8 +13,14 @@ row by row (a warp per row: coalesced loads and conflict-free stores), waits at 
 and runs the kernel's body with the reads served from the window. Reads the same for every
 thread whose index only moves with the loops (the filter ``F(i, j)``) get a window too, of
 the offsets alone. With thread merge (CX, CY larger than the block) each thread computes
-several outputs, as in a tiled loop, so that one window serves more outputs; the variants are
-ranked by window elements per output and chosen by the occupancy model (selection.py).
+several outputs, as in a tiled loop, so that one window serves more outputs. Register-blocked
+variants go further: a thread's outputs are runs of adjacent ones (4 or 8 along x or y), its
+copies of the body share one loop nest (tiling/fusion.py) and, for the common filter sizes,
+a body of their own with the taps unrolled (``if (K == 5) ...``, tiling/window.py), so that
+every input value and tap a thread reads from the window serves all the outputs it touches
+from a register: conv's 5x5 taps for 4x4 outputs issue 14 128-bit and 2 scalar shared loads
+for 400 FFMA (tests/test_register_blocking.py), where the plain copies issue more than one
+shared load per FFMA. The cost model (selection.py) chooses among all variants.
 
 This module is the window analysis: which reads are staged, the windows they need and the
 guard's box of active threads. The plan it builds is one kind of the staging engine's, which

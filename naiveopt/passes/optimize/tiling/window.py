@@ -22,6 +22,14 @@ reads keep their unclamped offsets into the window. With thread merge each
 thread runs one copy of the body per output (copies.py), so that a window serves more outputs.
 A window sized for an offset span known only at run time (HALO_CAP) is used where the span
 fits: ``if (span <= HALO_CAP) { staged } else { the original body }``, a uniform branch.
+
+A register-blocked plan (``fused``) gives each thread runs of ``group`` adjacent outputs and
+one loop nest for all of them (fusion.py); where the span is one runtime size alone (``K -
+1``) it also gets a body per common span with that size a constant and the loops unrolled:
+
+    if (K == 5) { taps unrolled } else if (K == 3) { ... } else { the fused nest }
+
+inside the staged branch, after the barrier (the loads serve them all).
 """
 from __future__ import annotations
 

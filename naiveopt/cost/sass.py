@@ -172,15 +172,13 @@ def hot_loop(sass: str) -> LoopMix | None:
     return max(found, key=lambda lp: (lp.ffma, lp.instructions))
 
 
-def blocks(sass: str) -> list[LoopMix]:
-    """Every straight-line run of the code: from a label or the instruction after a branch
-    up to the next branch or label (the body a fully unrolled nest leaves)."""
+def traces(sass: str) -> list[LoopMix]:
+    """Every straight-line run of the code, from the instruction after a branch (or the
+    first) up to the next branch: the body a fully unrolled nest leaves. (Labels do not end
+    one: nvdisasm marks where other paths jump into shared code, mid-body.)"""
     out: list[LoopMix] = []
     current: LoopMix | None = None
     for line in sass.splitlines():
-        if _LABEL.match(line):
-            current = None
-            continue
         m = _INSTRUCTION.match(line)
         if not m:
             continue
@@ -195,11 +193,25 @@ def blocks(sass: str) -> list[LoopMix]:
     return out
 
 
+def unrolled_code(sass: str) -> LoopMix | None:
+    """The straight-line code outside every loop that holds FFMA, counted together (a
+    stencil's bodies specialised for 3, 5 and 7 taps), or None."""
+    spans = [(lp.start, lp.end) for lp in loops(sass)]
+    found = [t for t in traces(sass) if t.ffma and
+             not any(a <= t.start <= b for a, b in spans)]
+    if not found:
+        return None
+    total = LoopMix(found[0].start, found[-1].end)
+    for t in found:
+        total.opcodes.update(t.opcodes)
+    return total
+
+
 def hot_code(sass: str) -> LoopMix | None:
     """The hot loop, or a straight-line run with more FFMA than any loop (an unrolled
     stencil's body, run once per thread)."""
     loop = hot_loop(sass)
-    runs = [b for b in blocks(sass) if b.ffma]
+    runs = [b for b in traces(sass) if b.ffma]
     run = max(runs, key=lambda b: (b.ffma, b.instructions)) if runs else None
     if run is not None and (loop is None or run.ffma > loop.ffma):
         return run

@@ -80,7 +80,7 @@ from ...ir import GProcedure, MemoryExpression, PredefId
 from ...ir.rewrite import walk
 from ...ir.symbolic import BLOCK_Z, SymbolEnv, Unresolved, decompose, recover_2d, to_sympy
 from ...launch import default_block, uses_y
-from ...targets import Target, get_target
+from ...targets import Target, get_target, occupancy
 from ..manager import OptimizationPass, PassContext, adopt
 from ..functional.nvcc import measure
 from .selection import Variant, choose
@@ -134,6 +134,10 @@ class Stencil(OptimizationPass):
                           else (None, ""))
                 built.resources = res or best.proc.resources
                 best.proc, best.plan = built, full
+                if res is not None:         # the remark says the output's own figures
+                    best.registers, best.shared_bytes = res.registers, res.shared_bytes
+                    best.occupancy, best.limiter = occupancy(
+                        target, best.block[0] * best.block[1], res.registers, res.shared_bytes)
         adopt(proc, best.proc, ctx)
         plan: WindowPlan = best.plan
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows

@@ -134,15 +134,23 @@ def _estimates(row: dict) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arch", default="sm_90")
-    p.add_argument("--kernels", nargs="*", help="file stems (default: all of kernels/naive)")
+    p.add_argument("--kernels", nargs="*", help="file stems (default: all of kernels/naive); "
+                   "their rows replace those of the existing results, the others are kept")
     args = p.parse_args()
     stems = args.kernels or sorted(f[:-3] for f in os.listdir(KERNELS) if f.endswith(".cu"))
     os.makedirs(RESULTS, exist_ok=True)
     rows = profile_rows(args.arch, stems)
     base = os.path.join(RESULTS, f"profile-{args.arch}")
+    command = " ".join(sys.argv)
+    if args.kernels and os.path.exists(base + ".json"):
+        # a partial run updates its kernels' rows and keeps the others (and says so)
+        with open(base + ".json") as fh:
+            old = json.load(fh)
+        kept = [r for r in old["rows"] if r["kernel"].split(":")[0] not in stems]
+        rows = sorted(kept + rows, key=lambda r: r["kernel"])
+        command = f"{old['command']}; rows of {', '.join(stems)} from {command}"
     with open(base + ".json", "w") as fh:
-        json.dump({"arch": args.arch, "command": " ".join(sys.argv), "rows": rows}, fh,
-                  indent=2)
+        json.dump({"arch": args.arch, "command": command, "rows": rows}, fh, indent=2)
     with open(base + ".md", "w") as fh:
         fh.write(markdown(rows, args.arch))
     print(markdown(rows, args.arch))

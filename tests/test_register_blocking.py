@@ -178,3 +178,23 @@ def test_launch_bounds_leave_the_measured_registers():
     assert code is not None, why
     sass, why = disassemble(code)
     assert sass is not None and "SpillRefill" not in sass, bounds.group(0)
+
+
+def test_straight_line_taps_and_a_store_of_their_value_are_fused():
+    """A 3x3 filter written out (conv2d): each copy's value computed outside the flags, side
+    by side, and only the store under the copy's flag."""
+    copies = [statements(f"""
+        float c_{c} = 0.5f;
+        out[@idy * n + @idx + {c}] = c_{c} * s_a[@tidy][@tidx + {c}] + s_a[@tidy + 1][@tidx + {c}];
+        """) for c in (0, 1)]
+    taken: set[str] = set()
+    fused, why = fuse_copies(copies, ["a0", "a1"], {"s_a"}, {"out", "n"}, {"out": "float"},
+                             taken)
+    assert fused is not None, why
+    text = _text(fused)
+    assert re.search(r"float out_value = c_0 \* s_a\[tidy\]\[tidx \+ 0\]", text), text
+    assert re.search(r"if \(a1\)\s*\{\s*out\[.*\] = out_value_1;", text), text
+    # a value that reads global memory stays under the flag, whole
+    copies = [statements(f"out[@idx + {c}] = g[@idx + {c}];") for c in (0, 1)]
+    fused, why = fuse_copies(copies, ["a0", "a1"], set(), {"out", "g"}, {"out": "float"})
+    assert fused is None

@@ -182,6 +182,7 @@ class KernelGenerator:
         self.rng = rng
         self.dialect = dialect
         self.guarded = False
+        self.stencils = 0                   # clamped neighbourhoods drawn (clamped_stencil)
         self.sizes: dict[str, int] = {}
         self.arrays: dict[str, Array] = {}
         self.helper = False
@@ -506,6 +507,7 @@ class KernelGenerator:
         then not): an image filter's neighbourhood, which the stencil pass stages. Drawn from
         the taps stream alone (the array too), so the kernel's other draws stay as they were."""
         t = self.taps
+        self.stencils += 1
         axes = list(reversed(tvars))                  # row (j) first, then column (i)
         dims = [Dim(v.size) for v in axes]
         array = Array(array_name(len(self.arrays)), dims, const=t.random() < 0.5)
@@ -810,6 +812,8 @@ def reduction_file(rng: random.Random, dialect: str) -> str:
 GRID_STRIDE_SHARE = 0.12
 #: Share of cases that force a register-tiled micro-tile (--register-tile)
 REGISTER_TILE_SHARE = 0.12
+#: Share of the cases with a clamped neighbourhood that force a register-blocked stencil
+REGISTER_BLOCK_SHARE = 0.5
 
 
 def grid_stride_file(rng: random.Random, dialect: str) -> str:
@@ -914,6 +918,12 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     tiles = random.Random(f"{seed}:{index}:register-tile")
     register_tile = tiles.choice([(4, 4), (8, 4), (4, 8), (8, 8)]) \
         if merge is None and tiles.random() < REGISTER_TILE_SHARE else None
+    # a stencil's register-blocked window (its copies fused, taps side by side outside the
+    # flags) in a share of the cases that draw one (a stream of their own)
+    blocking = random.Random(f"{seed}:{index}:register-block")
+    if generator.stencils and merge is None and register_tile is None and \
+            blocking.random() < REGISTER_BLOCK_SHARE:
+        register_tile = blocking.choice([(4, 4), (4, 8), (8, 4)])
     source = unverifiable(source, seed, index, guarded)
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),

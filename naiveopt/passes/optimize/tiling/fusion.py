@@ -33,8 +33,9 @@ its flag (the fused loops) does no harm for a copy that is inactive:
   harmless; otherwise the variable is declared bare and assigned under the flag (an inactive
   copy computes with an unset value whose result it never stores).
 
-Statements outside the fused loops keep their flags. A nest whose headers differ between
-copies is left per copy, under its flag.
+Straight-line statements that are as harmless (a 3x3 filter written out tap by tap) are
+fused the same way: side by side, outside the flags. Other statements keep their flags. A nest
+whose headers differ between copies is left per copy, under its flag.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ import copy
 
 from pycparser import c_ast
 
+from ....ir.build import fresh, statements
 from ....ir.cgen import to_c
 from ....ir.rewrite import map_nodes, side_effect_free, walk
 from ...functional.builtins import PURE_CALLS
@@ -50,11 +52,16 @@ _EXITS = (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto, c_ast.Label)
 
 
 def fuse_copies(copies: list[list[c_ast.Node]], actives: list[str | None], shared: set[str],
-                params: set[str]) -> tuple[list[c_ast.Node] | None, str]:
+                params: set[str], elements: dict[str, str] | None = None,
+                taken: set[str] | None = None) -> tuple[list[c_ast.Node] | None, str]:
     """The fused statements of the thread's copies (each a list of statements of the same
     shape, ``actives`` their flags, None where a copy is always active), or (None, why not).
     ``shared``: the arrays fused loops may read; ``params``: the kernel's parameters (not
-    renamed per copy, so never assigned in a fused loop)."""
+    renamed per copy, so never assigned in a fused loop); ``elements``: the element type of
+    each global array, for a store ``A[i] = VALUE`` whose value is computed outside the flag
+    in a local of that type (named from ``taken``) and stored under it."""
+    elements = elements or {}
+    taken = taken if taken is not None else set()
     if len({len(c) for c in copies}) != 1:
         return None, "the copies differ in shape"
     out: list[c_ast.Node] = []
@@ -93,12 +100,48 @@ def fuse_copies(copies: list[list[c_ast.Node]], actives: list[str | None], share
                     return None, f"{decl.name} is declared with an initialiser that reads " \
                         "memory"
             continue
+        if not any(isinstance(s, (c_ast.For, c_ast.While, c_ast.DoWhile)) for s in items) and \
+                not any(_harm(s, shared, params) for s in items):
+            # straight-line code as harmless as a fused loop's body (a 3x3 filter written
+            # out): every copy's statement side by side, outside the flags, in one block
+            flush()
+            out.extend(items)
+            fused += 1
+            continue
+        split = [_split_store(s, shared, params, elements, taken) for s in items]
+        if all(parts is not None for parts in split):
+            # a store of a harmless value (conv2d's 9 taps written into B[i][j]): the value
+            # side by side outside the flags, the store under each copy's flag
+            flush()
+            for c, (decl, store) in enumerate(split):
+                out.append(decl)
+                pending[c].append(store)
+            fused += 1
+            continue
         for c, s in enumerate(items):
             pending[c].append(s)
     flush()
     if not fused:
         return None, refused or "no loop nest is the same in every copy"
     return out, ""
+
+
+def _split_store(st: c_ast.Node, shared: set[str], params: set[str],
+                 elements: dict[str, str], taken: set[str]
+                 ) -> tuple[c_ast.Decl, c_ast.Assignment] | None:
+    """``TYPE v = VALUE;`` and ``A[i] = v;`` for a store ``A[i] = VALUE`` of a global array
+    of known element type whose value is harmless (fused loops' rules), else None."""
+    if not (isinstance(st, c_ast.Assignment) and st.op == "=" and
+            isinstance(st.lvalue, c_ast.ArrayRef)):
+        return None
+    array = _base(st.lvalue)
+    elem = elements.get(array or "")
+    if elem is None or array in shared or _harm(c_ast.Compound([c_ast.Assignment(
+            "=", c_ast.ID("__naiveopt_value"), st.rvalue)]), shared, params):
+        return None
+    name = fresh(taken, f"{array}_value")
+    decl = statements(f"{elem} {name} = VALUE;", VALUE=st.rvalue)[0]
+    return decl, c_ast.Assignment("=", st.lvalue, c_ast.ID(name))
 
 
 def _when(active: str | None, items: list[c_ast.Node]) -> list[c_ast.Node]:

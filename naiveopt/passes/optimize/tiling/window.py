@@ -230,7 +230,7 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager
     if plan.fused:
         params = {q.name for q in original.params}
         staged_all, why = register_blocked(plan, staged_copies, actives, set(names), params,
-                                           original)
+                                           original, taken)
         if staged_all is None:
             return None, why
     staged_code = loads + statements("__syncthreads();") + staged_all
@@ -256,13 +256,16 @@ UNROLL_LIMIT = 64
 
 def register_blocked(plan: WindowPlan, copies: list[list[c_ast.Node]],
                      actives: list[str | None], shared: set[str], params: set[str],
-                     original: GProcedure) -> tuple[list[c_ast.Node] | None, str]:
+                     original: GProcedure, taken: set[str]
+                     ) -> tuple[list[c_ast.Node] | None, str]:
     """The thread's copies of the staged body as one loop nest (fusion.py), loops of constant
     trip count unrolled (ir/unroll.py); where a window's span is a runtime size ``s`` alone
     (``K - 1``), a body per common span behind a uniform test, ``if (K == 5) { unrolled }
     else if ... else { fused }``, so that the taps unroll and every input value a thread
     reads serves all the outputs it touches from a register (a sliding window)."""
-    generic, why = fuse_copies(copy.deepcopy(copies), actives, shared, params)
+    elements = {q.name: q.base_type for q in original.params if q.is_pointer}
+    generic, why = fuse_copies(copy.deepcopy(copies), actives, shared, params, elements,
+                               taken)
     if generic is None:
         return None, f"its copies cannot share one loop nest: {why}"
     generic, _ = unroll(generic, UNROLL_LIMIT)
@@ -270,7 +273,7 @@ def register_blocked(plan: WindowPlan, copies: list[list[c_ast.Node]],
     code: c_ast.Node = c_ast.Compound(generic)
     for value in reversed(values):
         body = [[_set(st, name, value) for st in c] for c in copy.deepcopy(copies)]
-        fused, why = fuse_copies(body, actives, shared, params)
+        fused, why = fuse_copies(body, actives, shared, params, elements, taken)
         if fused is None:
             continue
         fused, _ = unroll(fused, UNROLL_LIMIT)

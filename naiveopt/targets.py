@@ -113,8 +113,7 @@ class Candidates:
     #: 128-bit shared reads along x; along y rows reused from registers); the last covers
     #: 16x16, what an unguarded kernel's naive block allows
     stencil_register_2d: tuple[tuple[Pair, tuple[int, int, int]], ...] = (
-        ((32, 8), (4, 4, 4)), ((32, 8), (1, 4, 4)), ((32, 8), (1, 8, 8)), ((32, 8), (2, 8, 8)),
-        ((16, 4), (1, 4, 4)))
+        ((32, 8), (4, 4, 4)), ((32, 8), (1, 4, 4)), ((32, 8), (1, 8, 8)), ((16, 4), (1, 4, 4)))
     stencil_register_1d: tuple[tuple[Pair, tuple[int, int, int]], ...] = (
         ((128, 1), (4, 1, 4)), ((128, 1), (8, 1, 8)))
 

@@ -136,6 +136,8 @@ def _split_store(st: c_ast.Node, shared: set[str], params: set[str],
         return None
     array = _base(st.lvalue)
     elem = elements.get(array or "")
+    if not any(isinstance(n, c_ast.ArrayRef) for n, _ in walk(st.rvalue)):
+        return None                         # nothing read to share (out[i] = sum)
     if elem is None or array in shared or _harm(c_ast.Compound([c_ast.Assignment(
             "=", c_ast.ID("__naiveopt_value"), st.rvalue)]), shared, params):
         return None

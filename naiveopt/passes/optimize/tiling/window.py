@@ -264,19 +264,19 @@ def register_blocked(plan: WindowPlan, copies: list[list[c_ast.Node]],
     else if ... else { fused }``, so that the taps unroll and every input value a thread
     reads serves all the outputs it touches from a register (a sliding window)."""
     elements = {q.name: q.base_type for q in original.params if q.is_pointer}
-    generic, why = fuse_copies(copy.deepcopy(copies), actives, shared, params, elements,
-                               taken)
+    name, values = specializations(plan, original)
+    bodies = []
+    for value in values:                    # each from copies of the copies, before these
+        body = [[_set(st, name, value) for st in c] for c in copy.deepcopy(copies)]
+        fused, why = fuse_copies(body, actives, shared, params, elements, taken)
+        if fused is not None:
+            bodies.append((value, unroll(fused, UNROLL_LIMIT)[0]))
+    generic, why = fuse_copies(copies, actives, shared, params, elements, taken)
     if generic is None:
         return None, f"its copies cannot share one loop nest: {why}"
     generic, _ = unroll(generic, UNROLL_LIMIT)
-    name, values = specializations(plan, original)
     code: c_ast.Node = c_ast.Compound(generic)
-    for value in reversed(values):
-        body = [[_set(st, name, value) for st in c] for c in copy.deepcopy(copies)]
-        fused, why = fuse_copies(body, actives, shared, params, elements, taken)
-        if fused is None:
-            continue
-        fused, _ = unroll(fused, UNROLL_LIMIT)
+    for value, fused in reversed(bodies):
         test = c_ast.BinaryOp("==", c_ast.ID(name), c_ast.Constant("int", str(value)))
         code = c_ast.If(test, c_ast.Compound(fused), code)
     return (code.block_items if isinstance(code, c_ast.Compound) else [code]), ""

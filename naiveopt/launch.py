@@ -25,6 +25,7 @@ from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
 from .ir.textures import TextureParam
+from .ir.typenames import INTEGER_WORDS
 from .targets import NAIVE_BLOCK_1D, NAIVE_BLOCK_2D
 
 # ------------------------------------------------------------------- geometry expressions
@@ -40,12 +41,19 @@ _KW = "__kw"
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 
 
+_INTEGER_CAST = re.compile(r"\(\s*(?:(?:%s)\s*)+\)(?=\s*[\w(])" % "|".join(
+    sorted(INTEGER_WORDS | {"const"}, key=len, reverse=True)))
+
+
 def parse(text: str | int) -> Tree | None:
     """The tree of a thread-space expression (C or metadata arithmetic on names and integer
     literals, ``ceil(a, b)``, ``min``/``max``), or None when it is not in that subset (a cast,
     a call, a float): such a geometry is printed as text only and cannot be evaluated."""
     if isinstance(text, int):
         return {"const": text}
+    # a cast to an integer type (``(long) w``, ``(size_t)(n / 2)``) changes no size: sizes
+    # are non-negative and in range, and the tree's arithmetic is C's integer arithmetic
+    text = _INTEGER_CAST.sub(" ", str(text))
     # C names that are Python keywords (a size parameter named 'class') parse under a suffix
     text = re.sub(r"(?<![\w.])[A-Za-z_]\w*",
                   lambda m: m.group(0) + _KW if keyword.iskeyword(m.group(0)) else m.group(0),

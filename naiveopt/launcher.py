@@ -14,6 +14,7 @@ import os
 from typing import NamedTuple
 
 from .errors import NaiveoptError
+from .ir.typenames import INTEGER_WORDS
 from .launch import evaluate
 
 
@@ -92,6 +93,11 @@ class LauncherSignature(NamedTuple):
     space: list[str]
 
 
+#: Words of a C expression that are not names: type words of casts, qualifiers, sizeof.
+_C_WORDS = INTEGER_WORDS | {"float", "double", "half", "bool", "void", "const", "volatile",
+                            "sizeof"}
+
+
 def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignature:
     import re
 
@@ -107,7 +113,9 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
 
     grid = [c_expr(g) for g in geometry.grid[:3]]
     space = [c_expr(t) for t in geometry.thread_space[:3]]
-    used = {w for text in grid + space for w in re.findall(r"[A-Za-z_]\w*", text)}
+    # the sizes a geometry names: not the type words of a cast (``(long) w``) nor a call
+    used = {w for text in grid + space
+            for w in re.findall(r"\b[A-Za-z_]\w*\b(?!\s*\()", text)} - _C_WORDS
     free = sorted(used - set(names) - set(macros))
     return LauncherSignature(decls, names, free, grid, space)
 

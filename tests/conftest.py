@@ -54,6 +54,23 @@ def compile_cuda(path: str, tmp_dir: str, arch: str = "sm_90") -> subprocess.Com
                           capture_output=True, text=True, timeout=300)
 
 
+
+def sizes_metadata(tmp_path, name: str, test: dict, odd: dict) -> str:
+    """The library kernel ``name``'s metadata with its test and odd size sets replaced (a
+    file in ``tmp_path``): verification of an output at sizes a test picks."""
+    import re
+
+    stem = os.path.splitext(name)[0]
+    with open(os.path.join(KERNELS_DIR, stem + ".toml"), encoding="utf-8") as fh:
+        text = fh.read()
+    for key, sizes in (("test", test), ("odd", odd)):
+        table = "{ " + ", ".join(f"{k} = {v}" for k, v in sizes.items()) + " }"
+        text, n = re.subn(rf"(?m)^{key}\s*=.*$", f"{key} = {table}", text)
+        assert n == 1
+    path = tmp_path / (stem + ".toml")
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
 def kernel_id(path: str) -> str:
     return os.path.basename(path)
 

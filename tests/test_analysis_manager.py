@@ -12,6 +12,8 @@ from naiveopt.analysis.manager import Analysis, PreservedAnalyses
 from naiveopt.analysis.memory_expressions import MemoryExpressionAnalysis
 from naiveopt.analysis.shape import ShapeAnalysis
 from naiveopt.frontend import parse_module
+from naiveopt.ir.cgen import to_c
+from naiveopt.ir.rewrite import walk
 from naiveopt.passes.manager import Pass, PassContext, run_passes
 from naiveopt.passes.optimize.tiling import TilingAnalysis
 from naiveopt.passes.pipeline import front_passes
@@ -132,6 +134,24 @@ def test_copies_are_analysed_apart():
     assert ctx.am.get(twin, ShapeAnalysis)[0] is not shape
     assert ctx.am.get(twin, ShapeAnalysis)[0].body[0] is twin.body.block_items[1].iftrue \
         .block_items[0]
+
+
+def test_a_deep_copy_shares_expressions_and_keeps_references_into_its_tree():
+    """ir/copying.py: c_ast nodes are copied slot by slot and sympy expressions shared, with
+    copy's memo kept, so a memory expression copied together with its tree points into the
+    copy (the pass manager's snapshots rely on it)."""
+    ctx, proc = analysed()
+    twin = copy.deepcopy(proc)
+    assert len(twin.memory_expressions) == len(proc.memory_expressions) == 3
+    for m, t in zip(proc.memory_expressions, twin.memory_expressions):
+        assert t.index is m.index and t.decomposition.constant is m.decomposition.constant
+        assert t.node is not m.node and t.node.coord is m.node.coord
+    nodes = {id(n) for n, _ in walk(twin.body)}
+    assert all(id(t.node) in nodes for t in twin.memory_expressions)
+    assert not {id(n) for n, _ in walk(proc.body)} & nodes
+    assert to_c(twin.func) == to_c(proc.func)
+    twin.body.block_items.pop()
+    assert to_c(twin.func) != to_c(proc.func)
 
 
 def test_an_analysis_names_what_it_gets():

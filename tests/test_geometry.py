@@ -43,7 +43,19 @@ def test_ceil_division_is_parenthesized_integer_arithmetic():
     assert to_c(parse("(a - b) - c")) == "a - b - c"
     assert to_c(parse("a * (b + c) / d")) == "a * (b + c) / d"
     assert to_c(parse("min(a, b + 1)")) == "a < (b + 1) ? a : (b + 1)"
-    assert parse("(int)n") is None and parse("sizeof(float)") is None
+    assert parse("(float)n") is None and parse("sizeof(float)") is None
+
+
+def test_integer_casts_in_a_thread_space_leave_the_sizes():
+    """``x >= (long)w`` bounds the thread space by w: a cast to an integer type changes no
+    size, so the geometry stays arithmetic the sidecar carries and verification evaluates."""
+    assert parse("(int)n") == {"var": "n"}
+    assert parse("(long) w") == {"var": "w"}
+    assert parse("(unsigned long long)(n / 2) * 2") == parse("(n / 2) * 2")
+    assert parse("(const size_t) n + 1") == parse("n + 1")
+    assert parse("(n) * 2") == parse("n * 2")
+    geo = LaunchGeometry((32, 8), (1, 1), ("(long) w", "(size_t)h"))
+    assert geo.sizes({"w": 33, "h": 9}) == ((64, 16, 1), (32, 8, 1))
 
 
 def test_evaluate_has_c_integer_semantics():

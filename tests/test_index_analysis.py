@@ -225,11 +225,21 @@ def test_data_dependent_index_is_unresolved():
 
 
 @pytest.mark.parametrize("index", ["threadIdx.x / 2", "threadIdx.x % 7",
-                                   "threadIdx.x * threadIdx.y"])
+                                   "threadIdx.x * threadIdx.y", "threadIdx.x * threadIdx.x",
+                                   "n * threadIdx.x * threadIdx.x + 1"])
 def test_unmodelled_terms_are_unresolved(index):
-    m = only(kernel(f"__global__ void k(float *A) {{ A[{index}] = 0.0f; }}"), "A")
+    m = only(kernel(f"__global__ void k(float *A, int n) {{ A[{index}] = 0.0f; }}"), "A")
     assert m.decomposition.unresolved
     assert m.decomposition.predefined == {}
+
+
+def test_linear_terms_keep_symbolic_coefficients():
+    m = only(kernel("__global__ void k(float *A, int n, int w) {\n"
+                    "  for (int j = 0; j < n; j++) A[threadIdx.x * (n + 1) + 3 * w * j - "
+                    "threadIdx.x / 2 + 2] = 0.0f; }"), "A")
+    d = m.decomposition
+    assert coeffs(d) == ({"tidx": "n + 1"}, {"j": "3*w"})
+    assert [str(u) for u in d.unresolved] and d.constant == 2
 
 
 def test_local_reassigned_in_loop_is_not_an_alias():

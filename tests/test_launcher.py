@@ -3,6 +3,7 @@ naive kernel's results (pyopencl on PoCL), while a stale naive launch is refused
 from __future__ import annotations
 
 import json
+import re
 import os
 
 import numpy as np
@@ -135,6 +136,39 @@ def test_launcher_follows_the_kernel_and_no_launcher_leaves_it_out():
     assert "mm<<<grid, block, 0, stream>>>(A, B, C, H, W, K);" in launcher
     bare = naiveopt.optimize(source, filename="mm.cu", verify=False, launcher=False)
     assert "_launch(" not in bare.code
+
+
+CAST_GUARDS = """
+__global__ void blur_row(const float *in, float *out, size_t w, size_t h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= (long)w || (size_t)y >= h)
+        return;
+    out[y * w + x] = in[y * w + x] * 0.5f;
+}
+
+__global__ void head(float *a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (int)sqrtf((float)n))
+        a[i] = 0.0f;
+}
+"""
+
+
+def test_guards_through_integer_casts_give_the_sizes_and_the_launcher_takes_no_type_word():
+    result = naiveopt.optimize(CAST_GUARDS, filename="casts.cu", verify=False)
+    blur, head = result.kernels
+    assert blur.geometry.thread_space[:2] == ("w", "h")
+    assert head.geometry.thread_space[0] == "sqrtf((float) n)"
+    launchers = result.code[result.code.index("blur_row_launch("):]
+    # the geometry's cast and call name no size: the launchers take the kernels' own
+    # parameters only (a type word there, ``int long``, did not compile)
+    assert "blur_row_launch(const float *in, float *out, size_t w, size_t h, cudaStream_t" \
+        in " ".join(launchers.split())
+    assert re.search(r"head_launch\(float \*a, int n,\s*cudaStream_t", launchers)
+    assert not re.search(r"int (long|float|sqrtf)\b", launchers)
 
 
 def test_launcher_checks_the_multiple_an_unguarded_kernel_needs():

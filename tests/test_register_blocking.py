@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from conftest import sizes_metadata
 from naiveopt.api import optimize
 from naiveopt.cost.sass import cubin, hot_code_mix, nvdisasm_path
 from naiveopt.ir.build import statements
@@ -87,18 +88,6 @@ def test_constant_loops_unroll_and_indices_fold():
         assert unroll(statements(src))[1] == 0, src
 
 
-def _sizes_metadata(tmp_path, test: dict, odd: dict) -> str:
-    with open(os.path.join(KERNELS, "conv.toml"), encoding="utf-8") as fh:
-        text = fh.read()
-    for key, sizes in (("test", test), ("odd", odd)):
-        table = "{ " + ", ".join(f"{k} = {v}" for k, v in sizes.items()) + " }"
-        text, n = re.subn(rf"(?m)^{key}\s*=.*$", f"{key} = {table}", text)
-        assert n == 1
-    path = tmp_path / "conv.toml"
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
-
 CASES = [
     # file, register tile, test sizes, odd sizes: every specialised filter size and one that
     # takes the fused loop nest (K = 9), at sizes that are not multiples of the coverage
@@ -115,7 +104,8 @@ def test_register_blocked_convolutions_verify(tmp_path, name, tile, test, odd):
     path = os.path.join(KERNELS, name)
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
-    result = optimize(source, filename=path, metadata=_sizes_metadata(tmp_path, test, odd),
+    meta = sizes_metadata(tmp_path, "conv", test, odd)
+    result = optimize(source, filename=path, metadata=meta,
                       options={"register_tile": tile})
     applied = [r.message for r in result.remarks
                if r.pass_name == "stencil" and r.kind == "applied"]

@@ -4,11 +4,11 @@ model, its verification at tile multiples and odd sizes on both targets, and its
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 import sympy
 
+from conftest import sizes_metadata
 from naiveopt.api import optimize
 from naiveopt.cost.sass import cubin, hot_loop_mix, nvdisasm_path
 from naiveopt.passes.optimize.tiling.copies import ThreadCopies
@@ -32,20 +32,6 @@ def test_copies_come_in_runs_of_adjacent_outputs():
     assert ThreadCopies((16, 16), (2, 2)).within("x", 1) == 16 + tidx
 
 
-def _sizes_metadata(tmp_path, name: str, test: dict, odd: dict) -> str:
-    """The kernel's metadata with its test and odd size sets replaced."""
-    with open(os.path.join(KERNELS, os.path.splitext(name)[0] + ".toml"),
-              encoding="utf-8") as fh:
-        text = fh.read()
-    for key, sizes in (("test", test), ("odd", odd)):
-        table = "{ " + ", ".join(f"{k} = {v}" for k, v in sizes.items()) + " }"
-        text, n = re.subn(rf"(?m)^{key}\s*=.*$", f"{key} = {table}", text)
-        assert n == 1
-    path = tmp_path / (os.path.splitext(name)[0] + ".toml")
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
-
 CASES = [
     # file, micro-tile, test sizes (tile multiples), odd sizes (several blocks, a partial k-tile)
     ("mm.cu", (8, 8), {"H": 256, "W": 256, "K": 64}, {"H": 300, "W": 260, "K": 77}),
@@ -60,7 +46,7 @@ CASES = [
 @pytest.mark.parametrize("name,tile,test,odd", CASES, ids=[c[0] for c in CASES])
 def test_register_tiled_outputs_verify_at_multiple_and_odd_sizes(tmp_path, name, tile, test,
                                                                  odd):
-    meta = _sizes_metadata(tmp_path, name, test, odd)
+    meta = sizes_metadata(tmp_path, name, test, odd)
     result = optimize(_read(name), filename=os.path.join(KERNELS, name), metadata=meta,
                       options={"register_tile": tile})
     applied = [r.message for r in result.remarks

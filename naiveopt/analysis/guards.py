@@ -12,6 +12,7 @@ from pycparser import c_ast
 from ..ir import GProcedure, PredefId
 from ..ir.literals import integer_value
 from ..ir.rewrite import assigned_names, walk
+from ..ir.typenames import integer_type
 from .manager import Analysis, AnalysisManager
 
 
@@ -92,6 +93,13 @@ def is_return(stmt: c_ast.Node) -> bool:
     return isinstance(stmt, c_ast.Return)
 
 
+def _uncast(node: c_ast.Node) -> c_ast.Node:
+    """``node`` without the casts to integer types around it."""
+    while isinstance(node, c_ast.Cast) and integer_type(node.to_type):
+        node = node.expr
+    return node
+
+
 def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False,
                  z_id=None, offsets: dict[str, tuple[str, int]] | None = None
                  ) -> dict[str, c_ast.Node]:
@@ -113,6 +121,9 @@ def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = Fals
     for var, bound, table in ((cond.left, cond.right, ops), (cond.right, cond.left, flipped)):
         if cond.op not in table:
             continue
+        # ``x >= (long)w``, ``(size_t)i < n``: a cast to an integer type changes neither the
+        # id nor a size (both non-negative and in range); the thread space is ``w``
+        var, bound = _uncast(var), _uncast(bound)
         gid = var.name if isinstance(var, PredefId) else (
             aliases.get(var.name) if isinstance(var, c_ast.ID) else None)
         shift = 0

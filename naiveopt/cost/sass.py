@@ -218,12 +218,17 @@ def hot_code(sass: str) -> LoopMix | None:
     return loop
 
 
-def hot_code_mix(source: str, arch: str = "sm_90") -> tuple[LoopMix | None, str]:
-    """:func:`hot_code` of CUDA ``source`` compiled for ``arch``, or (None, why not)."""
+def _sass_of(source: str, arch: str) -> tuple[str | None, str]:
+    """The SASS of CUDA ``source`` compiled for ``arch``, or (None, why not)."""
     code, why = cubin(source, arch)
     if code is None:
         return None, why
-    sass, why = disassemble(code)
+    return disassemble(code)
+
+
+def hot_code_mix(source: str, arch: str = "sm_90") -> tuple[LoopMix | None, str]:
+    """:func:`hot_code` of CUDA ``source`` compiled for ``arch``, or (None, why not)."""
+    sass, why = _sass_of(source, arch)
     if sass is None:
         return None, why
     found = hot_code(sass)
@@ -232,10 +237,7 @@ def hot_code_mix(source: str, arch: str = "sm_90") -> tuple[LoopMix | None, str]
 
 def hot_loop_mix(source: str, arch: str = "sm_90") -> tuple[LoopMix | None, str]:
     """The hot loop of CUDA ``source`` compiled for ``arch``, or (None, why not)."""
-    code, why = cubin(source, arch)
-    if code is None:
-        return None, why
-    sass, why = disassemble(code)
+    sass, why = _sass_of(source, arch)
     if sass is None:
         return None, why
     loop = hot_loop(sass)

@@ -98,7 +98,13 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     geo = launch.geometry(proc)
     block = geo.block
     grid = []
-    for tree in geo.grid_trees:
+    covers = [b * c for b, c in zip(geo.block, geo.coarsen)]
+    for tree, cover in zip(geo.grid_trees, covers):
+        if tree is None:        # a thread space that is not integer arithmetic (a call)
+            grid.append(max(1, -(-default // cover)))
+            notes.append("a thread space that is not integer arithmetic taken as "
+                         f"{default} threads")
+            continue
         try:
             grid.append(max(1, launch.evaluate(tree, {**{n: default for n in
                                                          launch.variables(tree)}, **sizes})))

@@ -30,10 +30,19 @@ def map_nodes(node: c_ast.Node, fn: Callable[[c_ast.Node], c_ast.Node]) -> c_ast
 
 def walk(node: c_ast.Node, parent: c_ast.Node | None = None
          ) -> Iterator[tuple[c_ast.Node, c_ast.Node | None]]:
-    """Pre-order (node, parent) pairs of a tree."""
-    yield node, parent
-    for _, child in node.children():
-        yield from walk(child, node)
+    """Pre-order (node, parent) pairs of a tree.
+
+    An explicit stack, not recursive generators: each level of ``yield from`` costs every
+    item passing through it, and the unrolled stencil bodies are trees of thousands of nodes
+    walked by most analyses. A node's children are read after the node has been yielded, as
+    before, so a caller may still replace them when it sees the node."""
+    stack: list[tuple[c_ast.Node, c_ast.Node | None]] = [(node, parent)]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        yield item
+        current = item[0]
+        push([(child, current) for _, child in reversed(current.children())])
 
 
 def identifiers(node: c_ast.Node) -> set[str]:

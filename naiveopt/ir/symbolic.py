@@ -325,11 +325,13 @@ def _decompose(expr: sympy.Expr, env: SymbolEnv) -> IndexDecomposition:
         if not varying:
             constant += term
             continue
-        if len(varying) > 1 or sympy.degree(term, varying[0]) != 1:
+        var = varying[0]
+        # an expanded term linear in ``var`` is ``coeff * var`` (a product): anything else
+        # (var squared, var inside a quotient or a call) leaves more than var in ``rest``
+        coeff, rest = term.as_independent(var, as_Add=False)
+        if len(varying) > 1 or rest != var:
             unresolved.append(term)
             continue
-        var = varying[0]
-        coeff = sympy.simplify(term / var)
         bucket = predefined if _classify(var, env) == "predefined" else loop
         bucket[var.name] = bucket.get(var.name, sympy.Integer(0)) + coeff
     return IndexDecomposition(constant, predefined, loop, unresolved)

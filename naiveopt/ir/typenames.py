@@ -20,6 +20,29 @@ from pycparser import c_ast
 
 from .rewrite import walk
 
+#: Type words of C and OpenCL integer types (``unsigned``, ``size_t``, ``uint``...).
+INTEGER_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ptrdiff_t",
+                 "uint", "ushort", "ulong", "uchar", "int32_t", "uint32_t", "int64_t",
+                 "uint64_t"}
+#: Those among them whose values are never negative.
+UNSIGNED_WORDS = {"unsigned", "size_t", "uint", "ushort", "ulong", "uchar", "uint32_t",
+                  "uint64_t"}
+
+
+
+
+def integer_type(type_node: c_ast.Node) -> bool:
+    """Whether a type (a cast's ``to_type`` Typename, a TypeDecl or its IdentifierType) is a
+    plain integer type, qualifiers allowed (``long``, ``const size_t``, a typedef of one)."""
+    while isinstance(type_node, (c_ast.Typename, c_ast.TypeDecl)):
+        type_node = type_node.type
+    if not isinstance(type_node, c_ast.IdentifierType):
+        return False
+    words = [w for name in type_node.names for w in name.split()
+             if w not in ("const", "volatile")]
+    return bool(words) and all(w in INTEGER_WORDS for w in words)
+
+
 #: CUDA type spellings OpenCL C does not have: 'long long' is reserved there (PoCL aborts on
 #: it); OpenCL's 64-bit integer is 'long', as CUDA's 'long long' is.
 OPENCL_TYPE_NAMES = {"long long": "long", "long long int": "long", "signed long long": "long",

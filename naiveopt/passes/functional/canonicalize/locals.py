@@ -13,14 +13,7 @@ from collections.abc import Iterator
 from pycparser import c_ast
 
 from ....ir.rewrite import walk
-
-#: Type words of C and OpenCL integer types (``unsigned``, ``size_t``, ``uint``...).
-INTEGER_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ptrdiff_t",
-                 "uint", "ushort", "ulong", "uchar", "int32_t", "uint32_t", "int64_t",
-                 "uint64_t"}
-#: Those among them whose values are never negative.
-UNSIGNED_WORDS = {"unsigned", "size_t", "uint", "ushort", "ulong", "uchar", "uint32_t",
-                  "uint64_t"}
+from ....ir.typenames import INTEGER_WORDS, UNSIGNED_WORDS
 
 
 def type_words(decl: c_ast.Decl) -> list[str] | None:

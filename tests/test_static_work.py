@@ -9,8 +9,9 @@ import re
 import pytest
 
 import naiveopt
+from naiveopt.api import compile_module
 from naiveopt.cost.static import static_work
-from naiveopt.frontend import parse_module
+from naiveopt.frontend import parse_module, parse_unit
 from naiveopt.passes import optimize as optimize_passes
 from naiveopt.passes.manager import PassContext, run_passes
 from naiveopt.passes.pipeline import front_passes
@@ -168,3 +169,46 @@ def test_at_4096_the_model_prefers_the_register_tile_to_the_most_merged_variant(
         if r.pass_name == "thread-merge" and m:
             estimates[m.group(1)] = float(m.group(2))
     assert min(estimates, key=estimates.get) == "merge x=2 y=4", estimates
+
+
+ADD = """__global__ void add(const float *A, const float *B, float *C, int H, int W) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && y < H)
+        C[y * W + x] = A[y * W + x] + 2.0f * B[y * W + x];
+}
+"""
+
+
+def test_a_vectorized_map_moves_the_same_bytes_and_its_scalar_edge_is_not_counted():
+    """Across-thread vectorization (float4 loads and store, a scalar path for the threads
+    whose four outputs cross the edge): the model counts the bytes the naive kernel moves,
+    not four times their span (a vector's index counts elements), and the vector path, not
+    also the scalar fallback that only threads at the border take."""
+    sizes = {"H": 4096, "W": 4096}
+    works = {}
+    for mode in ("never", "always"):
+        c = compile_module(parse_unit("add.cu", ADD, {}), None, "sm_90", True,
+                           options={"vectorize": mode}, launcher=False)
+        (proc,) = c.analysed.procedures         # the IR the passes left
+        assert ("vectorize" in c.ctx.applied.get("add", [])) == (mode == "always")
+        works[mode] = static_work(proc, c.analysed, H100, sizes).work
+    plain, vector = works["never"], works["always"]
+    assert plain.dram_bytes == pytest.approx(3 * 4 * 4096 * 4096)
+    assert vector.dram_bytes == pytest.approx(plain.dram_bytes, rel=0.01)
+    assert vector.l2_bytes == pytest.approx(plain.l2_bytes, rel=0.01)
+    assert vector.instructions < plain.instructions
+
+
+@pytest.mark.parametrize("cond,inside", [
+    ("x < W", True), ("x >= 0", True), ("W > x", True), ("0 <= x", True),
+    ("4 * x + 3 < W && y < H", True), ("k0 + 8 <= K", True), ("(long)x < (long)W", True),
+    ("x >= W", False), ("x < 0", False), ("W <= x", False), ("x % 2 == 0", False),
+    ("x < W && x < 0", False), ("W < H", False), ("x > y", False), ("x < W || y < H", False),
+])
+def test_inside_tests_are_told_from_edge_tests(cond, inside):
+    from naiveopt.cost.static import _inside_test
+    from naiveopt.ir.build import statements
+
+    (stmt,) = statements(f"if ({cond}) a = 1; else a = 2;")
+    assert _inside_test(stmt.cond, {"W", "H", "K"}) is inside

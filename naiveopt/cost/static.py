@@ -25,7 +25,11 @@ PoCL and is far too slow for that. This reads the same quantities from the code:
   and two per loop iteration.
 
 Guards are ignored (every thread runs every access: edge blocks are a small share at sizes of
-interest) and so is the order of accesses. The estimate ranks variants of one kernel; it is
+interest) and so is the order of accesses. Of an ``if``/``else`` only one branch counts where
+the other is not run at the sizes: a version test on the sizes alone (its branch at the
+sizes), and a test of being inside bounds (``4 * x + 3 < W && y < H``, ``k0 + 8 <= K``), whose
+``else`` is the edge path (a vector access's scalar fallback, a partial last tile) that only
+threads or iterations at the border take. The estimate ranks variants of one kernel; it is
 not a simulator.
 """
 from __future__ import annotations
@@ -43,6 +47,7 @@ from ..analysis.manager import AnalysisManager
 from ..analysis.memory_expressions import MemoryExpressionAnalysis
 from ..ir import GProcedure
 from ..ir.cgen import to_c
+from ..ir.rewrite import walk
 from ..ir.elements import element_bytes
 from ..targets import Target
 from ..verify.expr import evaluate
@@ -136,6 +141,9 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     seen: set[tuple] = set()
     runs = _shared_runs(expressions, loops, written, arrays)
 
+    uniform = {p.name for p in proc.params if not p.is_pointer} | set(sizes) | \
+        set(module.macros)
+
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
         nonlocal l2, wavefronts, flops, instructions, global_reads
         if id(node) in trips:
@@ -165,8 +173,10 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                 l2 += warps * count * sectors * 32
                 if m.is_read:
                     global_reads += 1
+                # the span of element indices, in bytes (a vector access's index counts
+                # elements too: its width is not a factor)
                 spans[m.array] = max(spans.get(m.array, 0),
-                                     _span(m, extents, trips, loops, value) * size)
+                                     _span(m, extents, trips, loops, value) * size // width)
             elif m.space == "global":
                 l2 += warps * count * 32 * size
             elif m.space == "shared":
@@ -185,6 +195,13 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             if taken is not None:             # a version test on the sizes: its branch
                 if taken.__class__ is not _Nothing:
                     visit(taken, count, loop)
+                return
+            if node.iffalse is not None and _inside_test(node.cond, uniform):
+                # in bounds / edge: a vector path and its scalar fallback, a full tile and
+                # the partial last one; the edge runs for the few threads or iterations at
+                # the border, as the naive kernel's guard masks a few
+                visit(node.cond, count, loop)
+                visit(node.iftrue, count, loop)
                 return
         if isinstance(node, c_ast.For):       # the step is no FP32 work (counted above)
             for child in (node.cond, node.stmt):
@@ -236,6 +253,36 @@ def _uniform_branch(node: c_ast.If, sizes: dict[str, int]) -> c_ast.Node | None:
         return None
     branch = node.iftrue if holds else node.iffalse
     return branch if branch is not None else _Nothing()
+
+
+def _inside_test(cond: c_ast.Node, uniform: set[str]) -> bool:
+    """Whether a condition is a conjunction of tests of being inside bounds: each compares a
+    varying side (thread ids, locals) with a uniform one (sizes, literals: ``uniform`` names
+    the sizes) the way a bounds guard does, ``x + 3 < W``, ``y >= 0``, ``k0 + 8 <= K`` (not
+    ``x < 0`` nor ``x >= W``, which pick the edge). Nearly every thread passes one."""
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        return _inside_test(cond.left, uniform) and _inside_test(cond.right, uniform)
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    if not (isinstance(cond, c_ast.BinaryOp) and cond.op in flip):
+        return False
+
+    def fixed(side: c_ast.Node) -> bool:
+        return all(isinstance(n, c_ast.Constant) or (isinstance(n, c_ast.ID) and
+                                                     n.name in uniform) or
+                   isinstance(n, (c_ast.BinaryOp, c_ast.UnaryOp, c_ast.Cast, c_ast.Typename,
+                                  c_ast.TypeDecl, c_ast.IdentifierType))
+                   for n, _ in walk(side))
+
+    left, right, op = cond.left, cond.right, cond.op
+    if fixed(left) and not fixed(right):
+        left, right, op = right, left, flip[op]
+    if fixed(left) or not fixed(right):
+        return False
+    try:
+        low = int(evaluate(to_c(right), {})) <= 0      # a literal bound: 0, -1
+    except (ValueError, ZeroDivisionError):
+        low = False
+    return (op in ("<", "<=")) != low
 
 
 _COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,

@@ -30,7 +30,7 @@ forms): loop iterators declared before their loops (C89, shared by sibling loops
 read after the loop), steps ``++k``, ``k += 1``, ``k = k + 1``, ``k = 1 + k``, ``k -= 1``,
 ``<=`` bounds, while loops with a counter, thread ids built from locals (``int tx =
 threadIdx.x;``), through a cast, or assigned after their C89 declaration, early returns one per
-id (the bound on either side) and nested guards; and a share of cases are grid-stride kernels
+id (the bound on either side, or the size through a cast: ``i >= (long)N``) and nested guards; and a share of cases are grid-stride kernels
 (:func:`grid_stride_file`). A share of cases name their sizes with -D (:func:`sized`), so
 that passes deciding by the sizes of interest (split-reduction) fire on them.
 
@@ -628,7 +628,9 @@ class KernelGenerator:
                 neg = " || ".join(f"{v} >= {s}" for v, s in zip("ij", kernel.threads))
                 if s is not None and s.random() < 0.5:     # one early return per id
                     for v, n in zip("ij", kernel.threads):
-                        test = f"{v} >= {n}" if s.random() < 0.5 else f"{n} <= {v}"
+                        roll = s.random()   # the size through a cast, as size_t code does
+                        test = f"{v} >= {n}" if roll < 0.35 else (
+                            f"{v} >= (long){n}" if roll < 0.5 else f"{n} <= {v}")
                         lines += [f"    if ({test})", "        return;"]
                     lines += body
                 else:

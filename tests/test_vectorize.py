@@ -227,3 +227,48 @@ def test_tile_loads_are_vectorized_on_amd_and_left_scalar_on_nvidia():
     verified(nvidia)
     assert any("tile loads: on NVIDIA" in m for m in remarks(nvidia, "missed"))
     assert "naiveopt_load" not in nvidia.code
+
+
+LOOPS = """\
+#pragma naiveopt sizes(n=37, m=29) threads(n) block(64) array(a, n, m) array(b, n, m)
+#pragma naiveopt array(c, n) array(d, n)
+__global__ void rows(const float *a, const float *b, float *c, float *d, int n, int m)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = 0.0f, t = 0.0f, u = 0.0f;
+        for (int j = 0; j < m; j++)
+            s += a[i * m + j];
+        for (int j = 0; j < m; j++)
+            t += a[i * m + j] * b[i * m + j];
+        for (int j = 0; j < m; j++) {
+            float w = a[i * m + j];
+            for (int k = 0; k < m; k++)
+                u += w * b[i * m + k];
+        }
+        c[i] = s + t;
+        d[i] = u;
+    }
+}
+"""
+
+
+def test_every_loop_of_one_analysis_is_vectorized_before_the_kernel_is_reanalysed(monkeypatch):
+    """Sibling loops are rewritten from one analysis (rewriting one replaces its own subtree
+    only), the copies of a rewritten loop's inner loops in the next round: a reanalysis per
+    loop made the register-blocked stencils' 32 fallback loops take minutes."""
+    from naiveopt.passes.optimize import vectorize
+
+    calls = []
+    real = vectorize.reanalyse
+    monkeypatch.setattr(vectorize, "reanalyse", lambda proc, ctx: (calls.append(1),
+                                                                   real(proc, ctx)))
+    result = optimize(LOOPS, arch="gfx90a", options={"vectorize": "always",
+                                                     "disable": ["coalesce",
+                                                                 "split-reduction"]})
+    verified(result)
+    applied = remarks(result, "applied")
+    assert len([m for m in applied if m.startswith("loop over j")]) == 3, applied
+    # the inner loop's copies: four vector lanes of the outer step and its scalar remainder
+    assert len([m for m in applied if m.startswith("loop over k")]) == 5, applied
+    assert len(calls) == 2, calls

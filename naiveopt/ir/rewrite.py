@@ -45,6 +45,23 @@ def walk(node: c_ast.Node, parent: c_ast.Node | None = None
         push([(child, current) for _, child in reversed(current.children())])
 
 
+def replace_child(parent: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> bool:
+    """Put ``new`` where ``parent`` holds ``old`` (a slot, or an item of a list slot);
+    whether it was there. With a parent map (``walk``) this replaces one statement without
+    rebuilding the tree, as ``map_nodes`` would."""
+    for slot in _slots(parent):
+        value = getattr(parent, slot)
+        if value is old:
+            setattr(parent, slot, new)
+            return True
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if item is old:
+                    value[i] = new
+                    return True
+    return False
+
+
 def identifiers(node: c_ast.Node) -> set[str]:
     """Every identifier name appearing in a tree (uses and declarations)."""
     names = set()

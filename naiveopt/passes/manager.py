@@ -211,6 +211,10 @@ def run_passes(passes: list[Pass], ctx: PassContext, dump_dir: str | None = None
             _write(dump_dir, number, p.name, ctx.module)
 
 
+#: GProcedure fields that are analyses' results stored in the IR (store_in_ir).
+_DERIVED = ("loops", "memory_expressions")
+
+
 class guarded:
     """Context manager: run a pass over ``procs`` so that an exception other than a
     NaiveoptError puts each of them back as it was (the same object, its state restored, so
@@ -225,9 +229,13 @@ class guarded:
         if os.environ.get(INTERNAL_ERRORS_ENV) == "raise":
             self.saved = None
             return
-        # the tree and the facts recorded about it copied together, so that they still agree
-        self.saved = [copy.deepcopy((p.__dict__, self.ctx.am.recorded_facts(p)))
+        # the tree and the facts recorded about it copied together, so that they still agree;
+        # not the loops and memory expressions the IR stores (thousands of objects in an
+        # unrolled kernel, most of a snapshot's time): a restore computes them again
+        self.saved = [copy.deepcopy(({k: v for k, v in p.__dict__.items() if k not in _DERIVED},
+                                     self.ctx.am.recorded_facts(p)))
                       for p in self.procs]
+        self.derived = [bool(p.loops or p.memory_expressions) for p in self.procs]
         self.remarks = len(self.ctx.remarks)
         self.applied = copy.deepcopy(self.ctx.applied)
         self.canonicalized = copy.deepcopy(self.ctx.canonicalized)
@@ -236,10 +244,13 @@ class guarded:
         if error is None or self.saved is None or not isinstance(error, Exception) \
                 or isinstance(error, NaiveoptError):
             return False
-        for proc, (state, facts) in zip(self.procs, self.saved):
+        for proc, (state, facts), derived in zip(self.procs, self.saved, self.derived):
             proc.__dict__.clear()
             proc.__dict__.update(state)
+            proc.loops, proc.memory_expressions = [], []
             self.ctx.am.restore(proc, facts)
+            if derived:
+                store_in_ir(proc, self.ctx.am)
         del self.ctx.remarks[self.remarks:]
         self.ctx.applied.clear()
         self.ctx.applied.update(self.applied)

@@ -1,10 +1,11 @@
-// A tutorial box blur as people write it without annotations: a typedef'd element type,
+// A tutorial box blur as people write it: a typedef'd element type,
 // size_t sizes compared through casts to long (`x >= (long)w`), C89 locals declared at the
 // top, an early return, a run-time radius and taps fenced by a bounds test. The guard's casts
 // still give the thread space (w, h); the filter is staged and register-blocked (stencil)
-// and verified at inferred sizes.
+// and verified, with the sizes below and without them (inferred).
 // EXPECT-PASSES: stencil
 // EXPECT: verified
+#pragma naiveopt sizes(w=83, h=61, r=3) block(16, 16) array(in, h, w) array(out, h, w)
 typedef float real;
 
 __global__ void box_blur(const real *in, real *out, size_t w, size_t h, int r)

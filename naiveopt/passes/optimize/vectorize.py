@@ -54,7 +54,7 @@ from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import fresh, from_sympy, statements
 from ...ir.elements import WORD_BYTES
-from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ...ir.rewrite import assigned_names, identifiers, map_nodes, replace_child, walk
 from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vector, lane,
                           vector_type)
 from ...ir.nodes import TexFetch
@@ -194,27 +194,42 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
     done: set[int] = set()      # remainder loops (and loops already reported)
     fired = False
     while True:
+        # one analysis serves every loop outside those rewritten in this round: rewriting a
+        # loop replaces its own subtree only, so the others' accesses are still the tree's
+        # (a reanalysis per loop was quadratic: the 32 loop copies of a register-blocked
+        # stencil's fallback took minutes)
+        rewritten: set[int] = set()     # nodes of the loops rewritten in this round
+        roots: set[int] = set()         # those loops themselves
+        textures = False
+        taken = identifiers(proc.func)
+        parents = {id(n): p for n, p in walk(proc.body)}
         for lp in proc.loops:
-            if id(lp.node) in done:
+            if id(lp.node) in done or id(lp.node) in rewritten:
                 continue
+            if roots and any(id(n) in roots for n, _ in walk(lp.node.stmt)):
+                continue        # holds a rewritten loop: its accesses are next round's
             done.add(id(lp.node))
             groups, why = _loop_candidates(proc, ctx, lp, everywhere)
             if why:
                 ctx.remark("missed", name, proc, f"loop over {lp.iterator or '?'}: {why}")
             if not groups:
                 continue
-            remainder = _unroll(proc, lp, groups, target)
+            rewritten |= {id(n) for n, _ in walk(lp.node)}
+            roots.add(id(lp.node))
+            remainder = _unroll(proc, lp, groups, target, taken, parents[id(lp.node)])
             done.add(id(remainder))
             ctx.remark("applied", name, proc, f"loop over {lp.iterator}: " + ", ".join(
                 f"{g[0].text} read as {vector_type(g[0].elem, _lanes(g[0].elem, target))}"
                 for g in groups) + "; scalar loop for the remaining iterations")
-            if any(g[0].texture for g in groups):
-                bind_textures(proc, "cuda")
-            reanalyse(proc, ctx)
             fired = True
-            break
-        else:
+            if any(g[0].texture for g in groups):
+                textures = True
+                break               # binding rewrites the whole tree
+        if not rewritten:
             return fired
+        if textures:
+            bind_textures(proc, "cuda")
+        reanalyse(proc, ctx)
 
 
 def _elem(proc: GProcedure, m: MemoryExpression) -> str:
@@ -322,15 +337,15 @@ def _iterators(lp: GLoop) -> set[str]:
     return out
 
 
-def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]], target: Target
-            ) -> c_ast.For:
-    """Rewrite ``lp`` as vector steps plus a scalar remainder; returns the remainder loop.
+def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]], target: Target,
+            taken: set[str], parent: c_ast.Node) -> c_ast.For:
+    """Rewrite ``lp`` (a child of ``parent``; ``taken``: the kernel's names, which the new
+    ones join) as vector steps plus a scalar remainder; returns the remainder loop.
 
     A texture of 4-element texels can only be read at element indices that are multiples of
     4; when a thread's first index is not, its vector steps are skipped (all iterations run
     in the scalar loop)."""
     node: c_ast.For = lp.node
-    taken = identifiers(proc.func)
     k = lp.iterator
     kv = fresh(taken, f"{k}v")
     decl = node.init.decls[0]
@@ -374,7 +389,7 @@ def _unroll(proc: GProcedure, lp: GLoop, groups: list[list[Access]], target: Tar
     remainder = c_ast.For(c_ast.DeclList([c_ast.Decl(
         k, decl.quals, decl.align, decl.storage, decl.funcspec, copy.deepcopy(decl.type),
         c_ast.ID(kv), None)]), node.cond, node.next, node.stmt)
-    _replace_statement(proc.body, node, c_ast.Compound(start + [main, remainder]))
+    replace_child(parent, node, c_ast.Compound(start + [main, remainder]))
     return remainder
 
 
@@ -385,10 +400,6 @@ def _renamed(node: c_ast.Node, names: dict[str, str]) -> c_ast.Node:
         return n
 
     return map_nodes(node, fn)
-
-
-def _replace_statement(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
-    map_nodes(root, lambda n: new if n is old else n)
 
 
 # --------------------------------------------------------------------------- across threads

@@ -368,6 +368,8 @@ def _recover_2d(expr: sympy.Expr, env: SymbolEnv
         score = (bool(varying_y), not (varying_y & varying_x), not w.is_Symbol)
         if best is None or score > best[0]:
             best = (score, (y, x), w)
+        if score == (True, True, True):     # no later candidate can beat it
+            break
     if best is not None:
         return best[1], best[2]
     return _recover_literal_width(expanded, env)

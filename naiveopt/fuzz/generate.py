@@ -30,9 +30,10 @@ forms): loop iterators declared before their loops (C89, shared by sibling loops
 read after the loop), steps ``++k``, ``k += 1``, ``k = k + 1``, ``k = 1 + k``, ``k -= 1``,
 ``<=`` bounds, while loops with a counter, thread ids built from locals (``int tx =
 threadIdx.x;``), through a cast, or assigned after their C89 declaration, early returns one per
-id (the bound on either side, or the size through a cast: ``i >= (long)N``) and nested guards; and a share of cases are grid-stride kernels
-(:func:`grid_stride_file`). A share of cases name their sizes with -D (:func:`sized`), so
-that passes deciding by the sizes of interest (split-reduction) fire on them.
+id (the bound on either side, or the size through a cast: ``i >= (long)N``) and nested
+guards; and a share of cases are grid-stride kernels (:func:`grid_stride_file`). A share of
+cases name their sizes with -D (:func:`sized`), so that passes deciding by the sizes of
+interest (split-reduction) fire on them.
 
 Spellings (``forms``, a random stream of its own so the kernels' shapes stay those of the
 plain generator): literals are written in every C form of the same value (``0.25f`` as

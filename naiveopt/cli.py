@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "pipeline: " + ",".join(optimization_pass_names()) + ")")
     p.add_argument("--register-tile", metavar="X:Y", help="force a register-tiled matrix "
                    "product: 16x16 threads of X x Y outputs each (multiples of 4, e.g. 8:8)")
+    p.add_argument("--pipeline-stages", metavar="N", type=int, help="force the asynchronous "
+                   "tile pipeline (cp.async, sm_80+) to N shared buffers per tile (2-4; 1: "
+                   "none); default: the cost model chooses")
     p.add_argument("--merge", metavar="X:Y", help="force thread-merge factors: each thread "
                    "computes X outputs along x and Y along y (like the paper's -merge0=X:Y)")
     p.add_argument("--memory", choices=MEMORIES, default="global",
@@ -112,7 +115,8 @@ def _options(args: argparse.Namespace) -> PipelineOptions:
         passes=None if args.passes is None else parse_pipeline(args.passes),
         disable=tuple(args.disable), memory=args.memory, vectorize=args.vectorize,
         merge=parse_merge(args.merge) if args.merge else None, fp_strict=args.fp_strict,
-        register_tile=parse_merge(args.register_tile) if args.register_tile else None)
+        register_tile=parse_merge(args.register_tile) if args.register_tile else None,
+        pipeline_stages=args.pipeline_stages)
     optimization_passes(options)
     if args.no_opt and options.passes:
         raise NaiveoptError("--no-opt and --passes contradict each other")

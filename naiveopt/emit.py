@@ -20,6 +20,7 @@ import jinja2
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
+from .ir import async_copy
 from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import host_texture_params
 from .ir.globals import declaration
@@ -236,7 +237,8 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
     """The CUDA vector-access helpers the kernels call (OpenCL has vloadN/vstoreN)."""
     if target != "cuda":
         return []
-    return cuda_helpers(used_vectors([p.func for p in module.procedures]))
+    trees = [p.func for p in module.procedures]
+    return cuda_helpers(used_vectors(trees)) + async_copy.cuda_helpers(trees)
 
 
 #: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body,
@@ -279,6 +281,7 @@ def render_cuda_kernels(module: GModule, procs: list[GProcedure]) -> str:
     parts += [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
     parts += typedef_lines(module, "cuda")
     parts += cuda_helpers(used_vectors([p.func for p in procs]))
+    parts += async_copy.cuda_helpers([p.func for p in procs])
     parts += [declaration(g, "cuda") for g in module.globals]
     parts += [to_c(h) for h in module.helpers]
     parts += [to_c(p.func) for p in procs]

@@ -116,6 +116,8 @@ class Candidates:
         ((32, 8), (4, 4, 4)), ((32, 8), (1, 4, 4)), ((32, 8), (1, 8, 8)), ((16, 4), (1, 4, 4)))
     stencil_register_1d: tuple[tuple[Pair, tuple[int, int, int]], ...] = (
         ((128, 1), (4, 1, 4)), ((128, 1), (8, 1, 8)))
+    #: async-pipeline: shared buffers per tile of an asynchronous copy pipeline (cp.async)
+    pipeline_stages: tuple[int, ...] = (2, 3)
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,8 @@ class Target:
     # register-file partitions (an SM's 4 sub-partitions since Volta, each a quarter of the
     # registers and of the warps): ptxas sizes a __launch_bounds__ budget per partition
     register_partitions: int = 1
+    # global -> shared copies without registers (cp.async, sm_80 and later)
+    async_copy: bool = False
     candidates: Candidates = Candidates()   # the variants the passes try
 
     @property
@@ -169,13 +173,13 @@ TARGETS: dict[str, Target] = {
                     partitions=10, multiprocessors=108,
                     fp32_lanes_per_sm=64, vector_bytes=16, clock_ghz=1.41, dram_gbps=2039,
                     l2_bytes=40 * 2**20, l2_gbps=4000, dram_latency_ns=450,
-                    register_partitions=4),
+                    register_partitions=4, async_copy=True),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
                     partitions=10, multiprocessors=132,
                     fp32_lanes_per_sm=128, vector_bytes=16, clock_ghz=1.98, dram_gbps=3350,
                     l2_bytes=50 * 2**20, l2_gbps=5500, dram_latency_ns=480,
-                    register_partitions=4),
+                    register_partitions=4, async_copy=True),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
                      64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
                      0.25, True, partitions=32, multiprocessors=110,

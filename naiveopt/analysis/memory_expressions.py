@@ -13,6 +13,7 @@ from ..ir import GLoop, GProcedure, MemoryExpression
 from ..ir.cgen import to_c
 from ..ir.rewrite import walk
 from ..ir.symbolic import SymbolEnv, decompose, recover_2d, to_sympy
+from ..ir.async_copy import AsyncCopy
 from ..ir.vector import VectorLoad, VectorStore
 from ..verify.expr import evaluate
 from .loops import LoopAnalysis
@@ -74,7 +75,8 @@ def _visit(node: c_ast.Node, parent: c_ast.Node | None, loops: list[GLoop], proc
 def _memory_expression(node, parent, base, indices, space, loops, env, local_arrays):
     is_write = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or (
         isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--")) or (
-        isinstance(parent, VectorStore) and parent.ref is node)
+        isinstance(parent, VectorStore) and parent.ref is node) or (
+        isinstance(parent, AsyncCopy) and parent.dst is node)
     is_read = not is_write or (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
         or isinstance(parent, c_ast.UnaryOp)
     lanes = parent.width if isinstance(parent, (VectorLoad, VectorStore)) else 1

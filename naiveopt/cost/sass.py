@@ -24,7 +24,10 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 
-_INSTRUCTION = re.compile(r"\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*)")
+#: an instruction predicated on ``!PT`` never runs (ptxas pads cp.async with ``@!PT LDS RZ,
+#: [RZ]``): not counted
+_INSTRUCTION = re.compile(r"\s*/\*([0-9a-f]+)\*/\s+(?!@!PT\s)(?:@!?U?P\w+\s+)?"
+                          r"([A-Z][A-Z0-9_.]*)(.*)")
 _LABEL = re.compile(r"\s*(\.L_x_\d+):")
 _TARGET = re.compile(r"(\.L_x_\d+)")
 

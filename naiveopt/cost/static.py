@@ -309,9 +309,10 @@ def _shared_runs(expressions, loops, written: dict[int, set[str]], arrays: dict
                  ) -> dict[int, int]:
     """Shared reads nvcc merges into 128-bit loads: id(node) -> 4 for the first read of a
     run, 0 for the three it absorbs. A run is 4 reads of one (4-byte, not written) shared
-    array in the same innermost loop (or outside loops) whose indices differ only in their constant, by 0..3
-    from a constant that is a multiple of 4, the rest of the index a multiple of 4 for every
-    thread and iteration (every coefficient is), so the first word is 16-byte aligned."""
+    array in the same innermost loop (or outside loops) whose indices differ only in their
+    constant, by 0..3 from a constant that is a multiple of 4, the rest of the index a multiple
+    of 4 for every thread and iteration (every coefficient is, of integer terms), so the first
+    word is 16-byte aligned."""
     loop_of = {}
     for lp in loops:
         for m in lp.memory_expressions:
@@ -325,8 +326,10 @@ def _shared_runs(expressions, loops, written: dict[int, set[str]], arrays: dict
             continue
         const, rest = sympy.sympify(m.index).as_coeff_Add()
         terms = rest.as_coefficients_dict() if rest != 0 else {}
-        if not const.is_Integer or not all(t.is_Symbol and c.is_Integer and c % RUN == 0
-                                           for t, c in terms.items()):
+        # every other term a multiple of 4 (its factor an integer: a thread id, an
+        # iterator, a pipeline's stage variable, which the analysis leaves unresolved)
+        if not const.is_Integer or not all(c.is_Integer and c % RUN == 0
+                                           for c in terms.values()):
             continue
         groups.setdefault((loop, m.array, sympy.srepr(rest)), {}).setdefault(int(const),
                                                                             m.node)

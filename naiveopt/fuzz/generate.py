@@ -146,6 +146,8 @@ class Case:
             parts.append("--merge={}:{}".format(*self.options.merge))
         if self.options.register_tile:
             parts.append("--register-tile={}:{}".format(*self.options.register_tile))
+        if self.options.pipeline_stages:
+            parts.append(f"--pipeline-stages={self.options.pipeline_stages}")
         if self.options.memory != "global":
             parts.append(f"--memory={self.options.memory}")
         return " ".join(parts)
@@ -817,6 +819,8 @@ GRID_STRIDE_SHARE = 0.12
 REGISTER_TILE_SHARE = 0.12
 #: Share of the cases with a clamped neighbourhood that force a register-blocked stencil
 REGISTER_BLOCK_SHARE = 0.5
+#: Share of cases that force an asynchronous tile pipeline (--pipeline-stages)
+PIPELINE_SHARE = 0.15
 
 
 def grid_stride_file(rng: random.Random, dialect: str) -> str:
@@ -927,12 +931,16 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     if generator.stencils and merge is None and register_tile is None and \
             blocking.random() < REGISTER_BLOCK_SHARE:
         register_tile = blocking.choice([(4, 4), (4, 8), (8, 4)])
+    # an asynchronous tile pipeline of a forced depth (the model picks one only where it
+    # estimates a gain) in a share of the cases (a stream of their own)
+    piping = random.Random(f"{seed}:{index}:pipeline")
+    stages = piping.choice([2, 3, 4]) if piping.random() < PIPELINE_SHARE else None
     source = unverifiable(source, seed, index, guarded)
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
                 rng.choice(["sm_90", "sm_80", "gfx90a"]),
                 PipelineOptions(disable=disabled, merge=merge, memory=memory,
-                                register_tile=register_tile),
+                                register_tile=register_tile, pipeline_stages=stages),
                 sizes if reductions else sized(source, random.Random(f"{seed}:{index}:sizes")))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pycparser import c_ast, c_generator
 
+from .async_copy import AsyncCopy, AsyncFence, print_copy, print_fence
 from .nodes import TEXTURE_ELEMENTS, PredefId, TexFetch
 from .typenames import TypeName
 from .vector import VectorLoad, VectorStore, print_load, print_store
@@ -34,6 +35,13 @@ class KernelGenerator(c_generator.CGenerator):
     def visit_VectorStore(self, n: VectorStore) -> str:  # noqa: N802
         # a statement: pycparser's statement printer adds ';' only to the node types it knows
         return print_store(n, self.visit(n.ref), self.visit(n.value)) + ";"
+
+    def visit_AsyncCopy(self, n: AsyncCopy) -> str:  # noqa: N802
+        return print_copy(n, self.visit(n.dst), self.visit(n.src),
+                          None if n.ok is None else self.visit(n.ok))
+
+    def visit_AsyncFence(self, n: AsyncFence) -> str:  # noqa: N802
+        return print_fence(n)
 
     def visit_TexFetch(self, n: TexFetch) -> str:  # noqa: N802
         """``tex1Dfetch<T>(tex, i)`` (CUDA) or ``read_imageT(image, i)`` (OpenCL); an OpenCL

@@ -1,7 +1,7 @@
 """The options of one pipeline run, parsed once into a typed value the passes read.
 
 The command line (``--passes``, ``--disable-pass``, ``--merge``, ``--memory``, ``--vectorize``,
-``--fp-strict``),
+``--fp-strict``, ``--register-tile``, ``--pipeline-stages``),
 the Python API (``options={...}``, ``passes=[...]``, ``pipeline="..."``) and the fuzzer each
 build a :class:`PipelineOptions`; the pass context carries it. Its fields are checked when it is
 made, so a pass never meets a misspelt memory or a merge factor of zero. Which pass names exist
@@ -21,6 +21,8 @@ MEMORIES = ("global", "texture")
 VECTORIZE_MODES = ("auto", "always", "never")
 #: partition-camping: apply a remedy where the target model says so, or always (for testing).
 PARTITION_CAMPING_MODES = ("auto", "force")
+#: The most shared buffers an asynchronous tile pipeline may have (``--pipeline-stages``).
+MAX_STAGES = 4
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class PipelineOptions:
     vectorize: str = "auto"
     merge: tuple[int, int] | None = None      # forced thread-merge factors (x, y)
     register_tile: tuple[int, int] | None = None  # forced register-tiled micro-tile (x, y)
+    pipeline_stages: int | None = None        # forced async-pipeline stages (1: none)
     partition_camping: str = "auto"
     fp_strict: bool = False                   # floating-point arithmetic keeps its order
 
@@ -56,6 +59,10 @@ class PipelineOptions:
                 raise NaiveoptError(f"bad register tile {self.register_tile!r}: expected two "
                                     "positive multiples of 4 (X, Y), e.g. (8, 8)")
             object.__setattr__(self, "register_tile", tile)
+        if self.pipeline_stages is not None and not (
+                type(self.pipeline_stages) is int and 1 <= self.pipeline_stages <= MAX_STAGES):
+            raise NaiveoptError(f"bad pipeline stages {self.pipeline_stages!r}: expected 1 "
+                                f"(no pipeline) to {MAX_STAGES}")
         if self.passes is not None:
             object.__setattr__(self, "passes", _names("passes", self.passes))
         object.__setattr__(self, "disable", _names("disable", self.disable))

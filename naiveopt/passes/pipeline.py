@@ -25,6 +25,7 @@ from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
 from .functional.thread_space import ThreadSpace
 from .manager import Disabled, Pass
+from .optimize.async_pipeline import AsyncPipeline
 from .optimize.coalesce import Coalesce
 from .optimize.coalesce_writes import CoalesceWrites
 from .optimize.invariant_factors import InvariantFactors
@@ -80,8 +81,8 @@ def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
 def default_optimization_passes() -> list[Pass]:
     """The optimization passes of the default pipeline, in order."""
     return [RegisterPromotion(), InvariantFactors(), SplitReduction(), Coalesce(),
-            ThreadBlockMerge(), ThreadMerge(), Stencil(), Prefetch(), CoalesceWrites(), Texture(),
-            Vectorize(), PartitionCamping()]
+            ThreadBlockMerge(), ThreadMerge(), Stencil(), Prefetch(), AsyncPipeline(),
+            CoalesceWrites(), Texture(), Vectorize(), PartitionCamping()]
 
 
 def optimization_pass_names() -> list[str]:

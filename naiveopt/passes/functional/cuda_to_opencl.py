@@ -21,6 +21,7 @@ from ...ir.literals import float_suffix, integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
 from ...ir import typenames
 from ...ir.textures import bind_textures
+from ...ir.async_copy import AsyncCopy, drop_fences
 from ...ir.vector import VectorLoad, VectorStore
 from ..manager import Pass, PassContext
 from .builtins import (CUDA_TO_OPENCL_EXPRESSIONS, CUDA_TO_OPENCL_IDS, CUDA_TO_OPENCL_MATH,
@@ -101,11 +102,14 @@ def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:
     """Rewrite a body in place; returns notes on literals whose OpenCL spelling differs in
     type (``1e-5L`` -> ``1e-5``)."""
     notes: list[str] = []
+    drop_fences(body)                       # OpenCL's copies are synchronous
     for node, _ in walk(body):
         if isinstance(node, c_ast.Decl) and "__shared__" in node.storage:
             node.storage = ["__local" if s == "__shared__" else s for s in node.storage]
         elif isinstance(node, (VectorLoad, VectorStore)):
             node.dialect = "opencl"         # vloadN/vstoreN: no alignment requirement
+        elif isinstance(node, AsyncCopy):
+            node.dialect = "opencl"         # a plain copy (ir/async_copy.py)
         elif isinstance(node, c_ast.Constant):
             node.value, note = opencl_literal(node.value)
             if note and note not in notes:

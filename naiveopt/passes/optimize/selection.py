@@ -126,7 +126,8 @@ def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Va
     fastest = min(v.estimate.seconds for v in fitting) + launch_s
     near = [v for v in fitting if v.estimate.seconds + launch_s <= fastest * (1 + TIE)]
     good = [v for v in near if v.occupancy >= target.occupancy_target]
-    pool = good or [max(near, key=lambda v: v.occupancy)]
+    most = max(v.occupancy for v in near)
+    pool = good or [v for v in near if v.occupancy == most]
     best = max(pool, key=lambda v: v.score)
     at = _sizes_note(ctx, best)
     ctx.remark("analysis", pass_name, proc, f"{best.label} chosen: estimated "

@@ -36,7 +36,7 @@ from ....launch import relied_multiple
 from ....targets import Target
 from ..shape import guarded
 from .copies import ThreadCopies, when_active
-from .loads import TileLoad, tile_loads
+from .loads import TileLoad, pipeline_loads, staged, tile_loads
 from .plan import VEC, Staging, TilingPlan, load_order, tile_dims, transposed, unit_width
 from .window import WindowPlan, generate_window
 
@@ -74,14 +74,20 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     # tiles and their loads
     decls, loaders, tile_names = [], [], []
     first = "@tidy * %d + @tidx" % plan.block[0] if by > 1 else "@tidx"
+    buffers = [plan.stages] if plan.stages > 1 else []
     for s in plan.stagings:
         name = fresh(taken, f"s_{s.array}")
         tile_names.append(name)
-        decls.append(shared_array(name, s.elem_type, list(tile_dims(s, plan, target))))
+        decls.append(shared_array(name, s.elem_type, buffers + list(tile_dims(s, plan,
+                                                                              target))))
         vector = fresh(taken, f"v_{s.array}") if unit_width(s, plan) > 1 else ""
         segment, interleave = load_order(s, plan, target)[:2] if s.kind != VEC else (0, None)
         loaders.append(TileLoad(s, name, plan, shape, lp, (k0, r, c, e, vector), first,
                                 segment, interleave))
+
+    # an asynchronous pipeline's loads, and the stage the loop body reads
+    pipeline = pipeline_loads(loaders, plan, taken, k0, lp) if plan.stages > 1 else None
+    stage = c_ast.ID(pipeline[4]) if pipeline else None
 
     # per-copy statements
     position = shape.body.index(lp.node)
@@ -91,7 +97,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
         body = copy.deepcopy(lp.node.stmt, memo)
         replace = {}
         for s, name in zip(plan.stagings, tile_names):
-            read = _tile_read(s, name, copies, m_x, m_y, kk)
+            read = _tile_read(s, name, copies, m_x, m_y, kk, stage)
             if transposed(s, plan):
                 read = _flipped(read)
             for i in s.accesses:
@@ -145,7 +151,19 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
 
     inner = inner_loop(False)
     head, first_tile = tile_loads(loaders, plan, taken, k0, lp)
-    if plan.peel and not plan.prefetch:
+    if pipeline:
+        before, head, tail, after, _ = pipeline
+        if plan.peel:       # a whole k-tile unrolls; the copies are range-checked anyway
+            inner = statements(f"if ({k0} + {tile} <= HI) {{ WHOLE; }} else {{ PART; }}",
+                               HI=copy.deepcopy(lp.upper),
+                               WHOLE=c_ast.Compound(inner_loop(True)),
+                               PART=c_ast.Compound(inner))
+        staged = before + statements(
+            f"for (int {k0} = LO; {k0} < HI; {k0} += {tile}) {{ HEAD; INNER; TAIL; }}",
+            LO=copy.deepcopy(lp.lower), HI=copy.deepcopy(lp.upper),
+            HEAD=c_ast.Compound(head), INNER=c_ast.Compound(inner),
+            TAIL=c_ast.Compound(tail)) + after
+    elif plan.peel and not plan.prefetch:
         # whole k-tiles first (loads checked against the thread space only, the tile loop
         # unrolled), then the partial last one as before
         full_loaders = [TileLoad(ld.s, ld.name, plan, shape, lp, ld.names, first, ld.segment,
@@ -176,16 +194,18 @@ def _flipped(ref: c_ast.ArrayRef) -> c_ast.ArrayRef:
     return c_ast.ArrayRef(c_ast.ArrayRef(ref.name.name, ref.subscript), ref.name.subscript)
 
 
-def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str
-               ) -> c_ast.Node:
-    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk."""
+def _tile_read(s: Staging, name: str, copies: ThreadCopies, m_x: int, m_y: int, kk: str,
+               stage: c_ast.Node | None = None) -> c_ast.Node:
+    """The tile element that replaces a read of ``s`` in copy (m_y, m_x) at iteration kk
+    (of a pipeline's tiles, in the buffer of ``stage``)."""
+    tile = staged(name, stage)
     if s.kind == VEC:
-        return c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(kk))
+        return c_ast.ArrayRef(tile, c_ast.ID(kk))
     axis = s.thread_axis
     m = m_x if axis == "x" else m_y
     within = from_sympy(copies.within(axis, m))
     row, col = (within, c_ast.ID(kk)) if s.kind.startswith("row") else (c_ast.ID(kk), within)
-    return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(name), row), col)
+    return c_ast.ArrayRef(c_ast.ArrayRef(tile, row), col)
 
 
 def _sink_past(pre: list[c_ast.Node], body: c_ast.Node, p: GProcedure

@@ -33,6 +33,7 @@ from pycparser import c_ast
 from ....analysis.shape import KernelShape
 from ....ir import GLoop
 from ....ir.build import expression, fresh, from_sympy, private_array, statements
+from ....ir.async_copy import AsyncCopy, AsyncFence
 from ....ir.vector import VectorLoad, declare_vector
 from ....ir.vector import lane as vector_lane
 from .plan import (SYM, VEC, Staging, TilingPlan, tile_extent, transposed, unit_cell,
@@ -188,15 +189,17 @@ class TileLoad:
         index = c_ast.BinaryOp("+", c_ast.BinaryOp("*", y, from_sympy(self.s.width)), x)
         return c_ast.ArrayRef(c_ast.ID(self.s.array), index)
 
-    def cell(self, lane: int) -> c_ast.ArrayRef:
-        """Element ``lane`` of the unit in the shared tile (a transposed tile: at [col][row])."""
+    def cell(self, lane: int, stage: c_ast.Node | None = None) -> c_ast.ArrayRef:
+        """Element ``lane`` of the unit in the shared tile (a transposed tile: at [col][row]);
+        of an asynchronous pipeline's tiles, in the buffer of ``stage``."""
         col = from_sympy(self._lane(self.c, lane, self.k0))
+        tile = staged(self.name, stage)
         if self.s.kind == VEC:
-            return c_ast.ArrayRef(c_ast.ID(self.name), col)
+            return c_ast.ArrayRef(tile, col)
         row = c_ast.ID(self.names[1])
         if transposed(self.s, self.plan):
             row, col = col, row
-        return c_ast.ArrayRef(c_ast.ArrayRef(c_ast.ID(self.name), row), col)
+        return c_ast.ArrayRef(c_ast.ArrayRef(tile, row), col)
 
     def fetch(self, start: sympy.Expr, dests: list[c_ast.Node]) -> list[c_ast.Node]:
         """Statements reading the unit of the k-tile at ``start`` into ``dests`` (one per
@@ -221,17 +224,31 @@ class TileLoad:
         return [c_ast.If(self.in_range(self.width - 1, start), c_ast.Compound(whole),
                          c_ast.Compound(scalar))]
 
-    def loop(self) -> list[c_ast.Node]:
+    def copy_async(self, start: sympy.Expr, stage: c_ast.Node) -> list[c_ast.Node]:
+        """The unit of the k-tile at ``start`` copied asynchronously into the buffer of
+        ``stage``, one element at a time (ir/async_copy.py): zero-filled outside the
+        arrays, as :meth:`fetch` does."""
+        return [AsyncCopy(self.cell(i, stage), self.global_ref(i, start),
+                          self.in_range(i, start) if self.conds else None, self.s.elem_type)
+                for i in range(self.width)]
+
+    def loop(self, start: sympy.Expr | None = None, stage: c_ast.Node | None = None
+             ) -> list[c_ast.Node]:
         """The whole tile at k0, straight into shared memory: a loop over the block's units,
         or for a register-tiled plan whose tile is a whole number of units per thread the
-        thread's units unrolled (rows a constant apart: cheap addresses, no loop)."""
+        thread's units unrolled (rows a constant apart: cheap addresses, no loop). Given a
+        ``stage``, the tile at ``start`` is copied asynchronously into that stage's
+        buffer."""
         _, _, _, e, _ = self.names
+
+        def unit() -> list[c_ast.Node]:
+            if stage is not None:
+                return self.copy_async(start, stage)
+            return self.fetch(self.k0, [self.cell(i) for i in range(self.width)])
+
         if self.plan.register_tiled and self.units % self.threads == 0:
-            return [self._slot(j, self.fetch(self.k0, [self.cell(i)
-                                                       for i in range(self.width)]))
-                    for j in range(self.slots)]
-        body = self.coordinates() + self.fetch(self.k0, [self.cell(i)
-                                                          for i in range(self.width)])
+            return [self._slot(j, unit()) for j in range(self.slots)]
+        body = self.coordinates() + unit()
         return statements(f"for (int {e} = {self.first}; {e} < {self.units}; "
                           f"{e} += {self.threads}) {{ BODY; }}", BODY=c_ast.Compound(body))
 
@@ -261,6 +278,12 @@ class TileLoad:
                 for j in range(self.slots)]
 
 
+def staged(name: str, stage: c_ast.Node | None) -> c_ast.Node:
+    """The shared array ``name``, or its buffer of ``stage`` (``name[stage]``)."""
+    tile = c_ast.ID(name)
+    return tile if stage is None else c_ast.ArrayRef(tile, copy.deepcopy(stage))
+
+
 def tile_loads(loaders: list[TileLoad], plan: TilingPlan, taken: set[str], k0: str,
                lp: GLoop) -> tuple[list[c_ast.Node], list[c_ast.Node]]:
     """The statements that open each k-tile iteration (up to and including the barrier
@@ -285,3 +308,38 @@ def tile_loads(loaders: list[TileLoad], plan: TilingPlan, taken: set[str], k0: s
     for ld, reg in zip(loaders, registers):
         head += ld.prefetch(reg, k0sym + plan.tile)
     return head, decls + [c_ast.Compound(tile0)]
+
+
+def pipeline_loads(loaders: list[TileLoad], plan: TilingPlan, taken: set[str], k0: str,
+                   lp: GLoop) -> tuple[list[c_ast.Node], list[c_ast.Node], list[c_ast.Node],
+                                       list[c_ast.Node], str]:
+    """An asynchronous pipeline of ``plan.stages`` (S) buffers per tile: (statements before
+    the k-tile loop, those opening each iteration, those closing it, those after the loop,
+    the name of the stage the iteration computes on).
+
+    Before the loop the tiles 0 .. S-2 are issued, one group each. Each iteration waits until
+    its own tile's group has landed (at most S-2 newer groups in flight), then the barrier
+    makes the tile visible to the block and ensures every thread is done with the buffer of
+    the previous iteration, into which the tile S-1 ahead is then issued; the compute runs
+    while those copies are in flight. Past the last tile the range checks are false: the
+    copies zero-fill and read nothing. The groups still in flight after the loop are waited
+    for before the kernel goes on."""
+    stages = plan.stages
+    read, write = fresh(taken, "st"), fresh(taken, "ws")
+    k0sym = sympy.Symbol(k0, integer=True)
+    commit = AsyncFence("commit")
+    before = statements(f"int {read} = 0; int {write} = {stages - 1};")
+    for j in range(stages - 1):
+        lo = copy.deepcopy(lp.lower) if not j else c_ast.BinaryOp(
+            "+", copy.deepcopy(lp.lower), c_ast.Constant("int", str(j * plan.tile)))
+        issue = statements(f"const int {k0} = LO;", LO=lo)
+        for ld in loaders:
+            issue += ld.loop(k0sym, c_ast.Constant("int", str(j)))
+        before += [c_ast.Compound(issue), copy.deepcopy(commit)]
+    head = [AsyncFence("wait", stages - 2)] + statements("__syncthreads();")
+    ahead = k0sym + (stages - 1) * plan.tile
+    head += [c_ast.Compound([st for ld in loaders for st in ld.loop(ahead, c_ast.ID(write))]),
+             copy.deepcopy(commit)]
+    nxt = f"1 - {read}" if stages == 2 else f"{read} + 1 == {stages} ? 0 : {read} + 1"
+    tail = statements(f"{write} = {read}; {read} = {nxt};")
+    return before, head, tail, [AsyncFence("wait", 0)], read

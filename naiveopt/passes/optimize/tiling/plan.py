@@ -101,6 +101,7 @@ class TilingPlan(MergedBlocks):
     group: int = 1                # a thread's copies in runs of adjacent outputs (copies.py)
     k_major: bool = False         # row kinds' tiles stored transposed, [T][cover + pad]
     peel: bool = False            # whole k-tiles peeled from the partial last one
+    stages: int = 1               # shared buffers of an asynchronous pipeline (1: none)
 
     @property
     def register_tiled(self) -> bool:
@@ -306,8 +307,10 @@ def tile_dims(s: Staging, plan: TilingPlan, target: Target) -> tuple[int, ...]:
 
 
 def tiles_bytes(plan: TilingPlan, target: Target) -> int:
-    """Shared memory the plan's tiles take (elements sized by ir/elements.py)."""
-    return sum(array_bytes(s.elem_type, tile_dims(s, plan, target)) for s in plan.stagings)
+    """Shared memory the plan's tiles take (elements sized by ir/elements.py), every stage
+    of an asynchronous pipeline counted."""
+    return plan.stages * sum(array_bytes(s.elem_type, tile_dims(s, plan, target))
+                             for s in plan.stagings)
 
 
 def prefetch_registers(plan: TilingPlan) -> int:
@@ -331,6 +334,9 @@ def with_load_width(plan: TilingPlan, width: int) -> tuple[TilingPlan | None, st
     loads."""
     if width not in (1, 2, 4):
         return None, f"load width {width} is not 1, 2 or 4"
+    if width > 1 and plan.stages > 1:
+        return None, ("the tiles are loaded by asynchronous copies (cp.async) of one element "
+                      "each, which hold no registers")
     wider = replace(plan, load_width=width)
     if width > 1 and all(unit_width(s, wider) == 1 for s in plan.stagings):
         return None, "no staged tile has a vector element type and rows a multiple of " \

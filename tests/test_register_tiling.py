@@ -102,7 +102,10 @@ def test_hot_loop_is_ffma_with_128_bit_shared_loads(name, arch):
                       verify=False, launcher=False, options={"register_tile": (8, 8)})
     loop, why = hot_loop_mix(result.code, arch)
     assert loop is not None, why
-    assert loop.ffma == 512, loop.describe()        # 8 unrolled k steps of an 8x8 tile
+    # 8 unrolled k steps of an 8x8 tile; in an asynchronous pipeline (async-pipeline, the
+    # model's choice here) the partial last tile's loop, one step of 64, shares the k-tile loop
+    assert loop.ffma == 512 + 64 * ("async-pipeline" in result.kernels[0].passes), \
+        loop.describe()
     assert loop.ffma_share >= 0.8, loop.describe()
     assert loop.vector_shared_loads, loop.describe()
     assert loop.opcodes.get("FMUL", 0) == 0, loop.describe()      # gemm/syrk: alpha hoisted

@@ -334,6 +334,9 @@ def rotation_obstacle(proc: GProcedure, ctx: PassContext, loop: GLoop) -> str:
     plan = ctx.am.get(proc, TilingAnalysis)
     if plan is None or loop.depth != 0 or loop.step != plan.tile:
         return "the loop has barriers but is not the loop naiveopt staged"
+    if plan.stages > 1:
+        return (f"its tiles are copied {plan.stages - 1} iteration(s) ahead (an asynchronous "
+                "pipeline): a rotated loop would wait for copies never issued")
     why = _independence_obstacle(node.stmt, loop.iterator, _shared_arrays(proc))
     if why:
         return f"{why} (tiles prefetched for the next iteration)" if plan.prefetch else why

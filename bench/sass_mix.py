@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -79,6 +80,7 @@ def _row(name: str, sizes: tuple[str, ...], arch: str, size: int) -> dict:
     loop, why = hot_loop_mix(result.code, arch)
     return {
         "kernel": name, "sizes": defines, "chosen": chosen[0] if chosen else "no thread merge",
+        "tile_loads": _tile_loads(result),
         "naive": naive_loop.describe() if naive_loop else
         "not compiled as written (" + next((ln.split("error:")[-1].strip()[:60]
                                             for ln in naive_why.splitlines()
@@ -89,6 +91,24 @@ def _row(name: str, sizes: tuple[str, ...], arch: str, size: int) -> dict:
         "lds128_only": loop.vector_shared_loads if loop else False,
         "fmul": loop.opcodes.get("FMUL", 0) if loop else None,
     }
+
+
+def _tile_loads(result) -> str:
+    """How the tiles are loaded (async-pipeline's choice) and the model's estimate of each
+    candidate: '2-stage cp.async pipeline 1234.5 us (chosen); ... 1300.0 us'."""
+    parts = []
+    for r in result.remarks:
+        if r.pass_name != "async-pipeline" or r.kind != "analysis":
+            continue
+        m = re.match(r"(.+?)(?:: block [^:]*?)? (not chosen|chosen): estimated ([\d.]+ us)",
+                     r.message)
+        if m:
+            parts.append(f"{m[1]} {m[3]}{' (chosen)' if m[2] == 'chosen' else ''}")
+    if parts:
+        return "; ".join(parts)
+    missed = [r.message for r in result.remarks
+              if r.pass_name == "async-pipeline" and r.kind == "missed"]
+    return missed[0] if missed else "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,13 +130,15 @@ def main(argv: list[str] | None = None) -> int:
              "Command: `python bench/sass_mix.py --arch " + args.arch + "` (NVRTC or nvcc, "
              "nvdisasm; no GPU). Hot loop: the loop holding the most FFMA "
              "(naiveopt/cost/sass.py). Target (issue 18): FFMA >= 80%, shared loads 128-bit.",
+             " Tile loads: async-pipeline's candidates and the cost model's estimate of each.",
              "", "| kernel | naive hot loop | optimized hot loop | FFMA share | LDS.128 only |"
-             " variant |", "|---|---|---|---|---|---|"]
+             " variant | tile loads (estimate) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         share = f"{r['ffma_share']:.1%}" if r["ffma_share"] is not None else "-"
         variant = r["chosen"].split(";")[0].replace("|", "/")
         lines.append(f"| {r['kernel']} | {r['naive']} | {r['optimized']} | {share} | "
-                     f"{'yes' if r['lds128_only'] else 'no'} | {variant} |")
+                     f"{'yes' if r['lds128_only'] else 'no'} | {variant} | "
+                     f"{r['tile_loads'].replace('|', '/')} |")
     lines += ["", "Convolutions, chosen at K = 5: the bodies specialised for 3, 5 and 7 taps "
               "(straight-line code outside loops, together). Target (issue 18): at most 0.5 "
               "shared loads per FFMA.", "",

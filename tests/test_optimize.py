@@ -185,8 +185,8 @@ def test_arrays_the_kernel_writes_are_not_staged_and_the_remark_says_so():
 def test_verification_catches_a_broken_transformation(monkeypatch):
     real = generation._tile_read
 
-    def off_by_one(s, name, copies, m_x, m_y, kk):
-        node = real(s, name, copies, m_x, m_y, kk)
+    def off_by_one(s, name, copies, m_x, m_y, kk, stage=None):
+        node = real(s, name, copies, m_x, m_y, kk, stage)
         if s.kind == "row_x":
             node.name.subscript = from_sympy(SYM["tidx"] + 1)
         return node

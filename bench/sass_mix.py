@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
              f"({date.today().isoformat()})", "",
              "Command: `python bench/sass_mix.py --arch " + args.arch + "` (NVRTC or nvcc, "
              "nvdisasm; no GPU). Hot loop: the loop holding the most FFMA "
-             "(naiveopt/cost/sass.py). Target (issue 18): FFMA >= 80%, shared loads 128-bit.",
+             "(naiveopt/cost/sass.py). Target (issue 18): FFMA >= 80%, shared loads 128-bit."
              " Tile loads: async-pipeline's candidates and the cost model's estimate of each.",
              "", "| kernel | naive hot loop | optimized hot loop | FFMA share | LDS.128 only |"
              " variant | tile loads (estimate) |", "|---|---|---|---|---|---|---|"]

@@ -55,7 +55,7 @@ against the GPU timings in bench/results/.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import NaiveoptError
 
@@ -190,11 +190,15 @@ TARGETS: dict[str, Target] = {
 
 
 def get_target(arch: str) -> Target:
-    """The description of ``--arch``; other sm_XX fall back to the nearest described one."""
+    """The description of ``--arch``; other sm_XX fall back to the nearest described one,
+    less the features it lacks: before sm_80 there is no asynchronous copy (cp.async)."""
     if arch in TARGETS:
         return TARGETS[arch]
     if arch.startswith("sm_") and arch[3:].isdigit():
-        return TARGETS["sm_80"] if int(arch[3:]) < 90 else TARGETS["sm_90"]
+        number = int(arch[3:])
+        if number < 80:
+            return replace(TARGETS["sm_80"], async_copy=False)
+        return TARGETS["sm_80"] if number < 90 else TARGETS["sm_90"]
     raise NaiveoptError(f"unknown --arch '{arch}' (known: {', '.join(TARGETS)}, or sm_XX)")
 
 

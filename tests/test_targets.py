@@ -38,6 +38,9 @@ def test_candidate_blocks_are_whole_warps_that_fit(arch):
 def test_other_sm_versions_fall_back_and_unknown_arch_is_an_error():
     assert get_target("sm_86").name == "sm_80"
     assert get_target("sm_100").name == "sm_90"
+    # a fallback does not lend features the architecture lacks: cp.async is sm_80's
+    assert get_target("sm_86").async_copy and get_target("sm_100").async_copy
+    assert not get_target("sm_75").async_copy and not get_target("sm_70").async_copy
     with pytest.raises(NaiveoptError):
         get_target("gfx_nonsense")
 

@@ -937,8 +937,10 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     stages = piping.choice([2, 3, 4]) if piping.random() < PIPELINE_SHARE else None
     source = unverifiable(source, seed, index, guarded)
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
-    return Case(seed, index, source, dialect, rng.choice(["cuda", "opencl"]),
-                rng.choice(["sm_90", "sm_80", "gfx90a"]),
+    target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
+    if stages:              # a pipeline is built only for CUDA output on sm_80 and later
+        target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
+    return Case(seed, index, source, dialect, target, arch,
                 PipelineOptions(disable=disabled, merge=merge, memory=memory,
                                 register_tile=register_tile, pipeline_stages=stages),
                 sizes if reductions else sized(source, random.Random(f"{seed}:{index}:sizes")))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from .elements import element
+from .rewrite import walk
 
 #: Bytes per element that cp.async can copy (its sizes are 4, 8 and 16).
 COPY_BYTES = (4, 8)
@@ -97,24 +98,14 @@ def print_fence(node: AsyncFence) -> str:
 
 def uses_async(trees: list[c_ast.Node]) -> bool:
     """Whether any of ``trees`` issues an asynchronous copy."""
-    for tree in trees:
-        stack = [tree]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, (AsyncCopy, AsyncFence)):
-                return True
-            stack.extend(child for _, child in n.children())
-    return False
+    return any(isinstance(n, (AsyncCopy, AsyncFence)) for tree in trees for n, _ in walk(tree))
 
 
 def drop_fences(tree: c_ast.Node) -> None:
     """Remove every AsyncFence from the statement lists of ``tree`` (OpenCL: no fences)."""
-    stack = [tree]
-    while stack:
-        n = stack.pop()
+    for n, _ in walk(tree):
         if isinstance(n, c_ast.Compound) and n.block_items:
             n.block_items = [s for s in n.block_items if not isinstance(s, AsyncFence)]
-        stack.extend(child for _, child in n.children())
 
 
 #: CUDA definitions of the helpers (module docstring). ``.ca`` (cached in L1) takes the 4- and

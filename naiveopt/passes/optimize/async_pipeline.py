@@ -10,12 +10,12 @@ generates the loop; ir/async_copy.py the copies).
 
 The pass builds the 2- and 3-stage pipelines of the kernel's staged loop (without register
 prefetch) next to the loop as it is (``--pipeline-stages N`` builds only N's), measures each
-with the NVCC pass and lets the cost model choose (selection.choose): a variant whose shared memory does not fit a block, or whose
-estimate is slower (fewer resident blocks for the deeper buffers), loses. Among variants
-the model cannot tell apart, those at the occupancy target win, and among them the pipeline
-with the fewest stages: the static model sees the registers and the shared memory a pipeline
-saves or costs, but not the latency it hides within a block, which is why a pipeline is
-built at all (paper 002 sect. 3.6 prefetches for the same reason).
+with the NVCC pass and lets the cost model choose (selection.choose): a variant whose shared
+memory does not fit a block, or whose estimate is slower (fewer resident blocks for the deeper
+buffers), loses. Among variants the model cannot tell apart, those at the occupancy target
+win, and among them the pipeline with the fewest stages: the static model sees the registers
+and the shared memory a pipeline saves or costs, but not the latency it hides within a block,
+which is why a pipeline is built at all (paper 002 sect. 3.6 prefetches for the same reason).
 
 OpenCL outputs keep register prefetch: OpenCL C has no asynchronous copy a thread can wait
 for per tile (``async_work_group_copy`` is a whole-group copy with its own event, and PoCL
@@ -34,14 +34,6 @@ from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
 from .tiling import TilingAnalysis, TilingPlan, tiles_bytes
 
-#: The first architecture with cp.async.
-FIRST_ARCH = 80
-
-
-def _arch_number(arch: str) -> int | None:
-    return int(arch[3:]) if arch.startswith("sm_") and arch[3:].isdigit() else None
-
-
 class AsyncPipeline(OptimizationPass):
     name = "async-pipeline"
     requires = ("memory-expressions", "nvcc")
@@ -53,12 +45,10 @@ class AsyncPipeline(OptimizationPass):
             ctx.remark("missed", self.name, proc, "no staged loop")
             return PreservedAnalyses.all()
         target = get_target(ctx.arch)
-        number = _arch_number(ctx.arch)
-        if ctx.target != "cuda" or not target.async_copy or number is None or \
-                number < FIRST_ARCH:
+        if ctx.target != "cuda" or not target.async_copy:
             where = "OpenCL output" if ctx.target != "cuda" else ctx.arch
             ctx.remark("missed", self.name, proc, f"{where} has no asynchronous copy "
-                       f"(cp.async, sm_{FIRST_ARCH} and later): the tiles stay "
+                       "(cp.async, sm_80 and later): the tiles stay "
                        f"{'prefetched through registers' if plan.prefetch else 'synchronous'}")
             return PreservedAnalyses.all()
         if plan.stages > 1:

@@ -102,6 +102,9 @@ class Candidates:
     register_tiles: tuple[Pair, ...] = ((8, 8), (8, 4), (4, 8), (4, 4))
     #: coalesce-writes: sides of the square tile a transposed write goes through
     transpose_sides: tuple[int, ...] = (32, 16, 8)
+    #: coalesce-writes: tile rows per thread (a side x side tile on side x side/rows threads,
+    #: the classic 32x8 transpose at 4); more than one only where a warp is one tile row
+    transpose_rows: tuple[int, ...] = (1, 4, 8)
     #: stencil: blocks and (x, y) outputs per thread of a 2-D and a 1-D kernel
     stencil_blocks_2d: tuple[Pair, ...] = ((32, 8), (64, 4), (16, 16), (32, 16))
     stencil_merges_2d: tuple[Pair, ...] = ((1, 1), (1, 2), (1, 4), (2, 2), (2, 4), (1, 8))
@@ -116,6 +119,9 @@ class Candidates:
         ((32, 8), (4, 4, 4)), ((32, 8), (1, 4, 4)), ((32, 8), (1, 8, 8)), ((16, 4), (1, 4, 4)))
     stencil_register_1d: tuple[tuple[Pair, tuple[int, int, int]], ...] = (
         ((128, 1), (4, 1, 4)), ((128, 1), (8, 1, 8)))
+    #: vectorize: blocks a streaming kernel's vector form is tried on besides its naive one
+    #: (a warp of 32 float4 accesses: one 512-byte run of a row)
+    streaming_blocks: tuple[Pair, ...] = ((32, 8), (256, 1))
     #: async-pipeline: shared buffers per tile of an asynchronous copy pipeline (cp.async)
     pipeline_stages: tuple[int, ...] = (2, 3)
 

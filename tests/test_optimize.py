@@ -104,14 +104,68 @@ def test_transpose_stages_through_a_padded_tile_both_ways_coalesced():
     result = run("transpose.cu")
     k = kernel(result)
     assert k.passes == ["coalesce-writes"]
-    side = k.geometry.block[0]
-    assert k.geometry.block == (side, side, 1)
+    side, rows = k.geometry.block[0], k.geometry.coarsen[1]
+    assert k.geometry.block == (side, side // rows, 1)                   # a square tile
     assert re.search(rf"__shared__ float s_output\[{side}\]\[{side} \+ \d+\]|"
                      rf"__shared__ float s_output\[{side}\]\[{side + 1}\]", result.code)
-    assert "s_output[tidy][tidx] = input[y * W + x]" in result.code       # coalesced read
+    assert re.search(r"s_output\[tidy\]\[tidx\] = input\[y(_0)? \* W \+ x(_0)?\]",
+                     result.code)                                        # coalesced read
+    if rows > 1:        # each thread its rows, side / rows apart, read and written back
+        step = side // rows
+        assert f"s_output[tidy + {(rows - 1) * step}][tidx] = input[" in result.code
+        assert f"= s_output[tidx][tidy + {(rows - 1) * step}]" in result.code
     assert "= s_output[tidx][tidy]" in result.code                       # transposed write
     write = re.search(r"output\[\((.*)\) \* H \+ \((.*)\)\] =", result.code)
     assert write and "tidx" in write.group(2)                            # tidx moves fastest
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+@pytest.mark.parametrize("name", ["transpose.cu", "transpose.cl"])
+def test_transpose_takes_four_rows_per_thread_where_one_leaves_it_latency_bound(name, target):
+    """The 32x32 tile on 32x8 threads (each 4 rows, 8 apart): the model's latency bound sees
+    one load in flight per thread in the square block; verified at the test and odd sizes."""
+    result = run(name, target=target, arch="sm_90")
+    k = kernel(result)
+    assert k.verification.status == "passed", k.verification.detail
+    assert "odd" in k.verification.detail
+    assert (k.geometry.block[:2], k.geometry.coarsen[:2]) == ((32, 8), (1, 4))
+    text = "\n".join(str(r) for r in result.remarks if r.pass_name == "coalesce-writes")
+    assert re.search(r"tile 32x32, 4 rows per thread chosen: estimated [\d.]+ us, DRAM-bound",
+                     text), text
+    assert re.search(r"tile 32x32: block 32x32, .* not chosen: estimated [\d.]+ us "
+                     r"\(latency-bound\), slower", text), text
+
+
+EARLY_RETURN_TRANSPOSE = {
+    "cuda": """#pragma naiveopt sizes(H=45, W=67) array(in, H, W) array(out, W, H)
+__global__ void t(const float *in, float *out, int H, int W)
+{
+    int y = threadIdx.y + blockDim.y * blockIdx.y;
+    int x = threadIdx.x + blockIdx.x * blockDim.x;
+    if (x >= W || y >= H)
+        return;
+    out[x * H + y] = 2.0f * in[y * W + x];
+}
+""",
+    "opencl": """#pragma naiveopt sizes(H=45, W=67) array(in, H, W) array(out, W, H)
+__kernel void t(__global const float *in, __global float *out, int H, int W)
+{
+    size_t x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    out[x * H + y] = 2.0f * in[y * W + x];
+}
+"""}
+
+
+@pytest.mark.parametrize("dialect", ["cuda", "opencl"])
+def test_transpose_guarded_by_an_early_return_is_staged_too(dialect):
+    source = EARLY_RETURN_TRANSPOSE[dialect]
+    result = naiveopt.optimize(source, filename="t.cu" if dialect == "cuda" else "t.cl",
+                               arch="sm_90")
+    k = kernel(result)
+    assert k.passes == ["coalesce-writes"], [str(r) for r in result.remarks]
+    assert k.verification.status == "passed", k.verification.detail
+    assert k.geometry.block[0] * k.geometry.coarsen[0] == 32
 
 
 def test_unguarded_macro_kernels_keep_a_launch_that_tiles_their_thread_space():

@@ -130,7 +130,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     arrays = {p.name: p for p in proc.params if p.is_pointer}
 
     l2 = wavefronts = flops = instructions = 0.0
-    global_reads = 0
+    global_reads: list[int] = []        # the vector width of each global read
     spans: dict[str, int] = {}
 
     # reads the compiler keeps in a register: the same element read again in one iteration of
@@ -145,7 +145,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         set(module.macros)
 
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
-        nonlocal l2, wavefronts, flops, instructions, global_reads
+        nonlocal l2, wavefronts, flops, instructions
         if id(node) in trips:
             count *= trips[id(node)]
             loop = id(node)
@@ -172,13 +172,15 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                                for o in lanes for b in (0, size - 1)})
                 l2 += warps * count * sectors * 32
                 if m.is_read:
-                    global_reads += 1
+                    global_reads.append(m.vector_width)
                 # the span of element indices, in bytes (a vector access's index counts
                 # elements too: its width is not a factor)
                 spans[m.array] = max(spans.get(m.array, 0),
                                      _span(m, extents, trips, loops, value) * size // width)
             elif m.space == "global":
                 l2 += warps * count * 32 * size
+                if m.is_read:       # a load in flight all the same, however it falls
+                    global_reads.append(m.vector_width)
             elif m.space == "shared":
                 wavefronts += warps * count * _wavefronts(lanes, size, width)
         if isinstance(node, c_ast.Assignment) and node.op in ("+=", "-=", "=", "*="):
@@ -220,7 +222,10 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         shared_wavefronts=wavefronts, flops=flops, instructions=instructions,
         registers=res.registers if res is not None else None,
         shared_bytes=res.shared_bytes if res is not None else 0,
-        loads_in_flight=float(min(8, max(1, global_reads))))
+        loads_in_flight=float(min(8, max(1, len(global_reads)))),
+        # a warp's float4 load moves four rows' bytes: four times a float row in flight
+        bytes_per_request=128.0 * (sum(global_reads) / len(global_reads) if global_reads
+                                   else 1))
     if assumed:
         notes.append(f"{', '.join(sorted(assumed))} taken as {default}")
     return StaticWork(work, notes)

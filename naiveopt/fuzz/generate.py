@@ -889,6 +889,63 @@ def grid_stride_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""]) + head
 
 
+#: How often a case is a transposed write (:func:`transpose_file`) instead.
+TRANSPOSE_SHARE = 0.08
+
+
+def transpose_file(rng: random.Random, dialect: str) -> str:
+    """A 2-D kernel whose last statement writes its value transposed (``out[x*H + y]``), as
+    transposes, layout changes and column-major outputs are written: the value a read of the
+    input at the thread's own element (scaled, summed with a second input, clamped to a
+    neighbour, through a local), the ids in either order, the guard as an if or an early
+    return, now and then an output pitch wider than H. coalesce-writes stages these through
+    a tile, on 32-wide warps with several tile rows per thread where the model prefers it
+    (at the 4096 it assumes for sizes no -D names). Correct by construction: each thread
+    writes one element of its own."""
+    sizes = {"H": rng.choice((1, 7, 31, 33, 45, 64, 67, 96)),
+             "W": rng.choice((1, 5, 32, 37, 48, 65, 100))}
+    pitch = rng.random() < 0.25
+    ld = "P" if pitch else "H"
+    if pitch:
+        sizes["P"] = sizes["H"] + rng.choice((1, 3, 8))
+    if dialect == "cuda":
+        xid = rng.choice(["blockIdx.x * blockDim.x + threadIdx.x",
+                          "threadIdx.x + blockIdx.x * blockDim.x"])
+        yid = rng.choice(["blockIdx.y * blockDim.y + threadIdx.y",
+                          "threadIdx.y + blockDim.y * blockIdx.y"])
+    else:
+        xid, yid = "get_global_id(0)", "get_global_id(1)"
+    two = rng.random() < 0.3
+    at = "y * W + x"
+    value = rng.choice([f"in[{at}]", f"2.0f * in[{at}] + 1.0f",
+                        f"in[y * W + (x + 1 < W ? x + 1 : x)]",
+                        f"in[{at}] - in[y * W + (x > 0 ? x - 1 : 0)]"])
+    if two:
+        value += f" + in2[{at}]"
+    body = [f"out[x * {ld} + y] = {value};"]
+    if rng.random() < 0.3:
+        body = [f"float v = {value};", f"out[x * {ld} + y] = v;"]
+    space = "__global " if dialect == "opencl" else ""
+    restrict = rng.choice(["", "", " __restrict__"]) if dialect == "cuda" else ""
+    params = [f"{space}const float *{restrict} in"] + \
+        ([f"{space}const float *{restrict} in2"] if two else []) + \
+        [f"{space}float *{restrict} out", "int H", "int W"] + (["int P"] if pitch else [])
+    arrays = ["array(in, H, W)"] + (["array(in2, H, W)"] if two else []) + \
+        [f"array(out, W, {ld})"]
+    head = "__global__ void" if dialect == "cuda" else "__kernel void"
+    lines = [f"#pragma naiveopt sizes({', '.join(f'{k}={v}' for k, v in sizes.items())}) "
+             + " ".join(arrays), f"{head} t0({', '.join(params)})", "{"]
+    ids = [f"    int x = {xid};", f"    int y = {yid};"]
+    if rng.random() < 0.5:
+        ids.reverse()
+    lines += ids
+    if rng.random() < 0.4:
+        lines += ["    if (x >= W || y >= H)", "        return;"] + ["    " + b for b in body]
+    else:
+        lines += ["    if (x < W && y < H) {"] + ["        " + b for b in body] + ["    }"]
+    return "\n".join(lines + ["}", ""])
+
+
 def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
                   ) -> Case:
     """Case ``index`` of the campaign seeded ``seed``: a random file and random options
@@ -908,6 +965,10 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     stride = random.Random(f"{seed}:{index}:grid-stride")
     if stride.random() < GRID_STRIDE_SHARE:
         source, guarded = grid_stride_file(stride, dialect), False
+    transposing = random.Random(f"{seed}:{index}:transpose")
+    transposed = transposing.random() < TRANSPOSE_SHARE
+    if transposed:
+        source, guarded = transpose_file(transposing, dialect), True
     reduction = random.Random(f"{seed}:{index}:reduction")
     reductions = reduction.random() < REDUCTION_SHARE
     if reductions:

@@ -13,6 +13,14 @@ neighbouring addresses:
 
 The tile rows are padded by the gcd rule so reading a column is conflict-free.
 
+A tile as wide as a warp can also be filled by fewer threads: a block of side x side/R
+threads, each storing and writing back R tile rows side/R apart (the classic 32x8 transpose at
+R = 4). Each thread then keeps R independent loads in flight instead of one, and the block's
+index arithmetic is shared by R values; the cost model sees the loads in flight (its latency
+bound) and the instructions, and chooses among the tiles and row counts
+(``Candidates.transpose_rows``). The R copies of the kernel's code are guarded each; they
+need the kernel to use no thread ids but idx and idy, which the copies rewrite.
+
 Preconditions: the kernel's last guarded statement is the only write to that array, its 2-D
 form is (idx + c0, idy + c1), the guard bounds idx and idy and nothing else, and nothing before
 the write has side effects in global memory.
@@ -39,6 +47,7 @@ from ..manager import OptimizationPass, PassContext, adopt
 from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
 from .shape import contains_barrier
+from .tiling import local_names, rewrite_copy, uses_raw_thread_ids
 
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
 
@@ -64,17 +73,26 @@ class CoalesceWrites(OptimizationPass):
         variants = []
         guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
         squares = [(side, side) for side in target.candidates.transpose_sides]
+        raw = uses_raw_thread_ids(proc)
         for side, _ in allowed_blocks(proc, squares, guarded):
-            pad = _pad(side, target)
-            variants.append(Variant(f"tile {side}x{side}", (side, side), (side,),
-                                    shared_bytes=side * (side + pad) *
-                                    element_bytes(proc.param(m.array).base_type)))
+            pad, order = _layout(side, target)
+            shared = side * (side + pad) * element_bytes(proc.param(m.array).base_type)
+            for rows in target.candidates.transpose_rows:
+                if rows > 1 and (raw or order is not None or side % rows or
+                                 side != target.warp_size):
+                    continue
+                label = f"tile {side}x{side}" + (f", {rows} rows per thread" if rows > 1
+                                                   else "")
+                # among ties the larger tile, and then the fewer rows per thread: more
+                # rows than the model credits only cost registers
+                variants.append(Variant(label, (side, side // rows), (side, -rows),
+                                        shared_bytes=shared))
         if not variants:
             ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
                        f"unguarded launch (naive block {default_block(proc)})")
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants,
-                      lambda v: _transform(proc, m, v.block[0], target, ctx))
+                      lambda v: _transform(proc, m, v.block[0], -v.score[1], target, ctx))
         if best is None:
             ctx.remark("missed", self.name, proc, "no tile fits the target")
             return PreservedAnalyses.all()
@@ -83,8 +101,11 @@ class CoalesceWrites(OptimizationPass):
         pad, order = _layout(side, target)
         rows = f" (rows {order[1]} apart in the tile for each warp's {order[0]} rows, " \
             "against bank conflicts)" if order else ""
+        per_thread = -best.score[1]
+        each = f", each thread {per_thread} rows {side // per_thread} apart" \
+            if per_thread > 1 else ""
         ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "
-                   f"transposed through s_{m.array}[{side}][{side + pad}]{rows}; "
+                   f"transposed through s_{m.array}[{side}][{side + pad}]{rows}{each}; "
                    f"{best.describe()}")
 
     @staticmethod
@@ -168,48 +189,72 @@ def _tile_row(t: str, side: int, order: tuple[int, int] | None) -> str:
             f"@{t} % {group} / {per_warp}")
 
 
-def _comparisons(cond: c_ast.Node) -> int:
-    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
-        return _comparisons(cond.left) + _comparisons(cond.right)
+def _plus(text: str, offset: int) -> str:
+    return f"{text} + {offset}" if offset else text
+
+
+def _comparisons(cond: c_ast.Node, negated: bool = False) -> int:
+    """The conjuncts of ``cond``: ``a && b`` has two, and so has the guard of an early
+    return ``if (x >= W || y >= H) return;``, which the shape reads as ``!(x >= W || ...)``."""
+    if isinstance(cond, c_ast.UnaryOp) and cond.op == "!":
+        return _comparisons(cond.expr, not negated)
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == ("||" if negated else "&&"):
+        return _comparisons(cond.left, negated) + _comparisons(cond.right, negated)
     return 1
 
 
-def _transform(proc: GProcedure, m, side: int, target, ctx: PassContext) -> GProcedure:
-    """The kernel with its write ``m`` staged through a ``side`` x ``side`` tile (a new
-    GProcedure; its body is built from copies of ``proc``'s shape, so ``proc`` stays as it
-    is for the other variants)."""
+def _transform(proc: GProcedure, m, side: int, rows: int, target, ctx: PassContext
+               ) -> GProcedure:
+    """The kernel with its write ``m`` staged through a ``side`` x ``side`` tile, filled by
+    side x side/rows threads of ``rows`` tile rows each (a new GProcedure; its body is built
+    from copies of ``proc``'s shape, so ``proc`` stays as it is for the other variants)."""
     p = copy.deepcopy(proc)
     shape = copy.deepcopy(ctx.am.get(proc, ShapeAnalysis)[0])
     taken = identifiers(p.func)
     tile = fresh(taken, f"s_{m.array}")
     elem = p.param(m.array).base_type
-    value = shape.body[-1].rvalue
     pad, order = _layout(side, target)
-    decl = shared_array(tile, elem, [side, side + pad])
-    store = statements(f"{tile}[{_tile_row('tidy', side, order)}][@tidx] = VALUE;",
-                       VALUE=value)
-    work = shape.body[:-1] + store
-    items: list[c_ast.Node] = [decl] + list(shape.prologue)
-    items += [c_ast.If(copy.deepcopy(shape.guard), c_ast.Compound(work), None)] \
-        if shape.guard is not None else work
+    step = side // rows                                  # threads in y, rows apart
     bidx, bidy = sympy.Symbol("bidx", integer=True), sympy.Symbol("bidy", integer=True)
     tidx, tidy = sympy.Symbol("tidx", integer=True), sympy.Symbol("tidy", integer=True)
-    sx, sy = bidx * side + tidy, bidy * side + tidx      # the thread whose value we store
+    items: list[c_ast.Node] = [shared_array(tile, elem, [side, side + pad])]
+    for j in range(rows):
+        # copy j computes the value of thread row tidy + j*step of the tile (idy as the
+        # naive side x side block numbers it); one copy is the kernel as it is
+        if rows == 1:
+            subst, renames = {}, {}
+        else:
+            subst = {"idy": from_sympy(bidy * side + tidy + j * step)}
+            renames = local_names(p, "", f"_{j}", taken)
+        body = copy.deepcopy(shape.body)
+        value = body[-1].rvalue
+        row = _tile_row("tidy", side, order) if rows == 1 else _plus("@tidy", j * step)
+        work = body[:-1] + statements(f"{tile}[{row}][@tidx] = VALUE;", VALUE=value)
+        part = copy.deepcopy(list(shape.prologue))
+        part += [c_ast.If(copy.deepcopy(shape.guard), c_ast.Compound(work), None)] \
+            if shape.guard is not None else work
+        items += [rewrite_copy(st, subst, renames) for st in part]
+    items += statements("__syncthreads();")
     y, x = m.two_d
-    target_index = {"Y": from_sympy(y.subs(IDX, sx)), "W": from_sympy(m.width),
-                    "X": from_sympy(x.subs(IDY, sy))}
-    if shape.guard is not None:
-        cond = "SX < BX && SY < BY"
-        bounds = {"SX": from_sympy(sx), "SY": from_sympy(sy),
-                  "BX": copy.deepcopy(shape.bounds["idx"]),
-                  "BY": copy.deepcopy(shape.bounds["idy"])}
-    else:
-        cond, bounds = "1", {}
-    items += statements(f"__syncthreads(); if ({cond}) {m.array}[(Y) * W + X] = "
-                        f"{tile}[{_tile_row('tidx', side, order)}][@tidy];", **bounds,
-                        **target_index)
+    for j in range(rows):
+        # thread (tx, ty) writes back the value of thread (ty + j*step, tx)
+        sx, sy = bidx * side + tidy + j * step, bidy * side + tidx
+        target_index = {"Y": from_sympy(y.subs(IDX, sx)), "W": from_sympy(m.width),
+                        "X": from_sympy(x.subs(IDY, sy))}
+        if shape.guard is not None:
+            cond = "SX < BX && SY < BY"
+            bounds = {"SX": from_sympy(sx), "SY": from_sympy(sy),
+                      "BX": copy.deepcopy(shape.bounds["idx"]),
+                      "BY": copy.deepcopy(shape.bounds["idy"])}
+        else:
+            cond, bounds = "1", {}
+        column = _plus("@tidy", j * step)
+        items += statements(f"if ({cond}) {m.array}[(Y) * W + X] = "
+                            f"{tile}[{_tile_row('tidx', side, order)}][{column}];", **bounds,
+                            **target_index)
     p.body.block_items = items
-    p.launch_block = (side, side)
+    p.launch_block = (side, step)
+    p.coarsen = (1, rows)
     p.launch_multiple = relied_multiple(p, (side, side), shape.guard is not None)
     return p
 

@@ -89,9 +89,12 @@ def load_metadata(path: str) -> FileSpec:
                         [str(d) for d in a.get("shape", [])],
                         str(a["value"]) if "value" in a else None, a.get("init", "uniform"))
                 for a in k.get("args", [])]
+        # a 1-D kernel's ``threads = ["n"]`` and ``block = [256]`` mean y = 1, as in pragmas
+        threads = [str(t) for t in k.get("threads", [])]
+        block = [int(b) for b in k.get("block", [])]
         kernels[k["name"]] = KernelSpec(
-            k["name"], tuple(str(t) for t in k["threads"]) if "threads" in k else None,
-            tuple(int(b) for b in k["block"]) if "block" in k else None, args,
+            k["name"], tuple(threads + ["1"] * (2 - len(threads))) if threads else None,
+            tuple(block + [1] * (2 - len(block))) if block else None, args,
             list(k.get("defines", [])), dict(k.get("reference", {})), k.get("flops"))
     sizes = {name: dict(values) for name, values in data.get("sizes", {}).items()}
     return FileSpec(path, sizes, kernels, data.get("description", ""))

@@ -1,6 +1,6 @@
 // OpenCL SDK style: VectorAdd with Hungarian names and an early return for the padding
 // work-items the host rounds the global size up to.
-// EXPECT-PASSES: none
+// EXPECT-PASSES: vectorize
 // EXPECT: verified
 #pragma naiveopt sizes(iNumElements=11444777 / 1000)
 #pragma naiveopt array(a, iNumElements) array(b, iNumElements) array(c, iNumElements)

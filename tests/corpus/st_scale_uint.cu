@@ -1,5 +1,5 @@
 // unsigned int index and size with an early-return guard.
-// EXPECT-PASSES: none
+// EXPECT-PASSES: vectorize
 // EXPECT: verified
 #pragma naiveopt sizes(n=4001) array(in, n) array(out, n)
 __global__ void halve(const float *in, float *out, unsigned int n)

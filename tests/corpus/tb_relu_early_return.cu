@@ -1,5 +1,5 @@
 // Tutorial CUDA: elementwise ReLU that returns early for the threads past the end.
-// EXPECT-PASSES: none
+// EXPECT-PASSES: vectorize
 // EXPECT: verified
 #pragma naiveopt sizes(n=2050) array(in, n) array(out, n)
 __global__ void relu(const float *in, float *out, int n)

@@ -37,7 +37,11 @@ vector types are what reach bandwidth there). On NVIDIA, global memory reaches f
 with 32-bit coalesced accesses (paper 002), so vectorization is used only where 128-bit
 accesses cut instructions: a loop run that every thread reads 16-byte aligned whenever the
 runtime sizes allow (thread-id coefficients and constant offsets multiples of V), where one
-LDG.128 replaces four loads; and a merge across threads only when the V lanes share a load.
+LDG.128 replaces four loads; a merge across threads where the V lanes share a load; and a
+streaming kernel's merge across threads (no load shared) where the cost model estimates it
+faster, on the naive block or on 32x8 threads (``Candidates.streaming_blocks``): a kernel
+with few loads per thread keeps too few bytes in flight to reach the DRAM bandwidth, and a
+float4 load moves four times a float's (the model's latency bound).
 ``--vectorize always`` applies every legal form on any target, ``--vectorize never`` none.
 """
 from __future__ import annotations
@@ -60,10 +64,11 @@ from ...ir.vector import (VECTOR_ELEMENTS, VectorLoad, VectorStore, declare_vect
 from ...ir.nodes import TexFetch
 from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
+from ...launch import default_block
 from ...targets import Target, get_target
 from ..manager import OptimizationPass, PassContext, adopt, reanalyse
 from .shape import contains_barrier
-from .selection import measure_refinement
+from .selection import Variant, choose, measure_refinement
 from .tiling import (TilingAnalysis, local_names, rewrite_copy, uses_raw_thread_ids,
                      with_load_width)
 
@@ -412,15 +417,66 @@ def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere
             ctx.remark("missed", name, proc, f"across threads: {why}")
         return False
     width, vector_reads, shared_reads, writes = plan
-    _merge_lanes(proc, ctx, width, vector_reads, shared_reads, writes)
-    proc.coarsen = (proc.coarsen[0] * width, proc.coarsen[1])
     parts = [f"{m.describe()} read as {vector_type(_elem(proc, m), width)}" for m in vector_reads]
     parts += [f"{m.describe()} written as {vector_type(_elem(proc, m), width)}" for m in writes]
     parts += [f"{m.describe()} read once for {width} outputs" for m in shared_reads]
+    block = ""
+    if everywhere or shared_reads:
+        _merge_lanes(proc, ctx, width, vector_reads, shared_reads, writes)
+        proc.coarsen = (proc.coarsen[0] * width, proc.coarsen[1])
+    else:
+        best = _streaming_choice(name, proc, ctx, plan, target)
+        if best is None:
+            return False
+        adopt(proc, best.proc, ctx)
+        block = f"; {best.describe()}"
     ctx.remark("applied", name, proc, f"each thread computes {width} neighbouring outputs in x: "
-               + ", ".join(parts) + "; scalar path when an output is out of bounds")
+               + ", ".join(parts) + f"; scalar path when an output is out of bounds{block}")
     reanalyse(proc, ctx)
     return True
+
+
+def _streaming_choice(name: str, proc: GProcedure, ctx: PassContext, plan, target: Target
+                      ) -> Variant | None:
+    """A streaming kernel on NVIDIA (no load the merged lanes share): coalesced 32-bit
+    accesses reach the DRAM bandwidth once enough are in flight, so the cost model decides.
+    The kernel as it is competes with its vector form on the naive block and on 32x8 threads
+    (a warp's 32 float4 accesses one 512-byte run of a row); the vector form has four times
+    the bytes in flight per load (the model's latency bound) and fewer instructions. On a
+    tie the kernel stays as it is. None (with a remark) where it does."""
+    width = plan[0]
+    vtype = vector_type(_elem(proc, (plan[1] + plan[3])[0]), width)
+    naive = proc.launch_block or default_block(proc)
+    variants = [Variant("scalar accesses as written", naive, (1,))]
+    blocks = [naive] + [b for b in target.candidates.streaming_blocks
+                        if b != naive and (b[1] == 1) == (naive[1] == 1)]
+    for block in blocks:
+        variants.append(Variant(f"{vtype} accesses, block {block[0]}x{block[1]}", block,
+                                (0, block == naive)))
+    index = {id(m): i for i, m in enumerate(proc.memory_expressions)}
+
+    def build(v: Variant) -> GProcedure:
+        if v is variants[0]:
+            return proc
+        p = copy.deepcopy(proc)
+
+        def mine(ms):
+            return [p.memory_expressions[index[id(m)]] for m in ms]
+
+        _merge_lanes(p, ctx, width, *(mine(ms) for ms in plan[1:]))
+        p.coarsen = (p.coarsen[0] * width, p.coarsen[1])
+        if v.block != naive:
+            p.launch_block = v.block
+        return p
+
+    best = choose(ctx, proc, name, variants, build)
+    if best is None or best is variants[0]:
+        ctx.remark("missed", name, proc, "across threads: the cost model estimates no gain "
+                   "from vector accesses (coalesced 32-bit accesses keep enough bytes in "
+                   "flight), and no load would be shared by the merged outputs" if best
+                   else "across threads: no variant fits the target")
+        return None
+    return best
 
 
 def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
@@ -433,6 +489,11 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
     shape, why = ctx.am.get(proc, ShapeAnalysis)
     if shape is None or shape.guard is None:
         return None, why or "no bounds guard (the scalar path for partial vectors needs one)"
+    if "idx" not in shape.bounds:
+        # 'x + offset < width': the launch's x extent, not the guard, ends the naive threads;
+        # the merged launch's last lanes past it would compute outputs the naive kernel does not
+        return None, "the guard does not bound idx by a size (the launch's x extent ends " \
+                     "the naive kernel's threads, which merged lanes would run past)"
     if not any(isinstance(n, PredefId) and n.name == "idx" for n, _ in walk(proc.body)):
         return None, "the kernel does not use idx"
     body = c_ast.Compound(shape.body)
@@ -476,9 +537,6 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
                      "the same for them"
     if len(widths) != 1:
         return None, "arrays of different element sizes"
-    if not everywhere and not shared_reads:
-        return None, "on NVIDIA, coalesced 32-bit accesses already reach full bandwidth " \
-                     "and no load would be shared by the merged outputs"
     # one load per distinct address
     shared_reads = list({sympy.srepr(m.index) + m.array: m for m in shared_reads}.values())
     return (widths.pop(), vector_reads, shared_reads, writes), ""

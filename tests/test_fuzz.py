@@ -300,3 +300,29 @@ def test_reduction_cases_give_their_sizes_and_get_split():
                                    options=c.options, defines=c.defines, verify=False)
         split += "split-reduction" in result.kernels[0].passes
     assert split >= 3, split
+
+
+def test_streaming_cases_transpose_and_map_and_get_staged_or_vectorized():
+    """Shares of the cases are transposed writes (coalesce-writes stages them, on 32x8
+    threads of 4 tile rows where the model prefers it) and elementwise maps (vectorize merges
+    4 lanes where the model estimates a gain on NVIDIA, always on AMD); they verify."""
+    drawn = list(cases(20271127, 300))
+    transposes = [c for c in drawn if "void t0(" in c.source]
+    maps = [c for c in drawn if "void m0(" in c.source]
+    assert len(transposes) >= 12 and len(maps) >= 12, (len(transposes), len(maps))
+    assert any("return;" in c.source for c in transposes) and \
+        any("if (x < W && y < H)" in c.source for c in transposes)
+    assert any("unsigned int i" in c.source for c in maps) and \
+        any("int j = " in c.source for c in maps)
+    rows = staged = vectorized = passed = 0
+    for c in transposes[:6] + maps[:6]:
+        outcome = run_case(c)
+        # skipped: an unannotated clamped index whose array extent inference cannot bound
+        assert outcome.kind in ("passed", "skipped"), (outcome.kind, outcome.detail, c.source)
+        passed += outcome.kind == "passed"
+        text = "\n".join(outcome.remarks)
+        staged += "[coalesce-writes] applied" in text
+        rows += "rows per thread: block 32x" in text
+        vectorized += "[vectorize] applied" in text
+    assert passed >= 8 and staged >= 3 and rows >= 1 and vectorized >= 2, \
+        (passed, staged, rows, vectorized)

@@ -889,6 +889,59 @@ def grid_stride_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""]) + head
 
 
+#: How often a case is an elementwise map (:func:`map_file`) instead.
+MAP_SHARE = 0.08
+
+
+def map_file(rng: random.Random, dialect: str) -> str:
+    """An elementwise map, 1-D or 2-D, as tutorials and libraries write them: one to three
+    inputs read at the thread's own element (now and then one read at a neighbour, clamped,
+    or a row-wise factor ``s[y]``), an in-place update (``y[i] = a * x[i] + y[i]``) now and
+    then, a scalar argument, the guard as an if or an early return, unsigned or int ids.
+    vectorize merges 4 lanes of these where the cost model estimates a gain (NVIDIA) or
+    always (AMD); the neighbour read and the in-place update stay scalar. Correct by
+    construction: each thread writes its own element."""
+    two_d = rng.random() < 0.4
+    sizes = {"N": rng.choice((1, 3, 4, 5, 31, 64, 100, 257, 1001))}
+    if two_d:
+        sizes["M"] = rng.choice((1, 2, 7, 13, 33))
+    n_in = rng.choice([1, 1, 2, 3])
+    inputs = ["x", "u", "w"][:n_in]
+    in_place = rng.random() < 0.25
+    at = "j * N + i" if two_d else "i"
+    terms = [f"{v}[{at}]" for v in inputs]
+    if rng.random() < 0.2:
+        terms.append(f"x[{'j * N + ' if two_d else ''}(i + 1 < N ? i + 1 : i)]")
+    if two_d and rng.random() < 0.3:
+        terms[0] = f"s[j] * {terms[0]}"
+    expr = rng.choice(["a * {0}", "{0} * {0}", "{0} > 0.0f ? {0} : 0.0f", "{0} + 1.5f"]
+                      ).format(terms[0])
+    expr = " + ".join([f"({expr})"] + terms[1:])
+    if in_place:
+        expr = f"{expr} + y[{at}]"
+    space = "__global " if dialect == "opencl" else ""
+    ctype = rng.choice(["int", "int", "unsigned int"])
+    params = [f"{space}const float *{v}" for v in inputs] + \
+        ([f"{space}const float *s"] if "s[j]" in expr else []) + \
+        [f"{space}float *y", "float a", "int N"] + (["int M"] if two_d else [])
+    shape = "M, N" if two_d else "N"
+    arrays = " ".join(f"array({v}, {shape})" for v in inputs + ["y"]) + \
+        (" array(s, M)" if "s[j]" in expr else "")
+    head = "__global__ void" if dialect == "cuda" else "__kernel void"
+    ids = {"cuda": ["blockIdx.x * blockDim.x + threadIdx.x", "blockIdx.y * blockDim.y + "
+                    "threadIdx.y"], "opencl": ["get_global_id(0)", "get_global_id(1)"]}[dialect]
+    lines = [f"#pragma naiveopt sizes({', '.join(f'{k}={v}' for k, v in sizes.items())}) "
+             f"scalar(a, 0.75) {arrays}", f"{head} m0({', '.join(params)})", "{",
+             f"    {ctype} i = {ids[0]};"] + ([f"    {ctype} j = {ids[1]};"] if two_d else [])
+    cond = "i < N && j < M" if two_d else "i < N"
+    if rng.random() < 0.4:
+        out = "i >= N || j >= M" if two_d else "i >= N"
+        lines += [f"    if ({out}) return;", f"    y[{at}] = {expr};"]
+    else:
+        lines += [f"    if ({cond})", f"        y[{at}] = {expr};"]
+    return "\n".join(lines + ["}", ""])
+
+
 #: How often a case is a transposed write (:func:`transpose_file`) instead.
 TRANSPOSE_SHARE = 0.08
 
@@ -965,6 +1018,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     stride = random.Random(f"{seed}:{index}:grid-stride")
     if stride.random() < GRID_STRIDE_SHARE:
         source, guarded = grid_stride_file(stride, dialect), False
+    mapping = random.Random(f"{seed}:{index}:map")
+    if mapping.random() < MAP_SHARE:
+        source, guarded = map_file(mapping, dialect), True
     transposing = random.Random(f"{seed}:{index}:transpose")
     transposed = transposing.random() < TRANSPOSE_SHARE
     if transposed:

@@ -134,8 +134,10 @@ def _estimate(target, sites: list[SiteMetrics], totals: Totals, blocks: int, thr
               resources) -> Estimate:
     """The cost model's estimate of the profiled launch (cost/model.py) from its trace: DRAM
     bytes from the compulsory and requested sectors and the L2 size, L2 bytes from the
-    sectors, shared-memory wavefronts, bytes per warp load. FP32 work is not in the trace:
-    compute-bound kernels are estimated by their memory bounds alone."""
+    sectors, shared-memory wavefronts, bytes per warp load, and as loads a warp keeps in
+    flight its global load instructions (up to 8), as the static model counts them
+    (cost/static.py). FP32 work is not in the trace: compute-bound kernels are estimated by
+    their memory bounds alone."""
     sector = target.sector_bytes
     requested = totals.global_sectors * sector
     loads = totals.global_load_requests
@@ -146,7 +148,9 @@ def _estimate(target, sites: list[SiteMetrics], totals: Totals, blocks: int, thr
         shared_wavefronts=sum(s.sectors for s in sites if s.site.space == "shared"),
         registers=resources.registers if resources is not None else None,
         shared_bytes=resources.shared_bytes if resources is not None else 0,
-        bytes_per_request=totals.global_load_sectors * sector / loads if loads else 128.0)
+        bytes_per_request=totals.global_load_sectors * sector / loads if loads else 128.0,
+        loads_in_flight=float(min(8, max(1, sum(1 for s in sites if s.site.space == "global"
+                                                and s.site.is_load)))))
     return estimate(work, target)
 
 

@@ -29,7 +29,7 @@ __kernel void size_t_ids(__global const float *A, __global float *B, int H, int 
 // REMARK: group_times_size: verification passed
 // REMARK: size_t_ids: verification passed
 
-// CHECK: // group_times_size: passes: none (functional only)
+// CHECK: // group_times_size: passes: vectorize
 // CHECK: //   thread space: (n, 1)
 // CHECK: // size_t_ids: passes: coalesce-writes
 // CHECK: //   thread space: (W, H)

@@ -29,6 +29,17 @@ from dataclasses import dataclass, field
 from ..targets import Target, occupancy
 
 
+#: Independent global loads a warp is counted to keep in flight at most (its distinct load
+#: instructions, up to this many: the compiler hoists them ahead of their uses).
+MAX_LOADS_IN_FLIGHT = 8
+
+
+def loads_in_flight(load_instructions: int) -> float:
+    """The loads a warp keeps in flight for a kernel of ``load_instructions`` distinct global
+    loads (KernelWork.loads_in_flight): the static model and the trace's estimate agree."""
+    return float(min(MAX_LOADS_IN_FLIGHT, max(1, load_instructions)))
+
+
 @dataclass
 class KernelWork:
     """What one launch does, in totals over the launch."""

@@ -51,7 +51,7 @@ from ..ir.rewrite import walk
 from ..ir.elements import element_bytes
 from ..targets import Target
 from ..verify.expr import evaluate
-from .model import Estimate, KernelWork, dram_bytes, estimate
+from .model import Estimate, KernelWork, dram_bytes, estimate, loads_in_flight
 
 #: The size an unknown problem dimension (or a thread-dependent loop bound) is taken at.
 DEFAULT_SIZE = 4096
@@ -222,7 +222,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         shared_wavefronts=wavefronts, flops=flops, instructions=instructions,
         registers=res.registers if res is not None else None,
         shared_bytes=res.shared_bytes if res is not None else 0,
-        loads_in_flight=float(min(8, max(1, len(global_reads)))),
+        loads_in_flight=loads_in_flight(len(global_reads)),
         # a warp's float4 load moves four rows' bytes: four times a float row in flight
         bytes_per_request=128.0 * (sum(global_reads) / len(global_reads) if global_reads
                                    else 1))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import compile_module
-from ..cost import Estimate, KernelWork, dram_bytes, estimate
+from ..cost import Estimate, KernelWork, dram_bytes, estimate, loads_in_flight
 from ..emit import render
 from ..errors import NaiveoptError
 from ..frontend import parse_unit
@@ -149,8 +149,8 @@ def _estimate(target, sites: list[SiteMetrics], totals: Totals, blocks: int, thr
         registers=resources.registers if resources is not None else None,
         shared_bytes=resources.shared_bytes if resources is not None else 0,
         bytes_per_request=totals.global_load_sectors * sector / loads if loads else 128.0,
-        loads_in_flight=float(min(8, max(1, sum(1 for s in sites if s.site.space == "global"
-                                                and s.site.is_load)))))
+        loads_in_flight=loads_in_flight(sum(1 for s in sites if s.site.space == "global"
+                                            and s.site.is_load)))
     return estimate(work, target)
 
 

@@ -70,7 +70,7 @@ class CoalesceWrites(OptimizationPass):
                        f"staged: {why}")
             return PreservedAnalyses.all()
         target = get_target(ctx.arch)
-        variants = []
+        variants, rows_of = [], {}
         guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
         squares = [(side, side) for side in target.candidates.transpose_sides]
         raw = uses_raw_thread_ids(proc)
@@ -87,12 +87,13 @@ class CoalesceWrites(OptimizationPass):
                 # rows than the model credits only cost registers
                 variants.append(Variant(label, (side, side // rows), (side, -rows),
                                         shared_bytes=shared))
+                rows_of[id(variants[-1])] = rows
         if not variants:
             ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
                        f"unguarded launch (naive block {default_block(proc)})")
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants,
-                      lambda v: _transform(proc, m, v.block[0], -v.score[1], target, ctx))
+                      lambda v: _transform(proc, m, v.block[0], rows_of[id(v)], target, ctx))
         if best is None:
             ctx.remark("missed", self.name, proc, "no tile fits the target")
             return PreservedAnalyses.all()
@@ -101,7 +102,7 @@ class CoalesceWrites(OptimizationPass):
         pad, order = _layout(side, target)
         rows = f" (rows {order[1]} apart in the tile for each warp's {order[0]} rows, " \
             "against bank conflicts)" if order else ""
-        per_thread = -best.score[1]
+        per_thread = rows_of[id(best)]
         each = f", each thread {per_thread} rows {side // per_thread} apart" \
             if per_thread > 1 else ""
         ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "

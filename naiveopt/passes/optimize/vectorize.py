@@ -444,8 +444,8 @@ def _streaming_choice(name: str, proc: GProcedure, ctx: PassContext, plan, targe
     (a warp's 32 float4 accesses one 512-byte run of a row); the vector form has four times
     the bytes in flight per load (the model's latency bound) and fewer instructions. On a
     tie the kernel stays as it is. None (with a remark) where it does."""
-    width = plan[0]
-    vtype = vector_type(_elem(proc, (plan[1] + plan[3])[0]), width)
+    width, vector_reads, shared_reads, writes = plan
+    vtype = vector_type(_elem(proc, (vector_reads + writes)[0]), width)
     naive = proc.launch_block or default_block(proc)
     variants = [Variant("scalar accesses as written", naive, (1,))]
     blocks = [naive] + [b for b in target.candidates.streaming_blocks
@@ -463,7 +463,7 @@ def _streaming_choice(name: str, proc: GProcedure, ctx: PassContext, plan, targe
         def mine(ms):
             return [p.memory_expressions[index[id(m)]] for m in ms]
 
-        _merge_lanes(p, ctx, width, *(mine(ms) for ms in plan[1:]))
+        _merge_lanes(p, ctx, width, mine(vector_reads), mine(shared_reads), mine(writes))
         p.coarsen = (p.coarsen[0] * width, p.coarsen[1])
         if v.block != naive:
             p.launch_block = v.block

@@ -163,12 +163,18 @@ __global__ void mm(float *A, float *B, float *C, int w)
 
 @pytest.mark.parametrize("body, reason", [
     ("B[i] = A[(int)B[i + 1]];", "depends on a value read from an array"),
-    ("B[i] = helper(A, i);", "A is passed to helper(), not only indexed"),
+    ("B[i] = walk(A, i);", "A is passed to walk(), not only indexed"),
     ("int k = 0; while (A[k] > 0.0f) k++; B[i] = A[k];", "depends on"),
 ])
 def test_what_cannot_be_inferred_gives_a_reason(body, reason):
     src = """
-__device__ float helper(const float *p, int i) { return p[i]; }
+__device__ float walk(const float *p, int i)
+{
+    float s = 0.0f;
+    for (int k = 0; k < 3; k++)
+        s += p[i + k];
+    return s;
+}
 __global__ void f(const float *A, float *B, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -180,6 +186,22 @@ __global__ void f(const float *A, float *B, int n)
     (k,) = result.kernels
     assert k.verification.status == "skipped"
     assert k.unverified.startswith("array shape unknown") and reason in k.unverified
+
+
+def test_a_read_through_a_helper_is_inferred_and_verified():
+    """A helper that returns one read (``at(p, i)``) is written out before inference reads
+    the kernel (inline-helpers): A's extent is the guard's n, and the kernel verifies."""
+    src = """
+__device__ float at(const float *p, int i) { return p[i]; }
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { B[i] = 2.0f * at(A, i); }
+}
+"""
+    assert extent(src, "A", {"n": 1001}) == 1001
+    (k,) = naiveopt.optimize(src, filename="f.cu").kernels
+    assert k.verification.status == "passed", k.verification.detail
 
 
 def test_inferred_sizes_are_tile_multiples_then_primes():

@@ -939,7 +939,25 @@ def map_file(rng: random.Random, dialect: str) -> str:
         lines += [f"    if ({out}) return;", f"    y[{at}] = {expr};"]
     else:
         lines += [f"    if ({cond})", f"        y[{at}] = {expr};"]
-    return "\n".join(lines + ["}", ""])
+    text = "\n".join(lines + ["}", ""])
+    if rng.random() < 0.3:          # drawn last: the other draws stay what they were
+        text = _through_helpers(text, dialect, at)
+    return text
+
+
+def _through_helpers(text: str, dialect: str, at: str) -> str:
+    """The map with its reads of x behind helpers, as image and tutorial code writes them
+    (inline-helpers writes them out again): ``load(x, i)`` for ``x[i]``, and the clamped
+    neighbour through an if-return helper."""
+    device = "__device__ " if dialect == "cuda" else ""
+    space = "__global " if dialect == "opencl" else ""
+    helpers = [f"{device}int clamp_hi(int v, int n)", "{", "    if (v > n - 1)",
+               "        return n - 1;", "    return v;", "}",
+               f"{device}float load({space}const float *p, int k)", "{",
+               "    return p[k];", "}", ""]
+    text = text.replace("(i + 1 < N ? i + 1 : i)", "clamp_hi(i + 1, N)")
+    text = text.replace(f"x[{at}]", f"load(x, {at})")
+    return "\n".join(helpers) + text
 
 
 #: How often a case is a transposed write (:func:`transpose_file`) instead.

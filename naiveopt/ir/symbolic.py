@@ -208,10 +208,22 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
         # the condition as e >= 0 (integers: l > r is l - r - 1 >= 0)
         e = {">": left - right - 1, ">=": left - right, "<": right - left - 1,
              "<=": right - left}[cond.op]
-        if sympy.expand(e - (a - b)) in (0, -1):        # a >= b (or a > b) picks a
-            return IntMax(a, b)
-        if sympy.expand(e - (b - a)) in (0, -1):        # b >= a (or b > a) picks a
-            return IntMin(a, b)
+        found = _picks(e, a, b)
+        if found is not None:
+            return found
+        # a clamp helper's if-return chain, ``v < 0 ? 0 : (v >= n ? n - 1 : v)``: one branch
+        # clamps v on one side, the test clamps it on the other. Where lo <= hi its value is
+        # max(min(v, hi), lo), and only there: it is written in that form, which the stencil
+        # (the one reader of clamps, analysis/clamps.py) stages only where it proves lo <= hi
+        for nested, other, first in ((b, a, True), (a, b, False)):
+            if not isinstance(nested, (IntMin, IntMax)):
+                continue
+            for v, bound in (nested.args, nested.args[::-1]):
+                outer = _picks(e, other, v) if first else _picks(e, v, other)
+                if isinstance(outer, IntMax) and isinstance(nested, IntMin):
+                    return IntMax(IntMin(v, bound), other)
+                if isinstance(outer, IntMin) and isinstance(nested, IntMax):
+                    return IntMax(IntMin(v, other), bound)
         return None
     name = node.name.name if isinstance(node.name, c_ast.ID) else None
     args = list(node.args.exprs) if node.args is not None else []
@@ -219,6 +231,16 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
         return None
     values = [to_sympy(a, env, depth + 1) for a in args]
     return (IntMin if name == "min" else IntMax)(*values)
+
+
+def _picks(e: sympy.Expr, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+    """``c ? a : b`` as IntMax(a, b) or IntMin(a, b), where ``e >= 0`` is the condition c;
+    None where c does not compare a with b."""
+    if sympy.expand(e - (a - b)) in (0, -1):        # a >= b (or a > b) picks a
+        return IntMax(a, b)
+    if sympy.expand(e - (b - a)) in (0, -1):        # b >= a (or b > a) picks a
+        return IntMin(a, b)
+    return None
 
 
 def _signed(node: c_ast.Node, env: SymbolEnv) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..errors import NaiveoptError
 from .functional.canonicalize.const_propagation import ConstPropagation
 from .functional.canonicalize.grid_stride import GridStrideLoops
+from .functional.canonicalize.inline_helpers import InlineHelpers
 from .functional.canonicalize.loop_iterators import LoopIterators
 from .functional.canonicalize.merge_guards import MergeGuards
 from .functional.canonicalize.sink_declarations import SinkDeclarations
@@ -48,11 +49,12 @@ def translation_passes() -> list[Pass]:
 
 
 def default_canonicalization_passes() -> list[Pass]:
-    """The canonicalization passes, in order: thread ids first (later passes see ids), const
+    """The canonicalization passes, in order: helpers written out first (the others then see
+    what they read and compute), thread ids next (later passes see ids), const
     values before the loops read their bounds, grid-stride and while loops before their
     iterators move into them, declarations sunk after that (an iterator read after its loop
     is then declared where it gets its final value), guards last."""
-    return [ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(), LoopIterators(),
+    return [InlineHelpers(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(), LoopIterators(),
             SinkDeclarations(), MergeGuards()]
 
 

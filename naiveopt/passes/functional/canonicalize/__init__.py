@@ -3,6 +3,8 @@ spelling of a common construct to the form the analyses and optimization passes 
 LLVM's loop-simplify and instcombine), one idea per pass:
 
 =====================  ======================================================================
+inline-helpers         a call of a helper that reads memory or computes an integer is the
+                       helper's value written out (``pixel(raw, y, x, H, W)`` is a read of raw)
 thread-ids             a global id written through locals (``int tx = threadIdx.x;``
                        ``bx * blockDim.x + tx``) is the global id
 const-propagation      a ``const`` integer local with a uniform value is written into the loop

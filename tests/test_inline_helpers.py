@@ -1,0 +1,135 @@
+"""inline-helpers: calls of helpers that read memory or compute an integer are written out,
+so that the analyses see the reads and indices behind them (demosaic's ``pixel`` and
+``clamp_coord``). Each inlined kernel is verified against its naive form, which still calls
+the helpers; what is not inlined says why."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import naiveopt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGETS = [("sm_90", "cuda"), ("gfx90a", "opencl")]
+
+CASTS = """
+__device__ int wrap(int v, int n)
+{
+    int r = v % n;
+    if (r < 0)
+        return r + n;
+    return r;
+}
+
+__device__ float tap(const float *img, unsigned int i)
+{
+    return img[i];
+}
+
+__device__ long offset(long row, int w)
+{
+    return row * w;
+}
+
+#pragma naiveopt sizes(n=77) array(A, n) array(B, n)
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        B[i] = BODY;
+}
+"""
+
+
+def said(result, kind: str | None = None) -> str:
+    return " ".join(r.message for r in result.remarks if r.pass_name == "inline-helpers" and
+                    (kind is None or r.kind == kind))
+
+
+@pytest.mark.parametrize("arch,target", TARGETS)
+def test_demosaic_reads_through_its_helpers_are_staged_and_verified(arch, target):
+    path = os.path.join(ROOT, "kernels", "naive", "demosaic.cu")
+    with open(path) as fh:
+        result = naiveopt.optimize(fh.read(), filename=path, arch=arch, target=target)
+    (k,) = result.kernels
+    assert "pixel (13 calls)" in said(result, "applied")
+    assert "stencil" in k.passes
+    assert k.verification.status == "passed", k.verification.detail
+    assert "odd" in k.verification.detail
+
+
+def test_arguments_and_results_are_converted_as_the_call_converts_them():
+    result = naiveopt.optimize(CASTS.replace(
+        "BODY", "tap(A, wrap(i + 3, n)) + A[offset(0, n) + wrap(i - 1, n)]"), filename="f.cu")
+    (k,) = result.kernels
+    assert "wrap (2 calls), tap (1 call), offset (1 call)" in said(result, "applied")
+    assert k.verification.status == "passed", k.verification.detail
+    kernel = result.code[result.code.index("__global__ void f"):]
+    code = " ".join(kernel.split())
+    assert "wrap(" not in code and "tap(" not in code and "offset(" not in code
+    # an int argument of an unsigned parameter and a long product are converted; an int
+    # argument of an int parameter is written as it is
+    assert "A[(unsigned int)(" in code and "(long)0" in code
+    assert "(i + 3) % n < 0" in code
+
+
+@pytest.mark.parametrize("helper,body,why", [
+    ("__device__ float sum3(const float *p, int i) { float s = 0.0f; "
+     "for (int k = 0; k < 3; k++) s += p[i + k]; return s; }",
+     "sum3(A, i)", "'sum3' stays a call: its body is more than locals and returns"),
+    ("__device__ float mine(const float *p) { return p[threadIdx.x]; }",
+     "mine(A)", "'mine' stays a call: it reads thread ids"),
+    ("__device__ float twice(const float *p, int i) { float v = p[i]; v *= 2.0f; return v; }",
+     "twice(A, i)", "'twice' stays a call: its body is more than locals and returns"),
+    ("__device__ int pick(const float *p, int i) { if (p[i] > 0.0f) { int j = i; return j; } "
+     "return 0; }",
+     "A[pick(A, i)]", "'pick' stays a call: an if does more than return a value"),
+])
+def test_helpers_that_are_not_an_expression_stay_calls_and_say_why(helper, body, why):
+    src = helper + """
+#pragma naiveopt sizes(n=77) array(A, n) array(B, n)
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        B[i] = BODY;
+}
+""".replace("BODY", body)
+    result = naiveopt.optimize(src, filename="f.cu", verify=False)
+    assert why in said(result, "missed"), said(result)
+    assert "applied" not in [r.kind for r in result.remarks if r.pass_name == "inline-helpers"]
+
+
+def test_an_argument_with_side_effects_keeps_the_call():
+    src = """
+__device__ float get(const float *p, int i) { return p[i] + p[i + 1]; }
+#pragma naiveopt sizes(n=77) array(A, n) array(B, n)
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = i;
+    if (i < n - 1)
+        B[i] = get(A, j++);
+}
+"""
+    result = naiveopt.optimize(src, filename="f.cu")
+    assert "'get' stays a call: an argument has side effects" in said(result, "missed")
+    assert result.kernels[0].verification.status == "passed"
+
+
+def test_float_math_helpers_hide_nothing_and_stay_calls():
+    path = os.path.join(ROOT, "tests", "corpus", "tb_sigmoid_device_fn.cu")
+    with open(path) as fh:
+        result = naiveopt.optimize(fh.read(), filename=path)
+    assert said(result) == ""
+    assert "sigmoid(x[" in result.code
+
+
+def test_the_pass_can_be_disabled():
+    path = os.path.join(ROOT, "kernels", "naive", "demosaic.cu")
+    with open(path) as fh:
+        result = naiveopt.optimize(fh.read(), filename=path, verify=False,
+                                   options={"disable": ["inline-helpers"]})
+    (k,) = result.kernels
+    assert "stencil" not in k.passes and said(result, "applied") == ""

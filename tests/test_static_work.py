@@ -51,6 +51,26 @@ def test_a_streaming_copy_moves_each_byte_once_and_is_dram_bound():
     assert e.bound in ("DRAM", "latency") and e.seconds <= 1.5 * e.times["DRAM"]
 
 
+PLANES = """__global__ void planes(const float *A, float *P, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        P[i] = A[i];
+        P[n + i] = 2.0f * A[i];
+        P[2 * n + i] = A[i] + 1.0f;
+        P[n + i + 1] = A[i];
+    }
+}
+"""
+
+
+def test_writes_to_separate_planes_of_one_array_each_count():
+    """The three planes of ``P[k*n + i]`` are three ranges of bytes, not one (demosaic's
+    planar RGB output); a fourth write overlapping the second plane adds its one element."""
+    n = 1 << 20           # 16 MB touched: within the L2, so each byte is fetched once
+    w = work(PLANES, {"n": n}).work
+    assert w.dram_bytes == pytest.approx(4 * n + 4 * (3 * n + 1))
+
+
 MM = """__global__ void mm(const float *A, const float *B, float *C, int N) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;

@@ -131,7 +131,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
 
     l2 = wavefronts = flops = instructions = 0.0
     global_reads: list[int] = []        # the vector width of each global read
-    spans: dict[str, int] = {}
+    spans: dict[str, list[tuple[int, int]]] = {}    # byte ranges each array's accesses cover
 
     # reads the compiler keeps in a register: the same element read again in one iteration of
     # the innermost loop, which does not write that array (a merged thread's copies of
@@ -175,8 +175,9 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                     global_reads.append(m.vector_width)
                 # the span of element indices, in bytes (a vector access's index counts
                 # elements too: its width is not a factor)
-                spans[m.array] = max(spans.get(m.array, 0),
-                                     _span(m, extents, trips, loops, value) * size // width)
+                lo, hi = _interval(m, extents, trips, loops, value)
+                elem = size // width
+                spans.setdefault(m.array, []).append((lo * elem, hi * elem))
             elif m.space == "global":
                 l2 += warps * count * 32 * size
                 if m.is_read:       # a load in flight all the same, however it falls
@@ -214,7 +215,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             visit(child, count, loop)
 
     visit(proc.func.body, 1, 0)
-    touched = float(sum(spans.values()))
+    touched = float(sum(_covered(ranges) for ranges in spans.values()))
     res = proc.resources
     work = KernelWork(
         blocks=blocks, threads_per_block=threads_per_block,
@@ -442,18 +443,33 @@ def _wavefronts(lanes: list[int], size: int, width: int) -> int:
     return max(max(len(words) for words in banks.values()), -(-distinct * 4 // 128))
 
 
-def _span(m, extents: dict[str, int], trips: dict[int, int], loops, value) -> int:
-    """The elements an access's index ranges over: its affine terms over the thread space
-    and its loops (a bounding range)."""
+def _interval(m, extents: dict[str, int], trips: dict[int, int], loops, value
+              ) -> tuple[int, int]:
+    """The elements ``[lo, hi)`` an access's index ranges over: its constant part plus its
+    affine terms over the thread space and its loops (a bounding range). The constant part
+    places it: the three planes ``rgb[k*H*W + y*W + x]`` of one array are three ranges."""
     d = m.decomposition
-    total = 1
-    for name, coeff in d.predefined.items():
-        c = value(sympy.sstr(coeff), 0) if coeff.free_symbols else int(coeff)
-        total += abs(c) * max(0, extents.get(name, 1) - 1)
+    lo = hi = value(sympy.sstr(d.constant), 0) if d.constant.free_symbols else \
+        int(d.constant) if d.constant.is_Integer else 0
     loop_trips = {lp.iterator: trips[id(lp.node)] for lp in loops if lp.iterator}
-    for name, coeff in d.loop.items():
-        c = value(sympy.sstr(coeff), 0) if coeff.free_symbols else int(coeff)
-        total += abs(c) * max(0, loop_trips.get(name, 1) - 1)
+    for terms, counts in ((d.predefined, extents), (d.loop, loop_trips)):
+        for name, coeff in terms.items():
+            c = value(sympy.sstr(coeff), 0) if coeff.free_symbols else int(coeff)
+            reach = c * max(0, counts.get(name, 1) - 1)
+            lo, hi = lo + min(0, reach), hi + max(0, reach)
+    return lo, hi + 1
+
+
+def _covered(ranges: list[tuple[int, int]]) -> int:
+    """The bytes a union of ``[lo, hi)`` ranges covers."""
+    total, end = 0, None
+    for lo, hi in sorted(ranges):
+        if end is None or lo >= end:
+            total += hi - lo
+            end = hi
+        elif hi > end:
+            total += hi - end
+            end = hi
     return total
 
 

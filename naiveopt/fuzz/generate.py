@@ -947,14 +947,18 @@ def map_file(rng: random.Random, dialect: str) -> str:
 
 def _through_helpers(text: str, dialect: str, at: str) -> str:
     """The map with its reads of x behind helpers, as image and tutorial code writes them
-    (inline-helpers writes them out again): ``load(x, i)`` for ``x[i]``, and the clamped
-    neighbour through an if-return helper."""
+    (inline-helpers writes them out again): ``load(x, i)`` for ``x[i]``, the clamped
+    neighbour through an if-return helper, and in CUDA the x id through ``global_x()``."""
     device = "__device__ " if dialect == "cuda" else ""
     space = "__global " if dialect == "opencl" else ""
     helpers = [f"{device}int clamp_hi(int v, int n)", "{", "    if (v > n - 1)",
                "        return n - 1;", "    return v;", "}",
                f"{device}float load({space}const float *p, int k)", "{",
                "    return p[k];", "}", ""]
+    if dialect == "cuda":           # the id too, as CUDA tutorials write it
+        helpers += ["__device__ int global_x()", "{",
+                    "    return blockIdx.x * blockDim.x + threadIdx.x;", "}", ""]
+        text = text.replace("= blockIdx.x * blockDim.x + threadIdx.x;", "= global_x();")
     text = text.replace("(i + 1 < N ? i + 1 : i)", "clamp_hi(i + 1, N)")
     text = text.replace(f"x[{at}]", f"load(x, {at})")
     return "\n".join(helpers) + text

@@ -46,24 +46,30 @@ def _global_id(node: c_ast.Node) -> str | None:
     return None
 
 
+def to_predefined(node: c_ast.Node) -> c_ast.Node:
+    """``node`` with CUDA's built-in ids as the IR's (module docstring); also for a helper's
+    value written into a kernel (canonicalize/inline_helpers.py)."""
+    def fn(n: c_ast.Node) -> c_ast.Node:
+        if isinstance(n, c_ast.StructRef) and n.type == "." and \
+                isinstance(n.name, c_ast.ID) and isinstance(n.field, c_ast.ID):
+            key = (n.name.name, n.field.name)
+            if key in _BUILTIN_IDS:
+                return PredefId(_BUILTIN_IDS[key], n.coord)
+        if isinstance(n, c_ast.Cast) and isinstance(n.expr, PredefId) and \
+                to_c(n.to_type) == "int":
+            return n.expr          # ids are int already: (int)get_global_id(0)
+        gid = _global_id(n)
+        return PredefId(gid, n.coord) if gid else n
+
+    return map_nodes(node, fn)
+
+
 class Predefined(Pass):
     name = "predefined"
     requires = ()
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        def fn(node: c_ast.Node) -> c_ast.Node:
-            if isinstance(node, c_ast.StructRef) and node.type == "." and \
-                    isinstance(node.name, c_ast.ID) and isinstance(node.field, c_ast.ID):
-                key = (node.name.name, node.field.name)
-                if key in _BUILTIN_IDS:
-                    return PredefId(_BUILTIN_IDS[key], node.coord)
-            if isinstance(node, c_ast.Cast) and isinstance(node.expr, PredefId) and \
-                    to_c(node.to_type) == "int":
-                return node.expr          # ids are int already: (int)get_global_id(0)
-            gid = _global_id(node)
-            return PredefId(gid, node.coord) if gid else node
-
-        map_nodes(proc.body, fn)
+        to_predefined(proc.body)
         self._block_id_axes(proc, ctx)
         used = name_ids(proc)
         ctx.remark("analysis", self.name, proc,

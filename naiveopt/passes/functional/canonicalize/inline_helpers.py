@@ -25,8 +25,10 @@ b;`` (the clamp helpers), which becomes ``c ? a : ...``. The value is what the c
 * names the helper reads from the file (``__constant__`` data, macros' values) must not be
   declared in the kernel, where the inlined expression would read the kernel's own.
 
-Helpers that use thread ids, barriers or atomics, write memory, loop, or are called by each
-other recursively stay calls, with a remark saying why. The naive kernel that verification runs
+A helper may read the thread ids (``__device__ int global_index() { return blockIdx.x *
+blockDim.x + threadIdx.x; }``): written out, they are the IR's ids, as the predefined pass makes
+the kernel's own. Helpers that use barriers or atomics, write memory, loop, or are called by
+each other recursively stay calls, with a remark saying why. The naive kernel that verification runs
 still calls them.
 """
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ....ir.rewrite import map_nodes, side_effect_free, walk
 from ....ir.symbolic import SIGNED_IDS
 from ...manager import PassContext
 from ..builtins import PURE_CALLS
+from ..predefined import name_ids, to_predefined
 from .base import CanonicalizationPass
 from .locals import declarations
 
@@ -81,12 +84,18 @@ class InlineHelpers(CanonicalizationPass):
                 if name in why_not:
                     left.setdefault(name, why_not[name])
                 return node
-            value, why = _instantiate(templates[name], node, types, kernel_names)
+            template = templates[name]
+            if template.reads_ids and proc.pragma.block_id_axes:
+                left.setdefault(name, "it reads thread ids, and the kernel's blockIdx."
+                                f"{proc.pragma.block_id_axes[0]} is read as a global id")
+                return node
+            value, why = _instantiate(template, node, types, kernel_names)
             if value is None:
                 left.setdefault(name, why)
                 return node
             counts[name] = counts.get(name, 0) + 1
-            return value
+            # the helper's built-in ids as the IR's, as the predefined pass made the kernel's
+            return to_predefined(value) if template.reads_ids else value
 
         for item in list(proc.body.block_items or []):
             new = map_nodes(item, inline)
@@ -96,6 +105,7 @@ class InlineHelpers(CanonicalizationPass):
             self.missed(proc, ctx, f"'{name}' stays a call: {why}")
         if not counts:
             return False
+        name_ids(proc)          # ids the helpers brought get their C names
         said = ", ".join(f"{name} ({n} call{'s' if n > 1 else ''})"
                          for name, n in counts.items())
         self.applied(proc, ctx, "helpers written out where they are called, so that the "
@@ -110,10 +120,11 @@ class Template:
         self.name = helper.decl.name
         self.expr = expr
         self.params = [(p.name, _param_type(p)) for p in _params(helper)]
-        self.free = {n.name for n, _ in walk(expr) if isinstance(n, c_ast.ID)} - \
-            {name for name, _ in self.params}
-        self.uses = {name: sum(1 for n, _ in walk(expr) if isinstance(n, c_ast.ID) and
-                               n.name == name) for name, _ in self.params}
+        names = _names(expr)
+        self.free = {n.name for n in names} - {name for name, _ in self.params}
+        self.uses = {name: sum(1 for n in names if n.name == name) for name, _ in self.params}
+        # reads threadIdx, blockIdx... (``__device__ int gid() { return blockIdx.x * ...; }``)
+        self.reads_ids = any(_thread_struct(n) for n, _ in walk(expr))
 
 
 def helper_templates(helpers: dict[str, c_ast.FuncDef]
@@ -217,8 +228,7 @@ def _expression(helper: c_ast.FuncDef) -> tuple[c_ast.Node | None, str]:
         if _param_type(p) is None:
             return None, f"parameter '{p.name}' is not a scalar or a pointer to one"
     for n, _ in walk(helper.body):
-        if isinstance(n, c_ast.StructRef) and isinstance(n.name, c_ast.ID) and \
-                n.name.name in _THREAD_STRUCTS or isinstance(n, PredefId):
+        if isinstance(n, PredefId):
             return None, "it reads thread ids"
     items = list(helper.body.block_items or [])
     types = {p.name: _param_type(p) for p in params}
@@ -288,9 +298,17 @@ def _single(stmt: c_ast.Node) -> c_ast.Node:
     return stmt
 
 
+def _names(expr: c_ast.Node) -> list[c_ast.ID]:
+    """The identifiers an expression reads (a member's name, ``v.x``, is none)."""
+    fields = {id(n.field) for n, _ in walk(expr) if isinstance(n, c_ast.StructRef)}
+    return [n for n, _ in walk(expr) if isinstance(n, c_ast.ID) and id(n) not in fields]
+
+
 def _substitute(expr: c_ast.Node, values: dict[str, c_ast.Node]) -> c_ast.Node:
+    reads = {id(n) for n in _names(expr)}
+
     def fn(node: c_ast.Node) -> c_ast.Node:
-        if isinstance(node, c_ast.ID) and node.name in values:
+        if id(node) in reads and node.name in values:
             return copy.deepcopy(values[node.name])
         return node
     return map_nodes(expr, fn)
@@ -309,9 +327,16 @@ def _converted(expr: c_ast.Node, key: str | None, type_node: c_ast.Node,
                       expr)
 
 
+def _thread_struct(node: c_ast.Node) -> bool:
+    return isinstance(node, c_ast.StructRef) and isinstance(node.name, c_ast.ID) and \
+        node.name.name in _THREAD_STRUCTS
+
+
 def expr_type(node: c_ast.Node, types: dict[str, str | None]) -> str | None:
     """The type C gives a (side-effect-free) expression, where declarations and literals
     say it without promotions naiveopt would have to model; None where unsure."""
+    if _thread_struct(node):
+        return "unsigned int"
     if isinstance(node, c_ast.ID):
         return types.get(node.name)
     if isinstance(node, PredefId):

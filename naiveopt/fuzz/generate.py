@@ -1313,11 +1313,13 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
     non-negative, so the kernel's meaning is unchanged; not in pointer_variant's files, whose offsets go below zero on the way). The
     front end must resolve the typedefs for the analyses and keep the names in the output."""
     if rng.random() < TYPEDEF_SHARE:
-        elem = next((t for t in ("double", "unsigned", "float")
-                     if re.search(rf"\b{t}\b", source)), None)
+        # a type word alone: 'unsigned int i' (a map's ids) is no 'unsigned' element type
+        words = {t: rf"\b{t}\b(?!\s+(?:int|char|short|long)\b)"
+                 for t in ("double", "unsigned", "float")}
+        elem = next((t for t, word in words.items() if re.search(word, source)), None)
         name = rng.choice(["DATA_TYPE", "real", "elem_t"])
         if elem is not None and not re.search(rf"\b{name}\b", source):
-            source = re.sub(rf"\b{elem}\b", name, source)
+            source = re.sub(words[elem], name, source)
             lines = [f"typedef {elem} {name};"]
             if dialect == "cuda" and rng.random() < 0.5:
                 ptr = name.upper() + "_PTR"

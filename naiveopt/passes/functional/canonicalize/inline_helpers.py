@@ -120,9 +120,7 @@ class Template:
         self.name = helper.decl.name
         self.expr = expr
         self.params = [(p.name, _param_type(p)) for p in _params(helper)]
-        names = _names(expr)
-        self.free = {n.name for n in names} - {name for name, _ in self.params}
-        self.uses = {name: sum(1 for n in names if n.name == name) for name, _ in self.params}
+        self.free = {n.name for n in _names(expr)} - {name for name, _ in self.params}
         # reads threadIdx, blockIdx... (``__device__ int gid() { return blockIdx.x * ...; }``)
         self.reads_ids = any(_thread_struct(n) for n, _ in walk(expr))
 

@@ -173,8 +173,10 @@ def test_reads_inside_helper_functions_are_traced():
     """A read through a helper (`pixel(raw, y, x)`) is an access of the array the helper
     receives: a column read there is 32 sectors a request, as in the kernel. The profiler
     traced none of them (demosaic: stores only, 0.2x of Nsight Compute's sectors on an
-    H100)."""
-    helper = ("float at(__global const float *p, int i, int N) { return p[i * N]; }\n"
+    H100). The helper loops, so that it stays a call (inline-helpers writes out the ones that
+    are one expression)."""
+    helper = ("float at(__global const float *p, int i, int N) { float s = 0.0f;"
+              " for (int k = 0; k < 1; k++) s += p[i * N]; return s; }\n"
               "__kernel void k(__global const float *A, __global float *B, int N) {"
               " int i = get_global_id(0); B[i] = at(A, i, N) + at(A, i, N); }")
     (prof,) = profile_file(HEADER + helper, "k.cl")

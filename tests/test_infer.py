@@ -312,8 +312,6 @@ KNOWN = {
                    "whole image, whose border threads do nothing",
         "B": "the kernel writes the interior only: its last element written is before the "
              "metadata's end of B"},
-    ("demosaic", "demosaic"): {
-        "raw": "raw is read through a helper (pixel()): a reason, not a guess"},
 }
 
 

@@ -53,14 +53,16 @@ def test_mm_macro_declines_thread_merge_without_a_fixed_thread_space():
 
 
 def test_mm_macro_merges_threads_at_sizes_fixed_by_the_command_line():
-    sizes = {"HEIGHT_A": "64", "WIDTH_A": "32", "WIDTH_B": "64"}
+    # big enough that merging pays: at 64 x 64 outputs 16 blocks of one output per thread
+    # beat fewer merged blocks on 132 SMs (the cost model counts each merged copy's bytes)
+    sizes = {"HEIGHT_A": "576", "WIDTH_A": "32", "WIDTH_B": "512"}
     result = run("mm_macro.cu", defines=sizes)
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert [c.split()[0] for c in k.verification.checks] == ["cli"]
     assert "thread-merge" in k.passes and k.geometry.coarsen[:2] != (1, 1)
     cx, cy = coverage(k)
-    assert (cx, cy) != (16, 16) and 64 % cx == 0 and 64 % cy == 0
+    assert (cx, cy) != (16, 16) and 512 % cx == 0 and 576 % cy == 0
     assert k.geometry.multiple == (cx, cy)
     assert k.launch_json()["thread_space_multiple_of"] == [cx, cy]
     assert f"//   requires: thread space a multiple of ({cx}, {cy}): no bounds guard" in \
@@ -69,8 +71,8 @@ def test_mm_macro_merges_threads_at_sizes_fixed_by_the_command_line():
     assert re.search(rf"#if \(WIDTH_B\) % {cx} != 0\n#error \"mm_macro [^\"]*WIDTH_B[^\"]*\"",
                      result.code)
     # a coverage the fixed sizes are not a multiple of still declines, saying so
-    assert re.search(r"merge 1x8 rejected: covers \d+x128 threads: .*HEIGHT_A = 64 "
-                     r"\(HEIGHT_A=64 fixed at compile time\), not a multiple of 128",
+    assert re.search(r"merge 1x8 rejected: covers \d+x128 threads: .*HEIGHT_A = 576 "
+                     r"\(HEIGHT_A=576 fixed at compile time\), not a multiple of 128",
                      remarks(result, "thread-merge"))
 
 

@@ -1148,9 +1148,15 @@ def unverifiable(source: str, seed: int, index: int, guarded: bool = False) -> s
     if draw < UNVERIFIABLE_SHARE:
         return re.sub(r"^(#pragma naiveopt .*?)sizes\([^)]*\) ?", r"\1", source, count=1,
                       flags=re.M)
-    if draw < UNVERIFIABLE_SHARE + UNANNOTATED_SHARE and (guarded or _guarded(source)):
+    if draw < UNVERIFIABLE_SHARE + UNANNOTATED_SHARE and (guarded or _guarded(source)) and \
+            not _NEXT_OR_SELF.search(source):
         return re.sub(r"^#pragma naiveopt .*\n", "", source, flags=re.M)
     return source
+
+
+#: A neighbour index ``i + 1 < N ? i + 1 : i``: no min or max (it picks i, not N - 1, at the
+#: border), so array-extent inference cannot bound it, and such a file keeps its pragma.
+_NEXT_OR_SELF = re.compile(r"\? (\w+) \+ 1 : \1\)")
 
 
 def _guarded(source: str) -> bool:

@@ -409,3 +409,28 @@ __global__ void f(const float *A, float *B, int warpSize, int n)
     assert extent(src, "A", {"n": 5, "warpSize": 3}) == 4 * 4 + 1
     (k,) = naiveopt.optimize(src, filename="f.cu").kernels
     assert k.verification.status == "passed", k.verification.detail
+
+
+def test_an_opencl_constant_pointer_parameter_has_the_extent_it_is_read_over():
+    """An OpenCL ``__constant float *`` parameter is read in the constant address space: its
+    reads count for its extent like a global pointer's (it was sized 1 element, so the naive
+    kernel read past it and the output went out unverified)."""
+    src = """
+__kernel void f(__global const float *in, __global float *out, __constant float *mask,
+                const int m, const int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        float s = 0.0f;
+        for (int j = 0; j < m; j++)
+            s += in[i + j] * mask[j];
+        out[i] = s;
+    }
+}
+"""
+    k, _, _ = kernel(src, filename="f.cl")
+    (arg,) = [a for a in k.args if a.name == "mask"]
+    assert math.prod(int(evaluate(d, {"m": 5, "n": 100})) for d in arg.shape) == 5
+    assert k.provenance["shape mask"] == "inferred"
+    (res,) = naiveopt.optimize(src, filename="f.cl").kernels
+    assert res.verification.status == "passed", res.verification.detail

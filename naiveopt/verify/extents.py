@@ -97,11 +97,14 @@ def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
             arrays: list[str], space: str = "global") -> dict[str, Extent]:
     """The :class:`Extent` of each of ``arrays`` (global arrays of ``proc``) from the kernel's
     memory expressions; ``env`` reads every loop iterator (canonical or not) as a loop symbol
-    and z ids as symbols."""
+    and z ids as symbols. ``space`` "global": pointer parameters, whose reads are global or,
+    for an OpenCL ``__constant float *`` parameter, constant; "constant": file-scope
+    tables."""
     context = _contexts(proc, env)
     out = {name: Extent(name, [], geometry, dict(proc.renamed)) for name in arrays}
+    spaces = {"global", "constant"} if space == "global" else {space}
     for m in proc.memory_expressions:
-        if m.array in out and m.space == space:
+        if m.array in out and m.space in spaces:
             out[m.array].accesses.append(_access(m, context.get(id(m.node)), env))
     for name, why in _escapes(proc, set(arrays)).items() if space == "global" else ():
         out[name].accesses.append(Access(sympy.Integer(0), [], [], why))

@@ -49,9 +49,15 @@ same microbenchmarks): a launch that keeps few SMs busy gets their ports, not al
 ``launch_us`` the fixed cost of a launch (driver, block-scheduling ramp and drain) that no
 variant avoids: a few microseconds on recent NVIDIA GPUs (the CUDA Best Practices Guide puts
 launch overhead in microseconds; microbenchmarks of an empty kernel give 2-4 us), more through
-HIP. Choosing variants counts it, so that at tiny sizes, where every variant takes well under
-it, none wins on a difference the run would not show. These are model parameters to be judged
-against the GPU timings in bench/results/.
+HIP. ``l1_bytes`` the L1 data cache of an SM: on NVIDIA one array with shared memory (A100
+192 KB, H100 256 KB: CUDA C++ Programming Guide, compute capability 8.x and 9.0 sections),
+of which the blocks' shared memory is carved out; on CDNA2 a separate 16 KB vector L1 per CU
+(CDNA2 ISA guide / MI200 whitepaper); ``l1_wavefront_bytes`` the cache line one L1 wavefront
+serves per clock (NVIDIA 128-byte lines, which global accesses and shared memory share; CDNA2
+64 bytes per clock per CU). Choosing variants counts ``launch_us``, so that at tiny sizes,
+where every variant takes well under it, none wins on a difference the run would not show.
+These are model parameters to be judged against the GPU timings in bench/results/
+(bench/model_check.py compares the model with them).
 """
 from __future__ import annotations
 
@@ -161,6 +167,10 @@ class Target:
     shared_wavefronts_per_clock: int = 1   # shared-memory wavefronts per SM per clock
     l2_bytes_per_clock_per_sm: int = 64    # what one SM can move to and from L2 per clock
     launch_us: float = 3.0           # the fixed cost of one launch, microseconds
+    l1_bytes: int = 0                # L1 data cache per SM / CU (with shared memory: below)
+    l1_with_shared: bool = False     # L1 and shared memory are one array (what blocks'
+                                     # shared memory takes, L1 loses)
+    l1_wavefront_bytes: int = 128    # bytes of one cache line the L1 serves per clock
     # register-file partitions (an SM's 4 sub-partitions since Volta, each a quarter of the
     # registers and of the warps): ptxas sizes a __launch_bounds__ budget per partition
     register_partitions: int = 1
@@ -179,19 +189,22 @@ TARGETS: dict[str, Target] = {
                     partitions=10, multiprocessors=108,
                     fp32_lanes_per_sm=64, vector_bytes=16, clock_ghz=1.41, dram_gbps=2039,
                     l2_bytes=40 * 2**20, l2_gbps=4000, dram_latency_ns=450,
-                    register_partitions=4, async_copy=True),
+                    register_partitions=4, async_copy=True, l1_bytes=192 * 1024,
+                    l1_with_shared=True),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
                     48 * 1024, 128, 65536, 255, 256, 1024, 2048, 32, 32, 256, 0.5, False,
                     partitions=10, multiprocessors=132,
                     fp32_lanes_per_sm=128, vector_bytes=16, clock_ghz=1.98, dram_gbps=3350,
                     l2_bytes=50 * 2**20, l2_gbps=5500, dram_latency_ns=480,
-                    register_partitions=4, async_copy=True),
+                    register_partitions=4, async_copy=True, l1_bytes=256 * 1024,
+                    l1_with_shared=True),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
                      64 * 1024, 256, 4 * 512 * 64, 512, 8 * 64, 1024, 2048, 32, 64, 256,
                      0.25, True, partitions=32, multiprocessors=110,
                      fp32_lanes_per_sm=64, vector_bytes=16, register_proxy="sm_90",
                      clock_ghz=1.7, dram_gbps=1638, l2_bytes=8 * 2**20, l2_gbps=4000,
-                     dram_latency_ns=600, issue_per_clock=1, launch_us=5.0),
+                     dram_latency_ns=600, issue_per_clock=1, launch_us=5.0,
+                     l1_bytes=16 * 1024, l1_wavefront_bytes=64),
 }
 
 

@@ -86,12 +86,18 @@ MM = """__global__ void mm(const float *A, const float *B, float *C, int N) {
 
 def test_the_naive_matrix_product_by_hand():
     """A warp of a 32x8 block is one row of 32 outputs: per k it reads one element of A (one
-    sector, a broadcast) and 32 consecutive of B (four sectors); one FMA per k."""
+    sector, a broadcast) and 32 consecutive of B (four sectors), two 128-byte lines in L1;
+    one FMA per k. Through L1 a block fetches its 8 rows of A (8 x N floats, contiguous) and
+    a 32-wide column strip of B (N rows of four sectors) once: what one k step touches (12
+    sectors a block) stays cached until the next."""
     n = 1024
     w = work(MM, {"N": n}, (32, 8)).work
     warps = n * n // 32
-    assert w.blocks == (n // 32) * (n // 8)
-    assert w.l2_bytes == pytest.approx(warps * n * 5 * 32 + warps * 4 * 32)
+    blocks = (n // 32) * (n // 8)
+    assert w.blocks == blocks
+    per_block = 8 * n * 4 // 32 + n * 4
+    assert w.l2_bytes == pytest.approx(blocks * per_block * 32 + warps * 4 * 32)
+    assert w.l1_wavefronts == pytest.approx(warps * n * 2 + warps)
     assert w.flops == pytest.approx(2 * n ** 3)
     # every element of A, B and C once: 3 n^2 floats fit in L2
     assert w.dram_bytes == pytest.approx(3 * 4 * n * n)
@@ -133,9 +139,15 @@ def test_a_conjunctive_tile_bound_and_a_thread_dependent_copy_loop():
 """
     sizes = {"K": 1024, "globalDimX": 32, "globalDimY": 8}
     w = work(source, sizes, (32, 8)).work
-    # per warp: 32 tile steps x (32 broadcast reads + 4 rows of 4 sectors); one block
+    # per warp: 32 tile steps x (32 broadcast reads + 4 rows of one 128-byte line); one
+    # block; the stores: a line each
     warps = 8
-    assert w.l2_bytes == pytest.approx(warps * 32 * (32 * 32 + 4 * 4 * 32) + warps * 4 * 32)
+    assert w.l1_wavefronts == pytest.approx(warps * 32 * (32 + 4) + warps)
+    # through L1 the block fetches the 32 rows its threads copy (rows tidy, tidy + 8, ...:
+    # all 32 of them, four sectors each) once, reused by every tile step; A[k0 + kk] is
+    # not affine (kk's loop has a conjunction for a bound): its requests go to L2 as they
+    # are; so do the stores
+    assert w.l2_bytes == pytest.approx(32 * 4 * 32 + warps * 32 * 32 * 32 + warps * 4 * 32)
     assert work(source, sizes, (32, 8)).notes == []
 
 
@@ -232,3 +244,59 @@ def test_inside_tests_are_told_from_edge_tests(cond, inside):
 
     (stmt,) = statements(f"if ({cond}) a = 1; else a = 2;")
     assert _inside_test(stmt.cond, {"W", "H", "K"}) is inside
+
+
+TAPS = """__global__ void k(const float *A, float *B, int N) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && y > 0 && x < N - 1 && y < N - 1)
+        B[y * N + x] = A[(y - 1) * N + x - 1] + A[(y - 1) * N + x] + A[(y - 1) * N + x + 1]
+                     + A[y * N + x - 1] + A[y * N + x] + A[y * N + x + 1]
+                     + A[(y + 1) * N + x - 1] + A[(y + 1) * N + x] + A[(y + 1) * N + x + 1];
+}
+"""
+
+
+def test_a_written_out_filter_fetches_its_window_once_per_block():
+    """Nine taps of one array whose indices differ by constants share their sectors in L1:
+    a 32x8 block fetches 10 rows of 34 floats (136 bytes from a column off a sector
+    boundary: six sectors), 60 sectors in all, not 9 x 8 rows. In L1 each tap one column off
+    crosses a line: two wavefronts; the three centred ones one; the store one."""
+    n = 1024
+    w = work(TAPS, {"N": n}, (32, 8)).work
+    blocks, warps = (n // 32) * (n // 8), n * n // 32
+    assert w.l2_bytes == pytest.approx(blocks * 10 * 6 * 32 + warps * 4 * 32)
+    assert w.l1_wavefronts == pytest.approx(warps * (6 * 2 + 3 + 1))
+
+
+def test_a_loop_that_stores_every_iteration_keeps_one_load_in_flight():
+    """``y[j] += A[i][j] * x[i]`` stores to y in every iteration: the next iteration's loads
+    cannot move above the store (the pointers may alias), so only A's load (x[i] is the same
+    for every thread: an L1 hit; y[j] is forwarded from the store) waits per iteration. With
+    ``__restrict__`` pointers the compiler overlaps iterations: the usual count."""
+    loop = """__global__ void k(const float *{r}A, const float *{r}x, float *{r}y, int n) {{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n)
+        for (int i = 0; i < n; i++)
+            y[j] += A[i * n + j] * x[i];
+}}
+"""
+    assert work(loop.format(r=""), {"n": 4096}).work.loads_in_flight == 1
+    assert work(loop.format(r="__restrict__ "), {"n": 4096}).work.loads_in_flight == 3
+
+
+def test_a_vector_read_off_its_alignment_counts_as_its_scalar_path():
+    """``A[y*W + x - 1]`` read as float4 by a thread of 4 outputs is never 16-byte aligned:
+    CUDA's vector helper takes its scalar path, four requests each touching every line of the
+    warp's 512 bytes. The model counts those, not one aligned vector request, so that the
+    vector form of a filter's off-centre taps does not look cheaper than it is."""
+    taps = ADD.replace("A[y * W + x] + 2.0f * B[y * W + x]", "A[y * W + x - 1] + B[y * W + x]")
+    sizes = {"H": 4096, "W": 4096}
+    c = compile_module(parse_unit("add.cu", taps, {}), None, "sm_90", True,
+                       options={"vectorize": "always"}, launcher=False)
+    (proc,) = c.analysed.procedures
+    assert "vectorize" in c.ctx.applied.get("add", [])
+    w = static_work(proc, c.analysed, H100, sizes).work
+    warps = 4096 * 4096 // 4 // 32          # a warp of 32 threads, 4 outputs each
+    # B and C aligned: 4 lines a request; A: 4 scalar requests of 4 (or 5) lines each
+    assert w.l1_wavefronts >= warps * (4 + 4 + 4 * 4)

@@ -10,6 +10,9 @@ largest of these lower bounds, each named:
 - ``L2``: bytes between the SMs and L2 / L2 bandwidth, and the busiest SM's bytes over its
   own port to L2;
 - ``shared memory``: wavefronts / (one per clock per SM);
+- ``L1``: the wavefronts of global accesses in L1 (a cache line each a warp request touches),
+  with the shared-memory ones where the two are one array (NVIDIA), at the same rate: a
+  naive stencil whose taps hit in L1 is bound here, not by DRAM;
 - ``FP32``: FP32 operations / (2 x FMA lanes per clock per SM);
 - ``issue``: warp instructions / (issue slots per clock per SM);
 - ``latency``: Little's law: the DRAM reads that the resident warps can keep in flight
@@ -50,6 +53,7 @@ class KernelWork:
     l2_bytes: float = 0.0             # bytes between L1 and L2 (global sectors x sector size)
     dram_read_bytes: float | None = None   # of dram_bytes, the reads (None: all of them)
     shared_wavefronts: float = 0.0
+    l1_wavefronts: float = 0.0        # global accesses' L1 wavefronts (lines per request)
     flops: float = 0.0                # FP32 operations, an FMA counting two
     instructions: float = 0.0         # warp instructions issued (0: not known)
     registers: int | None = None      # per thread
@@ -118,6 +122,9 @@ def estimate(work: KernelWork, target: Target) -> Estimate:
     if work.shared_wavefronts:
         times["shared memory"] = work.shared_wavefronts * per_sm / (
             target.shared_wavefronts_per_clock * clock)
+    if work.l1_wavefronts:
+        lines = work.l1_wavefronts + (work.shared_wavefronts if target.l1_with_shared else 0)
+        times["L1"] = lines * per_sm / (target.shared_wavefronts_per_clock * clock)
     if work.flops:
         times["FP32"] = work.flops * per_sm / (2 * target.fp32_lanes_per_sm * clock)
     if work.instructions:

@@ -8,11 +8,13 @@ PoCL and is far too slow for that. This reads the same quantities from the code:
 - how often each access runs per thread: the product of the trip counts of its enclosing
   loops (bounds evaluated at the sizes; a bound that depends on a thread id, or an unknown
   name, at ``default``: the notes say which);
-- global accesses: the 32-byte sectors one warp request touches, from the access's affine
-  index (its coefficients of the thread ids along x and y, at the sizes) over the 32 lanes of
-  a warp laid out in the block; the bytes between L1 and L2 are sectors x 32 over all warps
-  (L1 hits are not modelled: what the tiling passes stage in shared memory is what L1 would
-  otherwise have to catch);
+- global accesses: the 32-byte sectors and 128-byte lines one warp request touches, from the
+  access's affine index (its coefficients of the thread ids along x and y, at the sizes) over
+  the 32 lanes of a warp laid out in the block; each line is an L1 wavefront; the bytes
+  between L1 and L2 are the sectors the requests miss in L1: a block's reads fetch the
+  distinct sectors they touch over the loops whose reuse L1 can hold (:class:`_L1Reuse`:
+  a naive stencil's taps, a row read along a loop), the rest of the requests' sectors go to
+  L2 as they are, and so do stores (L1 is write-through);
 - shared-memory accesses: wavefronts per warp request, from the banks of the 32 lanes' words
   (a broadcast is one; a stride of 2 words two), and at least one per 128 bytes moved; reads
   of one shared array in one loop iteration at 4 adjacent 4-byte words, the first aligned for
@@ -49,9 +51,10 @@ from ..ir import GProcedure
 from ..ir.cgen import to_c
 from ..ir.rewrite import walk
 from ..ir.elements import element_bytes
-from ..targets import Target
+from ..targets import Target, occupancy
 from ..verify.expr import evaluate
-from .model import Estimate, KernelWork, dram_bytes, estimate, loads_in_flight
+from .model import (MAX_LOADS_IN_FLIGHT, Estimate, KernelWork, dram_bytes, estimate,
+                    loads_in_flight)
 
 #: The size an unknown problem dimension (or a thread-dependent loop bound) is taken at.
 DEFAULT_SIZE = 4096
@@ -129,7 +132,8 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     expr_of = {id(m.node): m for m in expressions}
     arrays = {p.name: p for p in proc.params if p.is_pointer}
 
-    l2 = wavefronts = flops = instructions = 0.0
+    l2 = wavefronts = l1_lines = flops = instructions = 0.0
+    cached = 0.0        # of l2, the bytes of reads the L1 model placed
     global_reads: list[int] = []        # the vector width of each global read
     spans: dict[str, list[tuple[int, int]]] = {}    # byte ranges each array's accesses cover
 
@@ -140,12 +144,13 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         id(lp.node): {m.array for m in lp.memory_expressions if m.is_write} for lp in loops}
     seen: set[tuple] = set()
     runs = _shared_runs(expressions, loops, written, arrays)
+    l1 = _L1Reuse(proc, expressions, loops, trips, block, blocks, arrays, target, value)
 
     uniform = {p.name for p in proc.params if not p.is_pointer} | set(sizes) | \
         set(module.macros)
 
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
-        nonlocal l2, wavefronts, flops, instructions
+        nonlocal l2, wavefronts, l1_lines, flops, instructions, cached
         if id(node) in trips:
             count *= trips[id(node)]
             loop = id(node)
@@ -168,9 +173,31 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             lanes = _lane_offsets(block, sx, sy)
             instructions += warps * count
             if m.space == "global" and sx is not None and sy is not None:
-                sectors = len({(o * size // m.vector_width + b) // 32
-                               for o in lanes for b in (0, size - 1)})
-                l2 += warps * count * sectors * 32
+                # placed by the index's constant (a tap one column off crosses a sector)
+                shift = l1.offset(m) * size // m.vector_width
+                starts = [shift + o * size // m.vector_width for o in lanes]
+                pieces = [(0, size)]
+                if m.vector_width > 1 and l1.offset(m) % m.vector_width and \
+                        target.vendor == "nvidia":
+                    # off its vector alignment for every thread (a tap one column off):
+                    # NVIDIA has no unaligned vector access; the helper's scalar path runs,
+                    # one request per element
+                    elem = size // m.vector_width
+                    pieces = [(k * elem, elem) for k in range(m.vector_width)]
+                    instructions += warps * count * (m.vector_width - 1)
+                line = target.l1_wavefront_bytes
+                sectors = 0
+                for at, n in pieces:
+                    sectors += len({(o + at + b) // 32 for o in starts for b in (0, n - 1)})
+                    l1_lines += warps * count * len({(o + at + b) // line for o in starts
+                                                     for b in (0, n - 1)})
+                requested = warps * count * sectors * 32
+                # reads through L1: a block fetches what its warps share (the rows of a
+                # stencil's taps, a row read along a loop) once while it stays cached
+                fetched = l1.bytes(m) if m.is_read else None
+                l2 += requested if fetched is None else fetched
+                if fetched is not None:
+                    cached += fetched
                 if m.is_read:
                     global_reads.append(m.vector_width)
                 # the span of element indices, in bytes (a vector access's index counts
@@ -180,6 +207,8 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                 spans.setdefault(m.array, []).append((lo * elem, hi * elem))
             elif m.space == "global":
                 l2 += warps * count * 32 * size
+                # as its L2 bytes: the warp's bytes, as if contiguous
+                l1_lines += warps * count * max(1, 32 * size // target.l1_wavefront_bytes)
                 if m.is_read:       # a load in flight all the same, however it falls
                     global_reads.append(m.vector_width)
             elif m.space == "shared":
@@ -216,14 +245,28 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
 
     visit(proc.func.body, 1, 0)
     touched = float(sum(_covered(ranges) for ranges in spans.values()))
+    # DRAM: every touched byte once; what blocks fetch again of each other's data (a
+    # stencil's halo, a row every block reads) hits L2 while the blocks running together
+    # touch less than it holds (l1.wave_bytes), the share beyond it misses; the rest of the
+    # traffic (reads L1 does not place, stores) through the capacity model
+    placed = min(cached, touched)           # the touched bytes those reads account for
+    wave = l1.wave_bytes()
+    again = (cached - placed) * max(0.0, 1.0 - target.l2_bytes / wave) if wave else 0.0
+    rest = touched - placed
+    # the capacity model's misses (over all the bytes touched) on what the rest moves
+    # beyond what it touches
+    misses = (dram_bytes(touched, touched + max(0.0, l2 - cached - rest), target) - touched)
+    dram = touched + again + misses if touched else l2
     res = proc.resources
     work = KernelWork(
         blocks=blocks, threads_per_block=threads_per_block,
-        dram_bytes=dram_bytes(touched, l2, target) if touched else l2, l2_bytes=l2,
-        shared_wavefronts=wavefronts, flops=flops, instructions=instructions,
+        dram_bytes=dram, l2_bytes=l2,
+        shared_wavefronts=wavefronts, l1_wavefronts=l1_lines, flops=flops,
+        instructions=instructions,
         registers=res.registers if res is not None else None,
         shared_bytes=res.shared_bytes if res is not None else 0,
-        loads_in_flight=loads_in_flight(len(global_reads)),
+        loads_in_flight=_serial_loads(proc, loops, trips, value) or
+        loads_in_flight(len(global_reads)),
         # a warp's float4 load moves four rows' bytes: four times a float row in flight
         bytes_per_request=128.0 * (sum(global_reads) / len(global_reads) if global_reads
                                    else 1))
@@ -487,3 +530,264 @@ def _has_product(node: c_ast.Node) -> bool:
     if isinstance(node, c_ast.BinaryOp) and node.op == "*":
         return True
     return any(_has_product(child) for _, child in node.children())
+
+
+class _L1Reuse:
+    """What a block's reads fetch from L2 through its SM's L1: the distinct sectors they touch
+    (:func:`_footprint`) over the block's threads and the loops whose reuse L1 catches.
+
+    A loop's reuse is caught when the data one of its iterations touches (every global read
+    inside it, over the block's threads and the loops inside it), times the blocks resident on
+    an SM, fits in half the SM's L1 (what shared memory leaves of it; half, for the lines
+    conflicts and other data evict): then a sector read again in a later iteration is still
+    there. Loops are taken from the innermost outwards, up to the first that does not fit;
+    the loops outside it fetch again on every iteration. A naive convolution's taps (rows
+    reused by the block's next rows of threads, columns by the next taps) and a matrix
+    product's row of A read along k are fetched once per block; a naive mv's rows once per
+    sector, not once per element. Reads whose index is not affine at the sizes are left to
+    the caller (no reuse)."""
+
+    def __init__(self, proc, expressions, loops, trips, block, blocks, arrays, target, value):
+        self.trips, self.block, self.blocks, self.value = trips, block, blocks, value
+        self.arrays = arrays
+        res = proc.resources
+        threads = block[0] * block[1] * block[2]
+        occ, _ = occupancy(target, threads, res.registers if res is not None else None,
+                           res.shared_bytes if res is not None else 0, blocks)
+        warps = -(-threads // target.warp_size)
+        resident = max(1, round(occ * target.warps_per_sm / warps))
+        shared = (res.shared_bytes if res is not None else 0) * resident \
+            if target.l1_with_shared else 0
+        self.budget = max(0, target.l1_bytes - shared) / 2 / resident
+        self.concurrent = resident * target.multiprocessors
+        self.chain: dict[int, list] = {}        # id(node) -> enclosing loops, inner first
+        innermost: dict[int, object] = {}
+        for lp in loops:
+            for m in lp.memory_expressions:
+                cur = innermost.get(id(m.node))
+                if cur is None or lp.depth > cur.depth:
+                    innermost[id(m.node)] = lp
+        reads = [m for m in expressions if m.space == "global" and m.is_read]
+        # reads of one array in the same loops whose indices differ only in a constant (a
+        # written-out 3x3 filter's nine taps) share their sectors: the first of a group
+        # fetches the union of their footprints, the others nothing
+        self.group: dict[int, list] = {}
+        groups: dict[tuple, list] = {}
+        for m in reads:
+            chain, lp = [], innermost.get(id(m.node))
+            while lp is not None:
+                chain.append(lp)
+                lp = lp.parent
+            self.chain[id(m.node)] = chain
+            d = m.decomposition
+            key = (m.array, m.vector_width, tuple(id(lp.node) for lp in chain),
+                   sympy.srepr(sympy.expand(m.index - d.constant)))
+            groups.setdefault(key, []).append(m)
+        for members in groups.values():
+            self.group[id(members[0].node)] = members
+            for m in members[1:]:
+                self.group[id(m.node)] = []
+        # the bytes one iteration of each loop touches, over the block
+        self.working: dict[int, float] = {}
+        for m in reads:
+            chain = self.chain[id(m.node)]
+            if not self.group[id(m.node)]:
+                continue
+            for level, lp in enumerate(chain):
+                sectors = self._sectors(m, chain[:level])
+                if sectors is None:
+                    # not affine (an iterator of a loop bounded by a conjunction): at most
+                    # the sectors its warps request in those iterations
+                    sectors = self._requested(m)
+                    for inner in chain[:level]:
+                        sectors *= self.trips.get(id(inner.node), 1)
+                self.working[id(lp.node)] = self.working.get(id(lp.node), 0.0) + \
+                    sectors * SECTOR
+
+    def wave_bytes(self) -> float:
+        """The bytes the blocks running together touch at once: per block, each read's
+        data of one iteration of its outermost loop (its whole footprint where it is in
+        no loop), times the blocks resident on all SMs."""
+        per_block = 0.0
+        for node, members in self.group.items():
+            if not members:
+                continue
+            chain = self.chain[node]
+            if chain:
+                per_block = max(per_block, self.working.get(id(chain[-1].node), 0.0))
+            else:
+                sectors = self._sectors(members[0], [])
+                per_block += (sectors if sectors is not None else
+                              self._requested(members[0])) * SECTOR
+        return per_block * min(self.blocks, self.concurrent)
+
+    def bytes(self, m) -> float | None:
+        """The bytes read ``m`` fetches from L2 over the launch, or None where not known."""
+        chain = self.chain.get(id(m.node))
+        if chain is None:
+            return None
+        if not self.group[id(m.node)]:
+            return 0.0          # its group's first read fetched its sectors
+        caught = 0
+        while caught < len(chain) and \
+                self.working.get(id(chain[caught].node), math.inf) <= self.budget:
+            caught += 1
+        sectors = self._sectors(m, chain[:caught])
+        if sectors is None:
+            return None
+        for lp in chain[caught:]:
+            sectors *= self.trips.get(id(lp.node), 1)
+        # no more than the group's requests
+        requested = sum(self._requested(g) for g in self.group[id(m.node)])
+        for lp in chain:
+            requested *= self.trips.get(id(lp.node), 1)
+        return float(self.blocks * min(sectors, requested) * SECTOR)
+
+    def _requested(self, m) -> int:
+        """The sectors the block's warps request in one execution of ``m``."""
+        sx = _coefficient(m, _X_IDS, self.value)
+        sy = _coefficient(m, _Y_IDS, self.value)
+        warps = -(-self.block[0] * self.block[1] * self.block[2] // 32)
+        if sx is None or sy is None:
+            return warps * 32
+        param = self.arrays.get(m.array)
+        size = (element_bytes(param.base_type) if param else 4) * m.vector_width
+        shift = self.offset(m) * size // m.vector_width
+        starts = [shift + o * size // m.vector_width for o in _lane_offsets(self.block, sx, sy)]
+        return warps * len({(o + b) // SECTOR for o in starts for b in (0, size - 1)})
+
+    def _sectors(self, m, loops) -> int | None:
+        """Distinct sectors ``m`` touches over one block's threads and ``loops``."""
+        d = m.decomposition
+        if not d.resolved:
+            return None
+        param = self.arrays.get(m.array)
+        elem = element_bytes(param.base_type) if param else 4
+        sx = _coefficient(m, _X_IDS, self.value)
+        sy = _coefficient(m, _Y_IDS, self.value)
+        if sx is None or sy is None:
+            return None
+        terms = [(sx * elem, self.block[0]), (sy * elem, self.block[1])]
+        for lp in loops:
+            coeff = d.loop.get(lp.iterator) if lp.iterator else None
+            if coeff is None:
+                continue
+            c = self.value(sympy.sstr(coeff), None) if coeff.free_symbols else int(coeff)
+            if c is None:
+                return None
+            step, trips = abs(lp.step or 1), self.trips.get(id(lp.node), 1)
+            if _THREAD_WORDS & set(re.findall(r"\w+", to_c(lp.lower) if lp.lower else "")):
+                # a cooperative loop from a thread id ('r = tidy; r < R; r += 8'): the
+                # block's threads cover every step between
+                step, trips = 1, trips * step
+            terms.append((c * step * elem, trips))
+        offsets = sorted({self._constant(g) for g in self.group[id(m.node)] or [m]})
+        const = offsets[0]
+        # the group's offsets: rows of the largest row stride the index has, and columns
+        rows_stride = max((abs(s) // elem for s, n in terms if n > 1 and abs(s) >= SECTOR),
+                          default=0)
+        if len(offsets) > 1:
+            rows = sorted({round(o / rows_stride) if rows_stride else 0 for o in offsets})
+            cols = [o - (round(o / rows_stride) * rows_stride if rows_stride else 0)
+                    for o in offsets]
+            terms.append((elem, max(cols) - min(cols) + 1))
+            # rows within reach of each other are one band (a filter's), far ones
+            # (another plane) repeat the footprint
+            reach = 1 + sum(abs(s) // (rows_stride * elem) * (n - 1) for s, n in terms
+                            if rows_stride and abs(s) % (rows_stride * elem) == 0)
+            bands, start, last = 1, rows[0], rows[0]
+            span = 0
+            for r in rows[1:]:
+                if r - last > reach:
+                    bands += 1
+                    span = max(span, last - start)
+                    start = r
+                last = r
+            span = max(span, last - start)
+            if span:
+                terms.append((rows_stride * elem, span + 1))
+            const = min(cols)
+        else:
+            bands = 1
+        # whether every run starts on a sector: its offset, the block's start and the row
+        # strides all multiples of a sector
+        starts = [const * elem, sx * elem * self.block[0], sy * elem * self.block[1]]
+        aligned = all(x % SECTOR == 0 for x in starts) and \
+            all(s % SECTOR == 0 for s, _ in terms if abs(s) >= SECTOR)
+        return bands * _footprint(terms, elem * m.vector_width, aligned)
+
+    def offset(self, m) -> int:
+        """The constant part of ``m``'s index, in elements (0 where not a number)."""
+        return self._constant(m) if m.decomposition.resolved else 0
+
+    def _constant(self, m) -> int:
+        c = m.decomposition.constant
+        return self.value(sympy.sstr(c), 0) if c.free_symbols else \
+            int(c) if c.is_Integer else 0
+
+
+SECTOR = 32
+_THREAD_WORDS = {"tidx", "tidy", "tidz", "idx", "idy", "idz"}
+
+
+def _footprint(terms: list[tuple[int, int]], elem: int, aligned: bool) -> int:
+    """The distinct sectors an index ``sum(stride_i * t_i)``, ``0 <= t_i < n_i`` (strides in
+    bytes, ``terms`` = [(stride_i, n_i)]), touches with accesses of ``elem`` bytes: terms
+    whose stride is within the run built so far extend it (a row and its taps' columns), the
+    others repeat it as rows (rows of one stride merge where they overlap: a block's rows and
+    a filter's). A run costs its sectors, one more where it does not start on one."""
+    run = elem
+    rows: list[list[int]] = []
+    for s, n in sorted((abs(s), n) for s, n in terms if s and n > 1):
+        if not rows and s <= max(run, SECTOR):
+            run += s * (n - 1)
+        elif rows and s % rows[-1][0] == 0 and s <= rows[-1][0] * rows[-1][1]:
+            rows[-1][1] += s // rows[-1][0] * (n - 1)
+        else:
+            rows.append([s, n])
+    total = 1 if run <= elem and elem <= SECTOR else -(-run // SECTOR) + (0 if aligned else 1)
+    for _, n in rows:
+        total *= n
+    return total
+
+
+def _serial_loads(proc, loops, trips: dict[int, int], value) -> float | None:
+    """The loads a warp keeps in flight where the kernel's hot loop (the innermost loop that
+    runs the most iterations and reads global memory) also stores to global memory in every
+    iteration, and the pointers may alias (not all ``__restrict__``): the compiler cannot
+    move a later iteration's loads above that store, so only one iteration's loads overlap
+    (a naive ``y[j] += A[i][j] * x[i]`` waits out one DRAM latency per iteration). They are
+    its distinct reads of arrays it does not write (a written element is forwarded from the
+    store) that differ between threads (a read all threads share hits in L1). None where the
+    hot loop is not such a loop."""
+    pointers = [p for p in proc.params if p.is_pointer]
+    if pointers and all(p.restrict for p in pointers):
+        return None
+    parents = {id(lp.parent.node) for lp in loops if lp.parent is not None}
+    best, hot = -1, None
+    for lp in loops:
+        if id(lp.node) in parents or not any(m.space == "global" and m.is_read
+                                             for m in lp.memory_expressions):
+            continue
+        n, up = 1, lp
+        while up is not None:
+            n *= trips.get(id(up.node), 1)
+            up = up.parent
+        if n > best:
+            best, hot = n, lp
+    if hot is None:
+        return None
+    body = hot.memory_expressions
+    written = {m.array for m in body if m.is_write and m.space == "global"}
+    if not written:
+        return None
+    varying = set()
+    for m in body:
+        if m.space != "global" or not m.is_read or m.array in written:
+            continue
+        sx = _coefficient(m, _X_IDS, value)
+        sy = _coefficient(m, _Y_IDS, value)
+        if sx == 0 and sy == 0:
+            continue
+        varying.add((m.array, sympy.srepr(m.index)))
+    return float(min(MAX_LOADS_IN_FLIGHT, max(1, len(varying))))

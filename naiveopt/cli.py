@@ -20,8 +20,8 @@ import sys
 
 from . import __version__
 from .api import TARGETS
-from .passes.options import (MEMORIES, VECTORIZE_MODES, PipelineOptions, parse_merge,
-                             parse_pipeline)
+from .passes.options import (COST_MODELS, MEMORIES, VECTORIZE_MODES, PipelineOptions,
+                             parse_merge, parse_pipeline)
 from .passes.pipeline import (canonicalization_pass_names, disableable_pass_names,
                               optimization_pass_names, optimization_passes)
 from .errors import NaiveoptError
@@ -62,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: where it pays on the target (always on AMD and for texture "
                         "memory; on NVIDIA where 128-bit accesses cut instructions); always: "
                         "wherever legal; never (default auto)")
+    p.add_argument("--cost-model", choices=COST_MODELS, default="default",
+                   help="default: a pass whose gain depends on the caches (stencil staging) "
+                        "applies only where the cost model estimates its output faster "
+                        "than the kernel as written; unlimited: wherever it is legal (its "
+                        "best variant), as GCC's -fvect-cost-model=unlimited")
     p.add_argument("--disable-pass", dest="disable", action="append", default=[],
                    metavar="PASS", choices=disableable_pass_names(),
                    help="switch an optimization pass off (repeatable): "
@@ -116,7 +121,7 @@ def _options(args: argparse.Namespace) -> PipelineOptions:
         disable=tuple(args.disable), memory=args.memory, vectorize=args.vectorize,
         merge=parse_merge(args.merge) if args.merge else None, fp_strict=args.fp_strict,
         register_tile=parse_merge(args.register_tile) if args.register_tile else None,
-        pipeline_stages=args.pipeline_stages)
+        pipeline_stages=args.pipeline_stages, cost_model=args.cost_model)
     optimization_passes(options)
     if args.no_opt and options.passes:
         raise NaiveoptError("--no-opt and --passes contradict each other")

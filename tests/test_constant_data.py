@@ -120,7 +120,7 @@ def test_module_keeps_file_scope_data_in_source_order():
 
 @pytest.mark.parametrize("target", ["cuda", "opencl"])
 def test_conv_1d_with_constant_mask_is_staged_and_verified(target):
-    result = optimize(CONV_1D, "conv1d.cu", target)
+    result = optimize(CONV_1D, "conv1d.cu", target, options={"cost_model": "unlimited"})
     assert "stencil" in result.kernels[0].passes
     assert "Width=3001" in result.kernels[0].verification.detail
     launch = result.launch_json()
@@ -197,7 +197,8 @@ def test_constant_data_read_through_helpers_is_passed_on(target):
 
 @pytest.mark.parametrize("target", ["cuda", "opencl"])
 def test_opencl_program_scope_constant_input(target):
-    result = optimize(PROGRAM_SCOPE_CL, "conv.cl", target)
+    result = optimize(PROGRAM_SCOPE_CL, "conv.cl", target,
+                      options={"cost_model": "unlimited"})
     assert "stencil" in result.kernels[0].passes
     space = "__constant__" if target == "cuda" else "__constant"
     assert f"{space} float M[5] = {{0.1f, 0.2f, 0.4f, 0.2f, 0.1f}};" in result.code

@@ -8,6 +8,7 @@ A corpus file says in lit-style comment lines at its top what an expert expects 
     // EXPECT-PASSES(atax_kernel2): coalesce|vectorize     for one kernel; a|b: either fires
     // EXPECT-PASSES: none                                  no optimization pass fires
     // EXPECT: verified                                     every kernel verified on PoCL
+    // OPTIONS: --cost-model=unlimited                      run with these options
 
 and, where naiveopt falls short today, which expectation fails and the reason naiveopt gives:
 
@@ -44,7 +45,9 @@ FILES = sorted(f for f in os.listdir(CORPUS) if f.endswith((".cu", ".cl")))
 #: The optimization passes an EXPECT-PASSES term may name.
 PASSES = tuple(optimization_pass_names())
 
-_LINE = re.compile(r"^// (EXPECT-PASSES|EXPECT|XFAIL)(?:\((\w+)\))?: (.*)$")
+_LINE = re.compile(r"^// (EXPECT-PASSES|EXPECT|XFAIL|OPTIONS)(?:\((\w+)\))?: (.*)$")
+#: The command-line options an OPTIONS line may give, and the API option each sets.
+_OPTIONS = {"--cost-model=unlimited": ("cost_model", "unlimited")}
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Expectations:
 
     passes: dict[str | None, list[str]] = field(default_factory=dict)
     verified: bool = False
+    options: dict[str, str] = field(default_factory=dict)   # the OPTIONS line's, for the API
     xfails: list[tuple[str | None, str, str]] = field(default_factory=list)
 
 
@@ -79,6 +83,12 @@ def parse_header(text: str) -> Expectations:
             if scope in exp.passes:
                 raise ValueError(f"second EXPECT-PASSES line for {scope or 'all kernels'}")
             exp.passes[scope] = terms
+        elif key == "OPTIONS":
+            for word in value.split():
+                if word not in _OPTIONS or scope:
+                    raise ValueError(f"unknown option in {line!r} (known: "
+                                     f"{', '.join(_OPTIONS)})")
+                exp.options.__setitem__(*_OPTIONS[word])
         elif key == "EXPECT":
             if value != "verified" or scope:
                 raise ValueError(f"unknown expectation {line!r} (EXPECT: verified)")
@@ -228,7 +238,8 @@ def test_corpus_file_meets_its_expectations(name, target):
     text = _read(name)
     exp = parse_header(text)
     try:
-        result = naiveopt.optimize(text, filename=os.path.join(CORPUS, name), target=target)
+        result = naiveopt.optimize(text, filename=os.path.join(CORPUS, name), target=target,
+                                   options=exp.options)
         out = outcome_of(result)
     except NaiveoptError as err:
         out = Outcome(" ".join(err.message.split()))
@@ -255,7 +266,8 @@ def test_corpus_file_verifies_without_annotations(name):
     if any(what == "rejected" for _, what, _ in exp.xfails):
         pytest.skip("the file is rejected (its XFAIL: rejected line)")
     xfail = {scope: reason for scope, what, reason in exp.xfails if what == "unannotated"}
-    result = naiveopt.optimize(strip_annotations(text), filename=os.path.join(CORPUS, name))
+    result = naiveopt.optimize(strip_annotations(text), filename=os.path.join(CORPUS, name),
+                               options=exp.options)
     problems, expected = [], []
     for k in result.kernels:
         v = k.verification
@@ -287,6 +299,12 @@ def _kernel(passes=("thread-block-merge", "coalesce"), verified=True, **missed):
     return KernelOutcome("k", list(passes), verified, "pragma (n=5): C match naive kernel"
                          if verified else "cannot check: shape unknown",
                          {p.replace("_", "-"): [m] for p, m in missed.items()})
+
+
+def test_an_options_line_sets_api_options():
+    exp = parse_header("// OPTIONS: --cost-model=unlimited\n// EXPECT-PASSES: stencil\n")
+    assert exp.options == {"cost_model": "unlimited"}
+    assert parse_header("// EXPECT-PASSES: stencil\n").options == {}
 
 
 def test_judge_passes_a_file_that_meets_its_expectations():
@@ -347,6 +365,7 @@ def test_judge_scopes_expectations_to_kernels():
     "// XFAIL: no reason\n// EXPECT-PASSES: coalesce\n",
     "// XFAIL(k): rejected: parse error\n// EXPECT-PASSES: none\n",
     "//EXPECT-PASSES: none\n",
+    "// OPTIONS: --merge=2:2\n// EXPECT-PASSES: none\n",       # not an option headers give
 ])
 def test_malformed_headers_are_refused(bad):
     with pytest.raises(ValueError):

@@ -21,6 +21,9 @@ MEMORIES = ("global", "texture")
 VECTORIZE_MODES = ("auto", "always", "never")
 #: partition-camping: apply a remedy where the target model says so, or always (for testing).
 PARTITION_CAMPING_MODES = ("auto", "force")
+#: Whether a pass must be estimated faster than the kernel as written (``--cost-model``, as
+#: GCC's -fvect-cost-model): default: yes; unlimited: apply the best variant regardless.
+COST_MODELS = ("default", "unlimited")
 #: The most shared buffers an asynchronous tile pipeline may have (``--pipeline-stages``).
 MAX_STAGES = 4
 
@@ -41,11 +44,13 @@ class PipelineOptions:
     pipeline_stages: int | None = None        # forced async-pipeline stages (1: none)
     partition_camping: str = "auto"
     fp_strict: bool = False                   # floating-point arithmetic keeps its order
+    cost_model: str = "default"               # unlimited: no as-written profitability test
 
     def __post_init__(self) -> None:
         _check_choice("memory", self.memory, MEMORIES)
         _check_choice("vectorize", self.vectorize, VECTORIZE_MODES)
         _check_choice("partition_camping", self.partition_camping, PARTITION_CAMPING_MODES)
+        _check_choice("cost_model", self.cost_model, COST_MODELS)
         if self.merge is not None:
             merge = tuple(self.merge)
             if not (len(merge) == 2 and all(type(v) is int and v > 0 for v in merge)):

@@ -3,6 +3,9 @@
 // codes are written this way), an early-return guard, a 5-point sharpen.
 // EXPECT-PASSES: stencil
 // EXPECT: verified
+// OPTIONS: --cost-model=unlimited
+// (staged wherever legal: at this file's small sizes, or with its few taps held in L1,
+// the cost model keeps it as written by default; the form is what is tested here)
 __device__ __forceinline__ int clamp_to_edge(int v, int n)
 {
     if (v < 0)

@@ -1,6 +1,7 @@
 // PolyBench/GPU style GEMM: C = alpha * A * B + beta * C, DATA_TYPE typedef, C89 iterator
 // declared at the top, size macros _PB_NI/NI and int parameters that mirror them.
-// EXPECT-PASSES: register-promotion, thread-block-merge, thread-merge
+// EXPECT-PASSES: register-promotion, thread-block-merge
+// (no thread-merge at 37x45: 9 of 132 SMs busy, fewer outputs a thread keep more busy)
 // EXPECT: verified
 #define NI 37
 #define NJ 45

@@ -2,6 +2,9 @@
 // idx/idy undeclared, the input padded by KS - 1, no guard (sizes multiples of the block).
 // EXPECT-PASSES: stencil
 // EXPECT: verified
+// OPTIONS: --cost-model=unlimited
+// (staged wherever legal: at this file's small sizes, or with its few taps held in L1,
+// the cost model keeps it as written by default; the form is what is tested here)
 #define KS 5
 #define W 48
 #define H 32

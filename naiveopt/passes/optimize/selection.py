@@ -149,6 +149,25 @@ def choose(ctx: PassContext, proc: GProcedure, pass_name: str, variants: list[Va
     return best
 
 
+def beats_as_written(ctx: PassContext, proc: GProcedure, pass_name: str, best: Variant
+                     ) -> bool:
+    """Whether the chosen variant is estimated faster than ``proc`` as it is (the kernel
+    before the pass) by more than ``TIE``; where not, a missed remark gives both estimates.
+    A pass whose gain depends on the target's caches (staging what L1 may already hold)
+    asks this before it rewrites: ties keep the kernel as written, which needs no barrier,
+    no shared memory and no new launch."""
+    target = get_target(ctx.arch)
+    base = static_work(proc, ctx.module, target, ctx.sizes).estimate(target)
+    launch_s = target.launch_us * 1e-6
+    if best.estimate.seconds + launch_s < (base.seconds + launch_s) * (1 - TIE):
+        return True
+    ctx.remark("missed", pass_name, proc, f"not applied: the best variant ({best.label}) is "
+               f"estimated {_us(best)} ({best.estimate.bound}-bound), not faster by "
+               f"{TIE:.0%} than the kernel as written, estimated {base.seconds * 1e6:.1f} us "
+               f"({base.bound}-bound){_sizes_note(ctx, best)}")
+    return False
+
+
 def _us(v: Variant) -> str:
     return f"{v.estimate.seconds * 1e6:.1f} us"
 

@@ -20,7 +20,13 @@ a body of their own with the taps unrolled (``if (K == 5) ...``, tiling/window.p
 every input value and tap a thread reads from the window serves all the outputs it touches
 from a register: conv's 5x5 taps for 4x4 outputs issue 14 128-bit and 2 scalar shared loads
 for 400 FFMA (tests/test_register_blocking.py), where the plain copies issue more than one
-shared load per FFMA. The cost model (selection.py) chooses among all variants.
+shared load per FFMA. The cost model (selection.py) chooses among all variants, and the chosen
+one must be estimated faster than the kernel as written (selection.beats_as_written): with
+an L1 as large as today's, a 3x3 filter's taps mostly hit in L1 already, and staging them
+buys a barrier and fewer loads in flight (on an H100, staged 3x3 filters ran 4-19% slower
+than as written: bench/results/NVIDIA-H100-80GB-HBM3-2026-11-23.md). ``--merge`` and
+``--register-tile`` force a variant, as written or not, and ``--cost-model unlimited`` stages
+wherever staging is legal.
 
 This module is the window analysis: which reads are staged, the windows they need and the
 guard's box of active threads. The plan it builds is one kind of the staging engine's, which
@@ -83,7 +89,7 @@ from ...launch import default_block, uses_y
 from ...targets import Target, get_target, occupancy
 from ..manager import OptimizationPass, PassContext, adopt
 from ..functional.nvcc import measure
-from .selection import Variant, choose
+from .selection import Variant, beats_as_written, choose
 from .shape import contains_barrier, enclosing_loop
 from .tiling.window import SPECIALIZED_SPANS
 from .tiling import (AXES, HALO_CAP, SYM, THREAD, Box, Fence, Read, TilingAnalysis, Window,
@@ -124,6 +130,10 @@ class Stencil(OptimizationPass):
         best = choose(ctx, proc, self.name, variants)
         if best is None or best.proc is None:
             ctx.remark("missed", self.name, proc, "no window variant fits the target")
+            return PreservedAnalyses.all()
+        forced = ctx.options.merge or ctx.options.register_tile or \
+            ctx.options.cost_model == "unlimited"
+        if not forced and not beats_as_written(ctx, proc, self.name, best):
             return PreservedAnalyses.all()
         if best.plan.register_blocked and best.plan.spans is not None:
             # chosen with the body for the sizes of interest only: now with all of them

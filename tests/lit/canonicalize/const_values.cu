@@ -3,7 +3,9 @@
 // thread space goes to the host): thread merge then finds every name it copies, and the
 // stencil's thread space is `n - 2`, not a local of the kernel. Loop bounds through macros
 // (PolyBench's `_PB_NK`, itself a macro) work as they are, with a C89 iterator too.
-// RUN: %naiveopt %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=REMARK
+// (--cost-model unlimited: staged wherever legal; whether a 3-tap filter pays is
+// the stencil tests' question, not this file's)
+// RUN: %naiveopt %s --cost-model unlimited --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: %naiveopt %s --no-opt --no-verify | FileCheck %s
 
 #define NK_SIZE 27

@@ -300,3 +300,62 @@ def test_a_vector_read_off_its_alignment_counts_as_its_scalar_path():
     warps = 4096 * 4096 // 4 // 32          # a warp of 32 threads, 4 outputs each
     # B and C aligned: 4 lines a request; A: 4 scalar requests of 4 (or 5) lines each
     assert w.l1_wavefronts >= warps * (4 + 4 + 4 * 4)
+
+
+BOX = """#define R 1
+__global__ void box(const float *A, float *B, int N, int K) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= R && y >= R && x < N - R && y < N - R) {
+        float s = 0.0f;
+        for (int dy = -R; dy <= R; dy++)
+            for (int dx = LO; dx < HI; dx++)
+                s += A[(y + dy) * N + x + dx];
+        B[y * N + x] = s;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("lo, hi, loads", [
+    ("-R", "R + 1", 8),     # 3x3 taps, unrolled by nvcc: nine loads, counted up to 8
+    ("0", "2", 6),          # 3x2
+    ("0", "K", 1),          # a runtime bound: a loop, one load an iteration
+    ("0", "32", 1),         # too long to unroll in full: a loop
+])
+def test_loads_in_small_constant_loops_count_once_unrolled(lo, hi, loads):
+    """nvcc unrolls a loop of a few constant iterations (literals, macros) in full, and the
+    copies of its loads are independent: a 3x3 filter written as dy/dx loops keeps as many
+    loads in flight as one with its nine taps written out (TAPS: 8, the most counted)."""
+    source = BOX.replace("LO", lo).replace("HI", hi)
+    w = work(source, {"N": 4096, "K": 3, "R": 1}, (32, 8)).work
+    assert w.loads_in_flight == loads
+    assert work(TAPS, {"N": 4096}, (32, 8)).work.loads_in_flight == 8
+
+
+def test_a_row_width_not_given_is_assumed_and_the_reads_still_placed():
+    """Without sizes (a kernel with no metadata) a row stride ``N`` is taken at the default,
+    as the trip counts are, and said: the taps' reads are placed in L1 as with N given, not
+    counted as a full warp's bytes each."""
+    given = work(TAPS, {"N": 4096}, (32, 8))
+    assumed = work(TAPS, {}, (32, 8))
+    assert assumed.notes == ["N taken as 4096"]
+    assert assumed.work.l2_bytes == pytest.approx(given.work.l2_bytes)
+    assert assumed.work.dram_bytes == pytest.approx(given.work.dram_bytes)
+
+
+def test_widths_from_the_launch_dimensions_are_the_launch_s():
+    """An index whose row width is the launch's (``gridDim.x * blockDim.x``, the paper's
+    globalDimX) is evaluated with the launch's own blocks and grid, not an assumed 4096."""
+    source = """__global__ void t(const float *A, float *B, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && y < H)
+        B[x * (gridDim.y * blockDim.y) + y] = A[y * (gridDim.x * blockDim.x) + x];
+}
+"""
+    n = 2048
+    w = work(source, {"W": n, "H": n}, (16, 16))
+    assert w.notes == []
+    # both arrays span n*n floats once: DRAM moves each byte once, not a 4096-wide guess
+    assert w.work.dram_bytes == pytest.approx(2 * 4 * n * n, rel=0.05)

@@ -38,8 +38,9 @@ MAX_LOADS_IN_FLIGHT = 8
 
 
 def loads_in_flight(load_instructions: int) -> float:
-    """The loads a warp keeps in flight for a kernel of ``load_instructions`` distinct global
-    loads (KernelWork.loads_in_flight): the static model and the trace's estimate agree."""
+    """The loads a warp keeps in flight for a kernel of ``load_instructions`` global loads
+    (KernelWork.loads_in_flight), counted once nvcc unrolled its small constant loops
+    (cost/static.py; the profiler's estimate takes the same figure)."""
     return float(min(MAX_LOADS_IN_FLIGHT, max(1, load_instructions)))
 
 

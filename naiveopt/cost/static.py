@@ -83,21 +83,25 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     notes: list[str] = []
     assumed: set[str] = set()
     # thread ids in a loop bound (a cooperative copy's 'r = tidy', a triangular 'j < idx'):
-    # the middle of their range, the average thread's trip count
+    # the middle of their range, the average thread's trip count; and the launch's dimensions
     middle: dict[str, int] = {}
 
-    def value(text: str | None, fallback: int | None) -> int | None:
+    def value(text: str | None, fallback: int | None, assume: bool | None = None
+              ) -> int | None:
         """``text`` evaluated at the sizes; unknown names taken as ``default`` (and noted),
-        except with no ``fallback``, where an unknown name gives None."""
+        except where ``assume`` is false (by default: with no ``fallback``), where an unknown
+        name gives ``fallback``."""
         if text is None:
             return fallback
+        if assume is None:
+            assume = fallback is not None
         names = {**middle, **sizes}
         for _ in range(8):
             try:
                 return int(evaluate(text, names))
             except (ValueError, ZeroDivisionError) as exc:
                 missing = _unknown_name(text, names)
-                if missing is None or fallback is None:
+                if missing is None or not assume:
                     return fallback
                 names[missing] = default
                 assumed.add(missing)
@@ -125,6 +129,9 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     extents = {"idx": grid[0] * block[0], "idy": grid[1] * block[1], "tidx": block[0],
                "tidy": block[1], "bidx": grid[0], "bidy": grid[1]}
     middle.update({name: extent // 2 for name, extent in extents.items()})
+    # the launch's own dimensions, as an index may name them (a width 'gridDim.x*blockDim.x')
+    middle.update({"blockDimX": block[0], "blockDimY": block[1], "gridDimX": grid[0],
+                   "gridDimY": grid[1]})
 
     trips: dict[int, int] = {}          # id(loop node) -> trip count
     for lp in loops:
@@ -135,6 +142,8 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     l2 = wavefronts = l1_lines = flops = instructions = 0.0
     cached = 0.0        # of l2, the bytes of reads the L1 model placed
     global_reads: list[int] = []        # the vector width of each global read
+    copies = _unrolled(loops, trips, set(module.macros))
+    load_copies = 0                     # global read instructions once nvcc unrolled
     spans: dict[str, list[tuple[int, int]]] = {}    # byte ranges each array's accesses cover
 
     # reads the compiler keeps in a register: the same element read again in one iteration of
@@ -150,7 +159,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         set(module.macros)
 
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
-        nonlocal l2, wavefronts, l1_lines, flops, instructions, cached
+        nonlocal l2, wavefronts, l1_lines, flops, instructions, cached, load_copies
         if id(node) in trips:
             count *= trips[id(node)]
             loop = id(node)
@@ -200,6 +209,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                     cached += fetched
                 if m.is_read:
                     global_reads.append(m.vector_width)
+                    load_copies += copies.get(loop, 1)
                 # the span of element indices, in bytes (a vector access's index counts
                 # elements too: its width is not a factor)
                 lo, hi = _interval(m, extents, trips, loops, value)
@@ -211,6 +221,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                 l1_lines += warps * count * max(1, 32 * size // target.l1_wavefront_bytes)
                 if m.is_read:       # a load in flight all the same, however it falls
                     global_reads.append(m.vector_width)
+                    load_copies += copies.get(loop, 1)
             elif m.space == "shared":
                 wavefronts += warps * count * _wavefronts(lanes, size, width)
         if isinstance(node, c_ast.Assignment) and node.op in ("+=", "-=", "=", "*="):
@@ -266,7 +277,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         registers=res.registers if res is not None else None,
         shared_bytes=res.shared_bytes if res is not None else 0,
         loads_in_flight=_serial_loads(proc, loops, trips, value) or
-        loads_in_flight(len(global_reads)),
+        loads_in_flight(load_copies),
         # a warp's float4 load moves four rows' bytes: four times a float row in flight
         bytes_per_request=128.0 * (sum(global_reads) / len(global_reads) if global_reads
                                    else 1))
@@ -457,7 +468,9 @@ def _coefficient(m, ids: tuple[str, ...], value) -> int | None:
             continue
         if not m.decomposition.resolved:
             return None
-        c = value(sympy.sstr(coeff), None) if coeff.free_symbols else int(coeff)
+        # a row width not given (no metadata): at the default, as a trip count's bound
+        c = value(sympy.sstr(coeff), None, assume=True) if coeff.free_symbols else \
+            int(coeff)
         if c is None:
             return None
         total += c
@@ -672,7 +685,8 @@ class _L1Reuse:
             coeff = d.loop.get(lp.iterator) if lp.iterator else None
             if coeff is None:
                 continue
-            c = self.value(sympy.sstr(coeff), None) if coeff.free_symbols else int(coeff)
+            c = self.value(sympy.sstr(coeff), None, assume=True) if coeff.free_symbols \
+                else int(coeff)
             if c is None:
                 return None
             step, trips = abs(lp.step or 1), self.trips.get(id(lp.node), 1)
@@ -749,6 +763,36 @@ def _footprint(terms: list[tuple[int, int]], elem: int, aligned: bool) -> int:
     for _, n in rows:
         total *= n
     return total
+
+
+#: The most iterations of a loop with constant bounds that nvcc unrolls in full by default
+#: (a filter's tap loop); a longer one (a 32-wide tile loop) counts as a loop.
+UNROLLED_TRIPS = 16
+
+
+def _unrolled(loops, trips: dict[int, int], macros: set[str]) -> dict[int, int]:
+    """For each loop (the id of its node), the copies nvcc's full unrolling makes of a load
+    directly inside it: the product of the trip counts of the loop and of the loops around it
+    whose bounds are constants (literals, the file's macros) and which run at most
+    UNROLLED_TRIPS times, from the loop outwards up to the first that is not such a loop. The
+    copies are independent loads a warp keeps in flight together: a 3x3 filter written as
+    ``dy``/``dx`` loops has nine, as the same filter with its taps written out does."""
+    def fixed(lp) -> bool:
+        if not (lp.canonical and lp.step and lp.lower is not None and lp.upper is not None):
+            return False
+        # (as printed: thread ids are PredefId nodes until lowered)
+        names = {w for bound in (lp.lower, lp.upper)
+                 for w in re.findall(r"(?<![\w.])[A-Za-z_]\w*", to_c(bound))}
+        return names <= macros and 0 < trips.get(id(lp.node), 0) <= UNROLLED_TRIPS
+
+    out: dict[int, int] = {}
+    for lp in loops:
+        n, up = 1, lp
+        while up is not None and fixed(up):
+            n *= trips[id(up.node)]
+            up = up.parent
+        out[id(lp.node)] = n
+    return out
 
 
 def _serial_loads(proc, loops, trips: dict[int, int], value) -> float | None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import compile_module
-from ..cost import Estimate, KernelWork, dram_bytes, estimate, loads_in_flight
+from ..cost import Estimate, KernelWork, dram_bytes, estimate
+from ..cost.static import static_work
 from ..emit import render
 from ..errors import NaiveoptError
 from ..frontend import parse_unit
@@ -82,6 +83,7 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
     _, sizes = profile_sizes(c.spec, defines)
     target = get_target(arch)
     macros = unit.macros
+    analysed = {p.name: p for p in c.analysed.procedures}
     out = []
     for proc in c.module.procedures:
         kspec = c.spec.kernels.get(proc.name)
@@ -121,8 +123,12 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
                 target, int(np.prod(local_size)), proc.resources.registers,
                 proc.resources.shared_bytes)[0]
             totals.extra["registers"] = proc.resources.registers
+        # the loads a warp keeps in flight: a property of the code, not of the trace
+        in_flight = static_work(analysed[proc.name], c.analysed, target,
+                                {**unit.fixed, **sizes}).work.loads_in_flight
         totals.extra["estimate"] = _estimate(target, site_metrics, totals, blocks,
-                                             int(np.prod(local_size)), proc.resources).to_json()
+                                             int(np.prod(local_size)), proc.resources,
+                                             in_flight).to_json()
         out.append(KernelProfile(proc.name, "optimized" if opt else "naive",
                                  c.ctx.applied.get(proc.name, []), sizes,
                                  local_size if local_size[2] != 1 else local_size[:2], blocks,
@@ -131,13 +137,14 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
 
 
 def _estimate(target, sites: list[SiteMetrics], totals: Totals, blocks: int, threads: int,
-              resources) -> Estimate:
+              resources, in_flight: float) -> Estimate:
     """The cost model's estimate of the profiled launch (cost/model.py) from its trace: DRAM
     bytes from the compulsory and requested sectors and the L2 size, L2 bytes from the
-    sectors, shared-memory wavefronts, bytes per warp load, and as loads a warp keeps in
-    flight its global load instructions (up to 8), as the static model counts them
-    (cost/static.py). FP32 work is not in the trace: compute-bound kernels are estimated by
-    their memory bounds alone."""
+    sectors, shared-memory wavefronts, bytes per warp load; the loads a warp keeps in flight
+    (``in_flight``) are the static model's (cost/static.py: its load instructions once nvcc
+    unrolled, one iteration's where a loop stores through aliasing pointers), which the trace
+    cannot tell. FP32 work is not in the trace: compute-bound kernels are estimated by their
+    memory bounds alone."""
     sector = target.sector_bytes
     requested = totals.global_sectors * sector
     loads = totals.global_load_requests
@@ -149,8 +156,7 @@ def _estimate(target, sites: list[SiteMetrics], totals: Totals, blocks: int, thr
         registers=resources.registers if resources is not None else None,
         shared_bytes=resources.shared_bytes if resources is not None else 0,
         bytes_per_request=totals.global_load_sectors * sector / loads if loads else 128.0,
-        loads_in_flight=loads_in_flight(sum(1 for s in sites if s.site.space == "global"
-                                            and s.site.is_load)))
+        loads_in_flight=in_flight)
     return estimate(work, target)
 
 

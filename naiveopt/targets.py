@@ -229,6 +229,14 @@ def find_target(arch: str) -> Target | None:
         return None
 
 
+def resident_blocks(target: Target, threads_per_block: int, registers: int | None,
+                    shared_bytes: int, blocks: int | None = None) -> int:
+    """The blocks one SM holds at once (at least one), by :func:`occupancy`'s limits."""
+    occ, _ = occupancy(target, threads_per_block, registers, shared_bytes, blocks)
+    warps = -(-threads_per_block // target.warp_size)
+    return max(1, round(occ * target.warps_per_sm / warps))
+
+
 def occupancy(target: Target, threads_per_block: int, registers: int | None,
               shared_bytes: int, blocks: int | None = None) -> tuple[float, str]:
     """Fraction of the SM's warp slots occupied, and which resource limits it.

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..targets import Target, occupancy
+from ..targets import Target, resident_blocks
 
 
 #: Independent global loads a warp is counted to keep in flight at most (its distinct load
@@ -110,9 +110,9 @@ def estimate(work: KernelWork, target: Target) -> Estimate:
     """The estimated time of ``work`` on ``target`` (module docstring)."""
     clock = target.clock_ghz * 1e9
     sms = target.multiprocessors
-    occ, _ = occupancy(target, work.threads_per_block, work.registers, work.shared_bytes)
     warps = -(-work.threads_per_block // target.warp_size)
-    resident = max(1, round(occ * target.warps_per_sm / warps))
+    resident = resident_blocks(target, work.threads_per_block, work.registers,
+                               work.shared_bytes)
     busy = min(sms, work.blocks)
     # the busiest SM's share of the per-block work, and the rate of one SM
     per_sm = -(-work.blocks // sms) / work.blocks if work.blocks else 0.0

@@ -51,7 +51,7 @@ from ..ir import GProcedure
 from ..ir.cgen import to_c
 from ..ir.rewrite import walk
 from ..ir.elements import element_bytes
-from ..targets import Target, occupancy
+from ..targets import Target, resident_blocks
 from ..verify.expr import evaluate
 from .model import (MAX_LOADS_IN_FLIGHT, Estimate, KernelWork, dram_bytes, estimate,
                     loads_in_flight)
@@ -183,8 +183,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             instructions += warps * count
             if m.space == "global" and sx is not None and sy is not None:
                 # placed by the index's constant (a tap one column off crosses a sector)
-                shift = l1.offset(m) * size // m.vector_width
-                starts = [shift + o * size // m.vector_width for o in lanes]
+                starts = _lane_starts(l1.offset(m), size, m.vector_width, lanes)
                 pieces = [(0, size)]
                 if m.vector_width > 1 and l1.offset(m) % m.vector_width and \
                         target.vendor == "nvidia":
@@ -197,9 +196,8 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                 line = target.l1_wavefront_bytes
                 sectors = 0
                 for at, n in pieces:
-                    sectors += len({(o + at + b) // 32 for o in starts for b in (0, n - 1)})
-                    l1_lines += warps * count * len({(o + at + b) // line for o in starts
-                                                     for b in (0, n - 1)})
+                    sectors += _pieces(starts, at, n, SECTOR)
+                    l1_lines += warps * count * _pieces(starts, at, n, line)
                 requested = warps * count * sectors * 32
                 # reads through L1: a block fetches what its warps share (the rows of a
                 # stencil's taps, a row read along a loop) once while it stays cached
@@ -484,6 +482,19 @@ def _lane_offsets(block: tuple[int, ...], sx: int | None, sy: int | None) -> lis
     return [(lane % bx) * sx + (lane // bx) * sy for lane in range(32)]
 
 
+def _lane_starts(offset: int, size: int, width: int, lanes: list[int]) -> list[int]:
+    """The byte addresses a warp's lanes access, relative to the array: ``lanes`` (element
+    offsets, :func:`_lane_offsets`) shifted by the index's constant ``offset``; ``size`` bytes
+    an access of ``width`` elements (a vector index counts elements, not vectors)."""
+    return [(offset + o) * size // width for o in lanes]
+
+
+def _pieces(starts: list[int], at: int, n: int, unit: int) -> int:
+    """The distinct ``unit``-byte pieces (sectors, L1 lines) that accesses of ``n`` bytes at
+    ``starts`` (each shifted by ``at``) touch."""
+    return len({(o + at + b) // unit for o in starts for b in (0, n - 1)})
+
+
 def _wavefronts(lanes: list[int], size: int, width: int) -> int:
     """Shared-memory wavefronts of one warp request of ``size`` bytes per lane (``width``
     elements): the most distinct 4-byte words any bank must serve, and at least one per 128
@@ -564,11 +575,9 @@ class _L1Reuse:
         self.trips, self.block, self.blocks, self.value = trips, block, blocks, value
         self.arrays = arrays
         res = proc.resources
-        threads = block[0] * block[1] * block[2]
-        occ, _ = occupancy(target, threads, res.registers if res is not None else None,
-                           res.shared_bytes if res is not None else 0, blocks)
-        warps = -(-threads // target.warp_size)
-        resident = max(1, round(occ * target.warps_per_sm / warps))
+        resident = resident_blocks(target, block[0] * block[1] * block[2],
+                                   res.registers if res is not None else None,
+                                   res.shared_bytes if res is not None else 0, blocks)
         shared = (res.shared_bytes if res is not None else 0) * resident \
             if target.l1_with_shared else 0
         self.budget = max(0, target.l1_bytes - shared) / 2 / resident
@@ -665,9 +674,9 @@ class _L1Reuse:
             return warps * 32
         param = self.arrays.get(m.array)
         size = (element_bytes(param.base_type) if param else 4) * m.vector_width
-        shift = self.offset(m) * size // m.vector_width
-        starts = [shift + o * size // m.vector_width for o in _lane_offsets(self.block, sx, sy)]
-        return warps * len({(o + b) // SECTOR for o in starts for b in (0, size - 1)})
+        starts = _lane_starts(self.offset(m), size, m.vector_width,
+                              _lane_offsets(self.block, sx, sy))
+        return warps * _pieces(starts, 0, size, SECTOR)
 
     def _sectors(self, m, loops) -> int | None:
         """Distinct sectors ``m`` touches over one block's threads and ``loops``."""
@@ -741,7 +750,7 @@ class _L1Reuse:
 
 
 SECTOR = 32
-_THREAD_WORDS = {"tidx", "tidy", "tidz", "idx", "idy", "idz"}
+_THREAD_WORDS = {*_X_IDS, *_Y_IDS, "idz", "tidz"}
 
 
 def _footprint(terms: list[tuple[int, int]], elem: int, aligned: bool) -> int:

@@ -23,7 +23,7 @@ from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.expr import evaluate
 from .verify.check import Program, Verification, verify_kernel
-from .verify.infer import facts, file_spec, infer_kernels
+from .verify.infer import facts, file_spec, infer_kernels, small_sizes
 from .verify.spec import (FileSpec, size_sets, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas, with_file_data, with_kernel_facts)
 
@@ -168,6 +168,12 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     # what the naive kernels imply for verification, read before the passes change them
     inference = None if metadata_spec else infer_kernels(module, spec_from_pragmas(module),
                                                          unit.fixed)
+    if inference is not None:
+        # a tap radius or mask width the sizes leave open: small, as a problem of interest's
+        small = {n: v for n, v in small_sizes(inference).items() if n not in ctx.sizes}
+        if small:
+            ctx.sizes.update(small)
+            ctx.sizes_from = " and ".join(filter(None, (ctx.sizes_from, "tap sizes small")))
     _plan_host_launches(ctx, launcher, {
         name: k.threads for name, k in (metadata_spec.kernels.items() if metadata_spec else
                                         ((n, i.spec) for n, i in inference.kernels.items()))})

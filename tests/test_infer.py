@@ -252,9 +252,14 @@ __global__ void box(const float *in, float *out, int w, int h, int r)
     out[y * w + x] = sum;
 }
 """
-    _, spec, _ = kernel(src)
+    _, spec, c = kernel(src)
     assert all(s["r"] <= 5 for s in spec.sizes.values())
     assert all(s["w"] >= 32 for s in spec.sizes.values())
+    # the cost model estimates at a small radius too (not the default 4096, a 8193^2 filter),
+    # and a pragma's value where one is given
+    assert c.ctx.sizes == {"r": 3} and "tap sizes small" in c.ctx.sizes_from
+    c2, _ = spec_of("#pragma naiveopt sizes(w=61, h=43, r=2)\n" + src)
+    assert c2.ctx.sizes == {"r": 2}
 
 
 def test_pragmas_override_inferred_facts():

@@ -86,6 +86,22 @@ def infer_kernels(canonical: GModule, given: FileSpec | None, fixed: dict[str, i
                       for p in canonical.procedures}, given)
 
 
+def small_sizes(inference: Inference) -> dict[str, int]:
+    """The sizes of the small roles (a tap radius, a mask width: they bound a thread's taps
+    or offset its index) at the value a problem of interest has: the pragma's (its
+    ``default`` set first) where it gives one, else SMALL's odd value (3). Estimating at the
+    default problem size instead (4096) would make a 3x3 filter a 8193x8193 one."""
+    given = inference.given.sizes if inference.given and inference.given.sizes else {}
+    sets = sorted(given.items(), key=lambda kv: kv[0] != "default")
+    out: dict[str, int] = {}
+    for k in inference.kernels.values():
+        for name, role in k.roles.items():
+            if role != "small" or name in out:
+                continue
+            out[name] = next((s[name] for _, s in sets if name in s), SMALL[1])
+    return out
+
+
 def file_spec(inference: Inference, final: GModule) -> FileSpec:
     """The spec verification runs with; ``final`` is the module after the optimization passes
     (the blocks and tiles the inferred sizes are multiples of)."""

@@ -56,6 +56,12 @@ of which the blocks' shared memory is carved out; on CDNA2 a separate 16 KB vect
 serves per clock (NVIDIA 128-byte lines, which global accesses and shared memory share; CDNA2
 64 bytes per clock per CU). Choosing variants counts ``launch_us``, so that at tiny sizes,
 where every variant takes well under it, none wins on a difference the run would not show.
+``chain_latency_ns`` the time one iteration of a loop takes whose loads must wait for the
+store of the iteration before (through pointers that may alias: a naive ``y[j] += A[i][j] *
+x[i]``): H100 timings of the naive library kernels put it at 350-410 ns (bench/results/
+NVIDIA-H100-80GB-HBM3-2026-11-23.json: tmv at 4096, 1.537 ms over 4096 iterations, 375 ns;
+gemm at 512, 0.181 ms over 512, 353 ns; mvt's first kernel at 4031, 407 ns); no GPU of the
+other targets has run, and their figures are the H100's scaled by their DRAM latencies.
 These are model parameters to be judged against the GPU timings in bench/results/
 (bench/model_check.py compares the model with them).
 """
@@ -163,6 +169,7 @@ class Target:
     l2_bytes: int = 0                # L2 cache size
     l2_gbps: float = 2000.0          # L2 bandwidth (microbenchmarks), GB/s
     dram_latency_ns: float = 500.0   # unloaded DRAM latency (microbenchmarks)
+    chain_latency_ns: float = 400.0  # a loop iteration whose loads wait for its store
     issue_per_clock: int = 4         # warp instructions issued per SM per clock
     shared_wavefronts_per_clock: int = 1   # shared-memory wavefronts per SM per clock
     l2_bytes_per_clock_per_sm: int = 64    # what one SM can move to and from L2 per clock
@@ -189,6 +196,7 @@ TARGETS: dict[str, Target] = {
                     partitions=10, multiprocessors=108,
                     fp32_lanes_per_sm=64, vector_bytes=16, clock_ghz=1.41, dram_gbps=2039,
                     l2_bytes=40 * 2**20, l2_gbps=4000, dram_latency_ns=450,
+                    chain_latency_ns=350,
                     register_partitions=4, async_copy=True, l1_bytes=192 * 1024,
                     l1_with_shared=True),
     "sm_90": Target("sm_90", "nvidia", "NVIDIA H100 (Hopper)", 32, 32, 4, 228 * 1024,
@@ -196,6 +204,7 @@ TARGETS: dict[str, Target] = {
                     partitions=10, multiprocessors=132,
                     fp32_lanes_per_sm=128, vector_bytes=16, clock_ghz=1.98, dram_gbps=3350,
                     l2_bytes=50 * 2**20, l2_gbps=5500, dram_latency_ns=480,
+                    chain_latency_ns=375,
                     register_partitions=4, async_copy=True, l1_bytes=256 * 1024,
                     l1_with_shared=True),
     "gfx90a": Target("gfx90a", "amd", "AMD Instinct MI200 (CDNA2)", 64, 32, 4, 64 * 1024,
@@ -203,7 +212,8 @@ TARGETS: dict[str, Target] = {
                      0.25, True, partitions=32, multiprocessors=110,
                      fp32_lanes_per_sm=64, vector_bytes=16, register_proxy="sm_90",
                      clock_ghz=1.7, dram_gbps=1638, l2_bytes=8 * 2**20, l2_gbps=4000,
-                     dram_latency_ns=600, issue_per_clock=1, launch_us=5.0,
+                     dram_latency_ns=600, chain_latency_ns=470, issue_per_clock=1,
+                     launch_us=5.0,
                      l1_bytes=16 * 1024, l1_wavefront_bytes=64),
 }
 

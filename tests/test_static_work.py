@@ -15,7 +15,7 @@ from naiveopt.frontend import parse_module, parse_unit
 from naiveopt.passes import optimize as optimize_passes
 from naiveopt.passes.manager import PassContext, run_passes
 from naiveopt.passes.pipeline import front_passes
-from naiveopt.targets import TARGETS
+from naiveopt.targets import TARGETS, resident_blocks
 
 H100 = TARGETS["sm_90"]
 
@@ -359,3 +359,91 @@ def test_widths_from_the_launch_dimensions_are_the_launch_s():
     assert w.notes == []
     # both arrays span n*n floats once: DRAM moves each byte once, not a 4096-wide guess
     assert w.work.dram_bytes == pytest.approx(2 * 4 * n * n, rel=0.05)
+
+
+def test_a_loop_storing_every_iteration_waits_a_round_trip_per_iteration():
+    """The naive gemm stores C[i][j] in its k loop, and the pointers may alias: each
+    iteration's load of C waits for the store before it, wherever the data is cached. The
+    H100 ran it at 353 ns an iteration (512^3: 0.181 ms; targets.chain_latency_ns): the
+    latency term is waves x iterations x that. Two arrays stored in the loop (gesummv's two
+    sums) wait twice."""
+    gemm = """__global__ void g(const float *A, const float *B, float *C, int N) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < N && j < N)
+        for (int k = 0; k < N; k++)
+            C[i * N + j] += A[i * N + k] * B[k * N + j];
+}
+"""
+    n = 512
+    sw = work(gemm, {"N": n}, (32, 8))
+    w = sw.work
+    assert w.serial_iterations == n and w.loads_in_flight == 2      # A and B: C is stored
+    e = sw.estimate(H100)
+    resident = resident_blocks(H100, 256, w.registers, 0)
+    waves = -(-w.blocks // (132 * resident))
+    assert e.bound == "latency"
+    assert e.times["latency"] == pytest.approx(waves * n * 375e-9)
+    two = """__global__ void s(const float *A, const float *B, const float *x, float *t, float *y,
+                  int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N)
+        for (int j = 0; j < N; j++) {
+            t[i] += A[i * N + j] * x[j];
+            y[i] += B[i * N + j] * x[j];
+        }
+}
+"""
+    assert work(two, {"N": 4096}).work.serial_iterations == 2 * 4096
+    # with __restrict__ pointers the loop is an ordinary one
+    restrict = gemm.replace("float *", "float *__restrict__ ")
+    assert work(restrict, {"N": n}, (32, 8)).work.serial_iterations == 0
+
+
+def test_a_request_in_flight_moves_its_sectors():
+    """Little's law counts bytes in flight: a warp reading 32 rows apart (a naive mv's A)
+    moves 32 sectors a request, 1 KB, where a row of 32 floats moves 128 bytes; x, which
+    every thread reads alike and L1 serves, does not dilute it."""
+    mv = """__global__ void mv(const float *A, const float *x, float *y, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) {
+        float s = 0.0f;
+        for (int j = 0; j < N; j++)
+            s += A[i * N + j] * x[j];
+        y[i] = s;
+    }
+}
+"""
+    assert work(mv, {"N": 4096}).work.bytes_per_request == pytest.approx(1024, rel=0.01)
+    assert work(COPY, {"n": 1 << 20}).work.bytes_per_request == 128
+
+
+def test_a_clamped_read_is_placed_as_the_threads_inside_make_it():
+    """An image filter clamping its taps into the image (``min(max(y + dy, 0), H - 1)``)
+    has an opaque index; interior threads read the unclamped taps, which the model places
+    as it does the written-out filter's (TAPS), not as a warp's bytes per request."""
+    clamped = TAPS
+    for d in ("- 1", "+ 1"):
+        clamped = clamped.replace(f"(y {d}) * N", f"min(max(y {d}, 0), N - 1) * N")
+    assert "min(max(" in clamped
+    sizes = {"N": 4096}
+    plain, opaque = work(TAPS, sizes, (32, 8)).work, work(clamped, sizes, (32, 8)).work
+    assert opaque.l2_bytes == pytest.approx(plain.l2_bytes, rel=0.01)
+    assert opaque.dram_bytes == pytest.approx(plain.dram_bytes, rel=0.01)
+
+
+def test_an_opaque_index_that_differs_between_threads_is_not_a_broadcast():
+    """``A[I[i]]`` (data-dependent): where the lanes fall is unknown, so each request counts
+    a warp's bytes (as if contiguous), not the one sector of a read all lanes share; an
+    opaque index of loop iterators alone (``A[k0 + kk]`` in a loop the analysis cannot
+    bound) is the same for every lane."""
+    gather = """__global__ void g(const float *A, const int *I, float *B, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) B[i] = A[I[i]];
+}
+"""
+    n = 1 << 20
+    w = work(gather, {"n": n}).work
+    warps = n // 32
+    # I and B: 4 sectors a request; A[I[i]]: 32 lanes x 4 bytes, as if contiguous
+    assert w.l2_bytes == pytest.approx(warps * (4 + 4) * 32 + warps * 128)

@@ -18,7 +18,10 @@ largest of these lower bounds, each named:
 - ``latency``: Little's law: the DRAM reads that the resident warps can keep in flight
   (``loads_in_flight`` requests of ``bytes_per_request`` each per warp), over the DRAM
   latency, bound the read bandwidth; a launch of few blocks is latency-bound long before it
-  is bandwidth-bound.
+  is bandwidth-bound. Where every iteration of the hot loop waits for the store of the one
+  before (``serial_iterations``: a naive product storing ``C[i][j]`` in its k loop), each
+  wave of resident blocks takes that many times the target's ``chain_latency_ns`` instead,
+  wherever the data comes from (cached or not).
 
 The per-SM bounds count waves: blocks are spread over the SMs, so the busiest SM runs
 ceil(blocks / SMs) of them, and a launch of 16 blocks on 132 SMs gets 16 SMs' throughput
@@ -60,6 +63,8 @@ class KernelWork:
     registers: int | None = None      # per thread
     shared_bytes: int = 0             # per block
     loads_in_flight: float = 1.0      # independent global loads a warp keeps outstanding
+    # iterations per thread of a hot loop whose loads wait for its previous iteration's store
+    serial_iterations: float = 0.0
     bytes_per_request: float = 128.0  # bytes one warp load moves (a coalesced float row: 128)
 
 
@@ -131,7 +136,10 @@ def estimate(work: KernelWork, target: Target) -> Estimate:
     if work.instructions:
         times["issue"] = work.instructions * per_sm / (target.issue_per_clock * clock)
     reads = work.dram_bytes if work.dram_read_bytes is None else work.dram_read_bytes
-    if reads:
+    if work.serial_iterations:
+        waves = -(-work.blocks // (sms * resident))
+        times["latency"] = waves * work.serial_iterations * target.chain_latency_ns * 1e-9
+    elif reads:
         warps_resident = min(work.blocks, sms * resident) * warps
         in_flight = warps_resident * work.loads_in_flight * work.bytes_per_request
         times["latency"] = reads / (in_flight / (target.dram_latency_ns * 1e-9))

@@ -36,6 +36,7 @@ not a simulator.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -44,13 +45,16 @@ import sympy
 from pycparser import c_ast
 
 from .. import launch
+from ..analysis.clamps import clamped_index
 from ..analysis.loops import LoopAnalysis
 from ..analysis.manager import AnalysisManager
 from ..analysis.memory_expressions import MemoryExpressionAnalysis
+from ..analysis.symbols import SymbolAnalysis
 from ..ir import GProcedure
 from ..ir.cgen import to_c
 from ..ir.rewrite import walk
 from ..ir.elements import element_bytes
+from ..ir.symbolic import decompose, to_sympy
 from ..targets import Target, resident_blocks
 from ..verify.expr import evaluate
 from .model import (MAX_LOADS_IN_FLIGHT, Estimate, KernelWork, dram_bytes, estimate,
@@ -79,7 +83,12 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     docstring)."""
     am = AnalysisManager(module)
     loops = am.get(proc, LoopAnalysis)
-    expressions = am.get(proc, MemoryExpressionAnalysis)
+    uniform = {p.name for p in proc.params if not p.is_pointer} | set(sizes) | \
+        set(module.macros)
+    iterators = {lp.iterator for lp in loops if lp.iterator}
+    interior = _Interior(am.get(proc, SymbolAnalysis).env(clamps=True), uniform | iterators)
+    expressions = [interior(m) for m in am.get(proc, MemoryExpressionAnalysis)]
+    opaque = frozenset(interior.opaque)
     notes: list[str] = []
     assumed: set[str] = set()
     # thread ids in a loop bound (a cooperative copy's 'r = tidy', a triangular 'j < idx'):
@@ -141,7 +150,9 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
 
     l2 = wavefronts = l1_lines = flops = instructions = 0.0
     cached = 0.0        # of l2, the bytes of reads the L1 model placed
-    global_reads: list[int] = []        # the vector width of each global read
+    # each global read's bytes a warp request moves from L2 (its sectors), and the weight of
+    # those in the launch's traffic (the bytes it fetches from L2)
+    global_reads: list[tuple[float, float]] = []
     copies = _unrolled(loops, trips, set(module.macros))
     load_copies = 0                     # global read instructions once nvcc unrolled
     spans: dict[str, list[tuple[int, int]]] = {}    # byte ranges each array's accesses cover
@@ -153,10 +164,9 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         id(lp.node): {m.array for m in lp.memory_expressions if m.is_write} for lp in loops}
     seen: set[tuple] = set()
     runs = _shared_runs(expressions, loops, written, arrays)
-    l1 = _L1Reuse(proc, expressions, loops, trips, block, blocks, arrays, target, value)
+    l1 = _L1Reuse(proc, expressions, loops, trips, block, blocks, arrays, target, value,
+                  opaque)
 
-    uniform = {p.name for p in proc.params if not p.is_pointer} | set(sizes) | \
-        set(module.macros)
 
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
         nonlocal l2, wavefronts, l1_lines, flops, instructions, cached, load_copies
@@ -166,7 +176,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             instructions += warps * count * 2       # the step, the compare and branch
         m = expr_of.get(id(node))
         if m is not None and not m.is_write and m.array not in written.get(loop, ()):
-            key = (loop, m.array, sympy.srepr(m.index), m.vector_width)
+            key = (loop, m.array, _index_key(m), m.vector_width)
             if key in seen:
                 m = None
             seen.add(key)
@@ -178,7 +188,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         if m is not None:
             param = arrays.get(m.array)
             size = (element_bytes(param.base_type) if param else 4) * width
-            sx, sy = (_coefficient(m, ids, value) for ids in (_X_IDS, _Y_IDS))
+            sx, sy = (_coefficient(m, ids, value, opaque) for ids in (_X_IDS, _Y_IDS))
             lanes = _lane_offsets(block, sx, sy)
             instructions += warps * count
             if m.space == "global" and sx is not None and sy is not None:
@@ -206,7 +216,8 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                 if fetched is not None:
                     cached += fetched
                 if m.is_read:
-                    global_reads.append(m.vector_width)
+                    global_reads.append((sectors * 32.0, requested if fetched is None
+                                         else fetched))
                     load_copies += copies.get(loop, 1)
                 # the span of element indices, in bytes (a vector access's index counts
                 # elements too: its width is not a factor)
@@ -218,7 +229,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                 # as its L2 bytes: the warp's bytes, as if contiguous
                 l1_lines += warps * count * max(1, 32 * size // target.l1_wavefront_bytes)
                 if m.is_read:       # a load in flight all the same, however it falls
-                    global_reads.append(m.vector_width)
+                    global_reads.append((32.0 * size, warps * count * 32.0 * size))
                     load_copies += copies.get(loop, 1)
             elif m.space == "shared":
                 wavefronts += warps * count * _wavefronts(lanes, size, width)
@@ -267,6 +278,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
     misses = (dram_bytes(touched, touched + max(0.0, l2 - cached - rest), target) - touched)
     dram = touched + again + misses if touched else l2
     res = proc.resources
+    serial = _serial_loop(proc, loops, trips, value, opaque)
     work = KernelWork(
         blocks=blocks, threads_per_block=threads_per_block,
         dram_bytes=dram, l2_bytes=l2,
@@ -274,14 +286,21 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         instructions=instructions,
         registers=res.registers if res is not None else None,
         shared_bytes=res.shared_bytes if res is not None else 0,
-        loads_in_flight=_serial_loads(proc, loops, trips, value) or
-        loads_in_flight(load_copies),
-        # a warp's float4 load moves four rows' bytes: four times a float row in flight
-        bytes_per_request=128.0 * (sum(global_reads) / len(global_reads) if global_reads
-                                   else 1))
+        loads_in_flight=serial[0] if serial else loads_in_flight(load_copies),
+        serial_iterations=serial[1] if serial else 0.0,
+        bytes_per_request=_request_bytes(global_reads))
     if assumed:
         notes.append(f"{', '.join(sorted(assumed))} taken as {default}")
     return StaticWork(work, notes)
+
+
+def _request_bytes(reads: list[tuple[float, float]]) -> float:
+    """The bytes a warp's load in flight moves from memory: its sectors (a row of floats 128,
+    a float4 row 512, a warp reading 32 rows apart 32 sectors, 1 KB), averaged over the
+    global reads by the bytes each fetches, since it is the loads that miss which wait: a
+    naive mv's rows, not its x that every thread reads alike (128 where none reads)."""
+    weight = sum(w for _, w in reads)
+    return sum(b * w for b, w in reads) / weight if weight else 128.0
 
 
 RUN = 4      # 4-byte words per 128-bit shared load
@@ -456,9 +475,14 @@ def _upper_bounds(cond: c_ast.Node | None, it: str) -> list[c_ast.Node]:
     return []
 
 
-def _coefficient(m, ids: tuple[str, ...], value) -> int | None:
+def _coefficient(m, ids: tuple[str, ...], value, opaque: frozenset[int] = frozenset()
+                 ) -> int | None:
     """The access's index step between neighbouring threads along one axis (in elements), or
-    None where it is not a number at the sizes."""
+    None where it is not a number at the sizes, or where the index is opaque and differs
+    between threads (``opaque``: :class:`_Interior`; an opaque index of loop iterators alone
+    is the same for every thread)."""
+    if id(m.node) in opaque:
+        return None
     total = 0
     for name in ids:
         coeff = m.decomposition.predefined.get(name)
@@ -480,6 +504,44 @@ def _lane_offsets(block: tuple[int, ...], sx: int | None, sy: int | None) -> lis
     sx, sy = sx or 0, sy or 0
     bx = max(1, block[0])
     return [(lane % bx) * sx + (lane // bx) * sy for lane in range(32)]
+
+
+class _Interior:
+    """A read whose row or column is clamped into the array (an image filter reading past
+    the border: analysis/clamps.py) as the threads inside the image make it, at its
+    unclamped coordinates: an affine read the model places, where the clamped index is
+    opaque (and would be counted as a full warp's bytes). The border threads it misjudges
+    are few."""
+
+    def __init__(self, env, uniform: set[str]):
+        self.env, self.uniform = env, uniform
+        # the reads left opaque whose index names what differs between threads (a thread
+        # id, a local): where the lanes fall is not known
+        self.opaque: set[int] = set()
+
+    def __call__(self, m):
+        if m.decomposition.resolved or m.space != "global" or \
+                not isinstance(m.node, c_ast.ArrayRef):
+            return m
+        env = self.env.scoped(set(m.loops))
+        clamped, _ = clamped_index(to_sympy(m.node.subscript, env), self.env)
+        if clamped is not None:
+            row, column = clamped.forms
+            index = row * clamped.width + column
+            d = decompose(index, env)
+            if d.resolved:
+                return dataclasses.replace(m, index=index, decomposition=d)
+        names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", to_c(m.node.subscript)))
+        if names - self.uniform - set(m.loops):
+            self.opaque.add(id(m.node))
+        return m
+
+
+def _index_key(m) -> str:
+    """What tells two accesses' indices apart: the symbolic index, or the index as written
+    where the analysis left parts unresolved (its placeholders for two different clamps
+    print alike)."""
+    return sympy.srepr(m.index) if m.decomposition.resolved else to_c(m.node)
 
 
 def _lane_starts(offset: int, size: int, width: int, lanes: list[int]) -> list[int]:
@@ -571,8 +633,10 @@ class _L1Reuse:
     sector, not once per element. Reads whose index is not affine at the sizes are left to
     the caller (no reuse)."""
 
-    def __init__(self, proc, expressions, loops, trips, block, blocks, arrays, target, value):
+    def __init__(self, proc, expressions, loops, trips, block, blocks, arrays, target, value,
+                 opaque: frozenset[int]):
         self.trips, self.block, self.blocks, self.value = trips, block, blocks, value
+        self.opaque = opaque
         self.arrays = arrays
         res = proc.resources
         resident = resident_blocks(target, block[0] * block[1] * block[2],
@@ -667,8 +731,8 @@ class _L1Reuse:
 
     def _requested(self, m) -> int:
         """The sectors the block's warps request in one execution of ``m``."""
-        sx = _coefficient(m, _X_IDS, self.value)
-        sy = _coefficient(m, _Y_IDS, self.value)
+        sx = _coefficient(m, _X_IDS, self.value, self.opaque)
+        sy = _coefficient(m, _Y_IDS, self.value, self.opaque)
         warps = -(-self.block[0] * self.block[1] * self.block[2] // 32)
         if sx is None or sy is None:
             return warps * 32
@@ -685,8 +749,8 @@ class _L1Reuse:
             return None
         param = self.arrays.get(m.array)
         elem = element_bytes(param.base_type) if param else 4
-        sx = _coefficient(m, _X_IDS, self.value)
-        sy = _coefficient(m, _Y_IDS, self.value)
+        sx = _coefficient(m, _X_IDS, self.value, self.opaque)
+        sy = _coefficient(m, _Y_IDS, self.value, self.opaque)
         if sx is None or sy is None:
             return None
         terms = [(sx * elem, self.block[0]), (sy * elem, self.block[1])]
@@ -804,15 +868,17 @@ def _unrolled(loops, trips: dict[int, int], macros: set[str]) -> dict[int, int]:
     return out
 
 
-def _serial_loads(proc, loops, trips: dict[int, int], value) -> float | None:
-    """The loads a warp keeps in flight where the kernel's hot loop (the innermost loop that
-    runs the most iterations and reads global memory) also stores to global memory in every
-    iteration, and the pointers may alias (not all ``__restrict__``): the compiler cannot
-    move a later iteration's loads above that store, so only one iteration's loads overlap
-    (a naive ``y[j] += A[i][j] * x[i]`` waits out one DRAM latency per iteration). They are
-    its distinct reads of arrays it does not write (a written element is forwarded from the
-    store) that differ between threads (a read all threads share hits in L1). None where the
-    hot loop is not such a loop."""
+def _serial_loop(proc, loops, trips: dict[int, int], value, opaque: frozenset[int]
+                 ) -> tuple[float, float] | None:
+    """Where the kernel's hot loop (the innermost loop that runs the most iterations and
+    reads global memory) also stores to global memory in every iteration and the pointers
+    may alias (not all ``__restrict__``), the loads a warp keeps in flight and the waits per
+    thread: the compiler cannot move a later load above that store, so only one iteration's
+    loads overlap, and each store waits for its element's round trip (a naive ``y[j] +=
+    A[i][j] * x[i]`` loads y[j] back in the next iteration): the loop's iterations times the
+    arrays it stores to (gesummv's two sums wait twice an iteration). The loads are its
+    distinct reads of arrays it does not write that differ between threads (a read all
+    threads share hits in L1). None where the hot loop is not such a loop."""
     pointers = [p for p in proc.params if p.is_pointer]
     if pointers and all(p.restrict for p in pointers):
         return None
@@ -838,9 +904,9 @@ def _serial_loads(proc, loops, trips: dict[int, int], value) -> float | None:
     for m in body:
         if m.space != "global" or not m.is_read or m.array in written:
             continue
-        sx = _coefficient(m, _X_IDS, value)
-        sy = _coefficient(m, _Y_IDS, value)
+        sx = _coefficient(m, _X_IDS, value, opaque)
+        sy = _coefficient(m, _Y_IDS, value, opaque)
         if sx == 0 and sy == 0:
             continue
-        varying.add((m.array, sympy.srepr(m.index)))
-    return float(min(MAX_LOADS_IN_FLIGHT, max(1, len(varying))))
+        varying.add((m.array, _index_key(m)))
+    return float(min(MAX_LOADS_IN_FLIGHT, max(1, len(varying)))), float(best * len(written))

@@ -65,7 +65,7 @@ class KernelWork:
     loads_in_flight: float = 1.0      # independent global loads a warp keeps outstanding
     # iterations per thread of a hot loop whose loads wait for its previous iteration's store
     serial_iterations: float = 0.0
-    bytes_per_request: float = 128.0  # bytes one warp load moves (a coalesced float row: 128)
+    bytes_per_request: float = 128.0  # bytes one warp load moves (its sectors: a float row 128)
 
 
 @dataclass

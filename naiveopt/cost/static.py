@@ -511,7 +511,10 @@ class _Interior:
     the border: analysis/clamps.py) as the threads inside the image make it, at its
     unclamped coordinates: an affine read the model places, where the clamped index is
     opaque (and would be counted as a full warp's bytes). The border threads it misjudges
-    are few."""
+    are few. The reads it leaves opaque whose index names something that differs between
+    threads (a thread id, a local: a gather ``A[I[i]]``) it collects in ``opaque``: their
+    lanes' addresses are unknown, where an opaque index of loop iterators alone is one
+    address for the warp."""
 
     def __init__(self, env, uniform: set[str]):
         self.env, self.uniform = env, uniform

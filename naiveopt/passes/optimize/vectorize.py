@@ -37,7 +37,11 @@ vector types are what reach bandwidth there). On NVIDIA, global memory reaches f
 with 32-bit coalesced accesses (paper 002), so vectorization is used only where 128-bit
 accesses cut instructions: a loop run that every thread reads 16-byte aligned whenever the
 runtime sizes allow (thread-id coefficients and constant offsets multiples of V), where one
-LDG.128 replaces four loads; a merge across threads where the V lanes share a load; and a
+LDG.128 replaces four loads, unless every such run is one address for all threads (a
+broadcast: strsm's ``L[i*N + k]``) and the cost model does not estimate the kernel bound by
+instruction issue or L1 wavefronts, the only things it would save: nvcc unrolls the vector
+loop half as far as the scalar one, which halves the other loads in flight (the H100 ran
+strsm so vectorized 1.47x slower); a merge across threads where the V lanes share a load; and a
 streaming kernel's merge across threads (no load shared) where the cost model estimates it
 faster, on the naive block or on 32x8 threads (``Candidates.streaming_blocks``): a kernel
 with few loads per thread keeps too few bytes in flight to reach the DRAM bandwidth, and a
@@ -55,6 +59,7 @@ from pycparser import c_ast
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import ShapeAnalysis, is_pure
 from ...analysis.symbols import SymbolAnalysis
+from ...cost.static import static_work
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import fresh, from_sympy, statements
 from ...ir.elements import WORD_BYTES
@@ -198,6 +203,7 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
     """Vectorize every eligible loop of ``proc``; whether any was."""
     done: set[int] = set()      # remainder loops (and loops already reported)
     fired = False
+    bound = None                # the kernel's bound as estimated, once asked
     while True:
         # one analysis serves every loop outside those rewritten in this round: rewriting a
         # loop replaces its own subtree only, so the others' accesses are still the tree's
@@ -219,6 +225,19 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
                 ctx.remark("missed", name, proc, f"loop over {lp.iterator or '?'}: {why}")
             if not groups:
                 continue
+            if not everywhere and all(g[0].broadcast for g in groups):
+                if bound is None:
+                    bound = static_work(proc, ctx.module, target, ctx.sizes).estimate(
+                        target).bound
+                if bound not in _BROADCAST_PAYS:
+                    ctx.remark("missed", name, proc, f"loop over {lp.iterator}: " + ", ".join(
+                        g[0].text for g in groups) + (" is" if len(groups) == 1 else " are") +
+                        " the same for every thread, and the "
+                        f"kernel estimated {bound}-bound: a vector load would only save "
+                        "broadcast loads (one L1 wavefront each), and nvcc unrolls the vector "
+                        "loop half as far, keeping half the other loads in flight (the H100 "
+                        "ran strsm so vectorized at 0.68x)")
+                    continue
             rewritten |= {id(n) for n, _ in walk(lp.node)}
             roots.add(id(lp.node))
             remainder = _unroll(proc, lp, groups, target, taken, parents[id(lp.node)])
@@ -268,6 +287,15 @@ class Access:
     elem: str
     text: str
     texture: bool = False
+    broadcast: bool = False     # the same address for every thread (no thread id in it)
+
+
+#: The thread ids whose terms make an index differ between the lanes of a warp.
+_LANE_IDS = ("idx", "idy", "idz", "tidx", "tidy", "tidz")
+
+#: Bounds where a loop of broadcast vector loads pays on NVIDIA: it cuts load instructions
+#: and L1 wavefronts, nothing else.
+_BROADCAST_PAYS = ("issue", "L1")
 
 
 def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: bool
@@ -314,7 +342,8 @@ def _loop_candidates(proc: GProcedure, ctx: PassContext, lp: GLoop, everywhere: 
                            "NVIDIA, misaligned vectors would fall back to scalar loads)")
         else:
             groups.setdefault(f"{m.array}[{sympy.srepr(m.index)}]", []).append(
-                Access(m.array, m.node, _elem(proc, m), m.describe()))
+                Access(m.array, m.node, _elem(proc, m), m.describe(),
+                       broadcast=not any(d.predefined.get(t) for t in _LANE_IDS)))
     for f in fetches(lp.node.stmt):
         index = to_sympy(f.index, env.scoped(_iterators(lp)))
         d = decompose(index, env)

@@ -168,6 +168,26 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                   opaque)
 
 
+    # loops whose iterator starts at a thread id (a staged copy's 'c = tidx; c < 34; c += 32')
+    cooperative = {id(lp.node): lp for lp in loops if lp.iterator and lp.lower is not None
+                   and _THREAD_WORDS & set(re.findall(r"\w+", to_c(lp.lower)))}
+    loop_of_id = {id(lp.node): lp for lp in loops}
+
+    def cooperative_step(m, loop: int) -> int | None:
+        """The index step between neighbouring lanes of an access whose thread ids come in
+        through a cooperative loop's iterator (the lanes take its consecutive values, as the
+        loops our passes write do): that iterator's coefficient, of the innermost such
+        loop; None where the access is in none or its coefficient is not a number."""
+        lp = loop_of_id.get(loop)
+        while lp is not None:
+            if id(lp.node) in cooperative:
+                coeff = m.decomposition.loop.get(lp.iterator)
+                if coeff is not None:
+                    return value(sympy.sstr(coeff), None, assume=True) if \
+                        coeff.free_symbols else int(coeff)
+            lp = lp.parent
+        return None
+
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
         nonlocal l2, wavefronts, l1_lines, flops, instructions, cached, load_copies
         if id(node) in trips:
@@ -190,6 +210,10 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             size = (element_bytes(param.base_type) if param else 4) * width
             sx, sy = (_coefficient(m, ids, value, opaque) for ids in (_X_IDS, _Y_IDS))
             lanes = _lane_offsets(block, sx, sy)
+            if sx == 0 and sy == 0:
+                step = cooperative_step(m, loop)
+                if step:                # a cooperative copy's lanes, not a broadcast
+                    lanes = [lane * step for lane in range(32)]
             instructions += warps * count
             if m.space == "global" and sx is not None and sy is not None:
                 # placed by the index's constant (a tap one column off crosses a sector)

@@ -447,3 +447,22 @@ def test_an_opaque_index_that_differs_between_threads_is_not_a_broadcast():
     warps = n // 32
     # I and B: 4 sectors a request; A[I[i]]: 32 lanes x 4 bytes, as if contiguous
     assert w.l2_bytes == pytest.approx(warps * (4 + 4) * 32 + warps * 128)
+
+
+def test_a_cooperative_copy_moves_a_row_a_request():
+    """A staged copy's lanes take consecutive values of a loop iterator that starts at a
+    thread id (``c = threadIdx.x; c < 64; c += 32``): a warp's request is a row of 32
+    floats, four sectors, not one address all lanes share."""
+    source = """__global__ void k(const float *A, float *B, int N) {
+    __shared__ float s[64];
+    for (int c = threadIdx.x; c < 64; c += 32)
+        s[c] = A[blockIdx.x * 64 + c];
+    __syncthreads();
+    B[blockIdx.x * 32 + threadIdx.x] = s[threadIdx.x] + s[threadIdx.x + 32];
+}
+"""
+    w = work(source, {"N": 4096, "globalDimX": 4096}, (32, 1)).work
+    assert w.bytes_per_request == 128
+    blocks = 4096 // 32
+    # per block: two requests of A, four sectors each, and one store of four sectors
+    assert w.l2_bytes == pytest.approx(blocks * (2 * 4 + 4) * 32)

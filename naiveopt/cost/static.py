@@ -164,21 +164,31 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         id(lp.node): {m.array for m in lp.memory_expressions if m.is_write} for lp in loops}
     seen: set[tuple] = set()
     runs = _shared_runs(expressions, loops, written, arrays)
-    l1 = _L1Reuse(proc, expressions, loops, trips, block, blocks, arrays, target, value,
-                  opaque)
-
 
     # loops whose iterator starts at a thread id (a staged copy's 'c = tidx; c < 34; c += 32')
     cooperative = {id(lp.node): lp for lp in loops if lp.iterator and lp.lower is not None
                    and _THREAD_WORDS & set(re.findall(r"\w+", to_c(lp.lower)))}
-    loop_of_id = {id(lp.node): lp for lp in loops}
+    innermost: dict[int, object] = {}       # id(access node) -> its innermost loop
+    for lp in loops:
+        for m in lp.memory_expressions:
+            if id(m.node) not in innermost or lp.depth > innermost[id(m.node)].depth:
+                innermost[id(m.node)] = lp
 
-    def cooperative_step(m, loop: int) -> int | None:
-        """The index step between neighbouring lanes of an access whose thread ids come in
-        through a cooperative loop's iterator (the lanes take its consecutive values, as the
-        loops our passes write do): that iterator's coefficient, of the innermost such
-        loop; None where the access is in none or its coefficient is not a number."""
-        lp = loop_of_id.get(loop)
+    def lanes_of(m, sx: int | None, sy: int | None) -> list[int]:
+        """The element offsets of a warp's lanes for access ``m`` (:func:`_lane_offsets`),
+        or, where its index has no thread id but an iterator of a cooperative loop (the
+        lanes take consecutive values of it, as the loops our passes write do), that
+        iterator's coefficient apart: a staged copy's row, not a broadcast."""
+        if sx == 0 and sy == 0:
+            step = cooperative_step(m)
+            if step:
+                return [lane * step for lane in range(32)]
+        return _lane_offsets(block, sx, sy)
+
+    def cooperative_step(m) -> int | None:
+        """The coefficient of the innermost cooperative loop's iterator in ``m``'s index;
+        None where it is in no such loop or the coefficient is not a number."""
+        lp = innermost.get(id(m.node))
         while lp is not None:
             if id(lp.node) in cooperative:
                 coeff = m.decomposition.loop.get(lp.iterator)
@@ -187,6 +197,9 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                         coeff.free_symbols else int(coeff)
             lp = lp.parent
         return None
+
+    l1 = _L1Reuse(proc, expressions, loops, trips, block, blocks, arrays, target, value,
+                  opaque, lanes_of)
 
     def visit(node: c_ast.Node, count: int, loop: int) -> None:
         nonlocal l2, wavefronts, l1_lines, flops, instructions, cached, load_copies
@@ -209,11 +222,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
             param = arrays.get(m.array)
             size = (element_bytes(param.base_type) if param else 4) * width
             sx, sy = (_coefficient(m, ids, value, opaque) for ids in (_X_IDS, _Y_IDS))
-            lanes = _lane_offsets(block, sx, sy)
-            if sx == 0 and sy == 0:
-                step = cooperative_step(m, loop)
-                if step:                # a cooperative copy's lanes, not a broadcast
-                    lanes = [lane * step for lane in range(32)]
+            lanes = lanes_of(m, sx, sy)
             instructions += warps * count
             if m.space == "global" and sx is not None and sy is not None:
                 # placed by the index's constant (a tap one column off crosses a sector)
@@ -661,9 +670,9 @@ class _L1Reuse:
     the caller (no reuse)."""
 
     def __init__(self, proc, expressions, loops, trips, block, blocks, arrays, target, value,
-                 opaque: frozenset[int]):
+                 opaque: frozenset[int], lanes_of):
         self.trips, self.block, self.blocks, self.value = trips, block, blocks, value
-        self.opaque = opaque
+        self.opaque, self.lanes_of = opaque, lanes_of
         self.arrays = arrays
         res = proc.resources
         resident = resident_blocks(target, block[0] * block[1] * block[2],
@@ -766,7 +775,7 @@ class _L1Reuse:
         param = self.arrays.get(m.array)
         size = (element_bytes(param.base_type) if param else 4) * m.vector_width
         starts = _lane_starts(self.offset(m), size, m.vector_width,
-                              _lane_offsets(self.block, sx, sy))
+                              self.lanes_of(m, sx, sy))
         return warps * _pieces(starts, 0, size, SECTOR)
 
     def _sectors(self, m, loops) -> int | None:

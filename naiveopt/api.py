@@ -382,7 +382,8 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
         return {}
     unit, defines = c.unit, c.unit.defines
     naive = naive_program(unit, c.spec, {
-        p.name: default_block(p) for p in c.module.procedures if p.pragma.block_id_axes})
+        p.name: default_block(p) for p in c.module.procedures
+        if p.pragma.block_id_axes or any(p.pragma.block_constant)})
     module = c.opencl_module()
     if c.target == "opencl":
         out_source = code

@@ -322,6 +322,17 @@ def default_block(proc: GProcedure) -> tuple[int, int]:
     bx, by = proc.pragma.block_dim
     if bx and str(bx).isdigit():
         return int(bx), int(by) if by and str(by).isdigit() else 1
+    cx, cy = proc.pragma.block_constant
+    if cx or cy:
+        # the block constants of the kernel's index (predefined.py): the author's block
+        # along their axes; along another, the default as far as 1024 threads allow
+        x, y = _default_block(proc)
+        x, y = cx or x, cy or y
+        return (x, y) if x * y <= 1024 else (cx or max(1, 1024 // y), cy or max(1, 1024 // x))
+    return _default_block(proc)
+
+
+def _default_block(proc: GProcedure) -> tuple[int, int]:
     only = proc.pragma.block_id_axes
     if only:
         # an axis carried by blockIdx alone (rewritten to a global id by the predefined

@@ -192,6 +192,22 @@ def test_generated_writes_use_own_thread_ids():
                 assert all(d.owner is None for d in array.dims)
 
 
+def test_generator_writes_ids_indexed_by_a_block_constant():
+    """``blockIdx.x * BLOCK_X + threadIdx.x`` (OpenCL: get_group_id/get_local_id), BLOCK_X
+    #defined as the case's naive block, the block the pragma gives where it gives one."""
+    seen = set()
+    for index in range(60):
+        source = generate_case(7, index, [], MEMORIES).source
+        for axis, value in re.findall(r"^#define BLOCK_([XY]) (\d+)$", source, re.M):
+            seen.add(axis)
+            assert re.search(rf"(blockIdx\.{axis.lower()}|get_group_id\(\d\)|\bb{axis.lower()}) "
+                             rf"\* BLOCK_{axis}|BLOCK_{axis} \* ", source), source
+            block = re.search(r"block\((\d+)(?:, (\d+))?", source)
+            if block:
+                assert block.group(1 if axis == "X" else 2) in (value, None), source
+    assert seen >= {"X", "Y"}
+
+
 def test_reduce_keeps_what_the_failure_needs():
     case = generate_case(3, 0, [], ("global",))
     lines = case.source.splitlines()

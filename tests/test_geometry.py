@@ -298,3 +298,145 @@ def test_partition_camping_model_reads_3d_geometry(arch):
     assert result.kernels[0].verification.status == "passed"
     geo = LaunchGeometry((64, 1), (1, 1), ("N - 1", "1"))
     assert _at_model_size(geo.grid_trees[0]) == -(-(MODEL_SIZE - 1) // 64)
+
+
+# ---------------------------------------- block constants: blockIdx.x * BLOCK_SIZE + threadIdx.x
+CS_MATMUL_CU = """\
+#define BLOCK_SIZE 16
+#pragma naiveopt sizes(wA=37, wB=48, hA=32) threads(wB, hA)
+#pragma naiveopt array(A, hA, wA) array(B, wA, wB) array(C, hA, wB)
+__global__ void matrixMulNaive(float *C, float *A, float *B, int wA, int wB)
+{
+    int bx = blockIdx.x;
+    int by = blockIdx.y;
+    int tx = threadIdx.x;
+    int ty = threadIdx.y;
+    int row = by * BLOCK_SIZE + ty;
+    int col = BLOCK_SIZE * bx + tx;
+    float Csub = 0;
+    for (int k = 0; k < wA; ++k)
+        Csub += A[row * wA + k] * B[k * wB + col];
+    C[row * wB + col] = Csub;
+}
+"""
+
+HOST_LAUNCH = """
+int main() {
+    float *A = 0, *B = 0, *C = 0;
+    dim3 threads(%s);
+    dim3 grid(48 / threads.x, 32 / threads.y);
+    matrixMulNaive<<<grid, threads>>>(C, A, B, 37, 48);
+    return 0;
+}
+"""
+
+
+def _remarks(result, kind: str, pass_name: str) -> list[str]:
+    return [r.message for r in result.remarks if r.kind == kind and r.pass_name == pass_name]
+
+
+def _module(source: str, filename: str):
+    return compile_module(parse_unit(filename, source), None, "sm_90", False).module
+
+
+def test_block_constant_is_the_naive_block_and_the_index_the_global_id():
+    from naiveopt.launch import default_block
+
+    result = _optimize(CS_MATMUL_CU, "cs.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert any("BLOCK_SIZE = 16 taken as the block size along x" in m and "along y" in m
+               for m in _remarks(result, "analysis", "predefined"))
+    assert any("by * BLOCK_SIZE + ty -> idy" in m and "BLOCK_SIZE * bx + tx -> idx" in m
+               for m in _remarks(result, "applied", "thread-ids"))
+    assert "thread-block-merge" in k.passes
+    (proc,) = _module(CS_MATMUL_CU, "cs.cu").procedures
+    assert proc.pragma.block_constant == (16, 16) and default_block(proc) == (16, 16)
+    # another constant is another block; a literal is a constant; the naive program keeps the
+    # index as written and runs at that block
+    source = CS_MATMUL_CU.replace("#define BLOCK_SIZE 16", "#define BLOCK_SIZE 8")
+    (proc,) = _module(source, "cs.cu").procedures
+    assert default_block(proc) == (8, 8)
+    source = """\
+#pragma naiveopt sizes(n=1001) array(a, n) array(b, n)
+__global__ void inc(const float *a, float *b, int n) {
+    int i = threadIdx.x + blockIdx.x * 128;
+    if (i < n) b[i] = a[i] + 1.0f;
+}
+"""
+    (proc,) = _module(source, "inc.cu").procedures
+    assert proc.pragma.block_constant == (128, None) and default_block(proc) == (128, 1)
+    result = _optimize(source, "inc.cu", target="opencl")
+    assert result.kernels[0].verification.status == "passed"
+    (a, b), _ = _run_output(result, source, "inc", {"n": 1001})
+    assert np.allclose(b, a + 1)
+
+
+def test_block_constant_agrees_with_the_host_launch():
+    result = _optimize(CS_MATMUL_CU + HOST_LAUNCH % "BLOCK_SIZE, BLOCK_SIZE", "cs.cu")
+    assert result.kernels[0].verification.status == "passed"
+    assert "thread-block-merge" in result.kernels[0].passes
+    assert "matrixMulNaive_launch_from(grid, threads," in result.code
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda s: s + HOST_LAUNCH % "32, 8",
+     "line 22: the host code launches it with 32 threads along x, not 16"),
+    (lambda s: s + HOST_LAUNCH.replace("dim3 threads(%s);", "dim3 threads(16, 16); "
+                                       "threads.x = 32;"),
+     "block 'threads', which naiveopt cannot evaluate"),
+    (lambda s: s.replace("threads(wB, hA)", "threads(wB, hA) block(32, 8)"),
+     "the naive launch's block is 32 along x (metadata or pragma), not 16"),
+    (lambda s: s.replace("#define BLOCK_SIZE 16", "#ifndef BLOCK_SIZE\n#define BLOCK_SIZE 16\n"
+                         "#endif"),
+     "BLOCK_SIZE is a #ifndef default that a build may override"),
+    (lambda s: s.replace("#define BLOCK_SIZE 16\n", "").replace("int wB)", "int wB, "
+                                                                 "int BLOCK_SIZE)"),
+     "BLOCK_SIZE is not an integer the compile fixes"),
+    (lambda s: s.replace("C[row * wB + col] = Csub;", "C[row * wB + col] = Csub * "
+                         "(blockDim.x / 16) * (blockDim.y / 16);"),
+     "the kernel also reads blockDim.x"),
+])
+def test_block_constant_not_taken(change, why):
+    """A block the launch gives otherwise, a constant a build or a caller may change, or a
+    blockDim beside the constant: the block is not inferred and the index stays as it is."""
+    source = change(CS_MATMUL_CU)
+    module = _module(source, "cs.cu")
+    assert module.procedures[0].pragma.block_constant[0] is None
+    result = _optimize(source, "cs.cu", verify=False)
+    assert any(why in m for m in _remarks(result, "missed", "predefined")), \
+        _remarks(result, "missed", "predefined")
+    assert not any("-> idx" in m for m in _remarks(result, "applied", "thread-ids"))
+    assert "thread-block-merge" not in result.kernels[0].passes
+
+
+def test_block_constant_with_a_thread_id_used_on_its_own_keeps_that_axis():
+    """threadIdx.x read elsewhere keeps the meaning of the naive block: x is not read as idx
+    (the naive block is still the constant's), y, whose ids serve the index alone, is."""
+    from naiveopt.launch import default_block
+
+    source = CS_MATMUL_CU.replace("float Csub = 0;", "float Csub = tx * 0.0f;")
+    result = _optimize(source, "cs.cu")
+    assert result.kernels[0].verification.status == "passed"
+    assert any("along x not read as idx: the kernel also reads tx on its own" in m
+               for m in _remarks(result, "missed", "thread-ids"))
+    assert any("by * BLOCK_SIZE + ty -> idy" in m and "-> idx" not in m
+               for m in _remarks(result, "applied", "thread-ids"))
+    assert default_block(_module(source, "cs.cu").procedures[0]) == (16, 16)
+
+
+def test_launch_block_reads_dim3_blocks_from_host_code():
+    from naiveopt.frontend.launch_sites import LaunchSite, launch_block
+
+    def block(config: str, host: str = "", fixed=None):
+        site = LaunchSite("k", 0, 0, 1, 1, config=["grid", config])
+        return launch_block(site, host, fixed or {})
+
+    assert block("threads", "dim3 threads(BS, BS);", {"BS": 16}) == (16, 16, 1)
+    assert block("t", "dim3 t = dim3(32, 8);") == (32, 8, 1)
+    assert block("dim3(BS, 4)", fixed={"BS": 64}) == (64, 4, 1)
+    assert block("256") == (256, 1, 1)
+    assert block("t", "dim3 t(16, 16); t.x = 32;") is None      # changed after
+    assert block("t", "dim3 t(16, 16); /* t = dim3(1); */") == (16, 16, 1)
+    assert block("n", "int n = 16;") is None                      # not a dim3
+    assert block("dim3(n, 1)") is None                            # not a fixed size

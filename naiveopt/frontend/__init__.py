@@ -191,6 +191,7 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
     macros = macro_defines(source, defines)
     module = _parse(path, source, macros)
     fixed, overridable = fixed_macros(source, defines)
+    module.fixed, module.overridable = dict(fixed), set(overridable)
     return SourceUnit(path, source, module.dialect, defines, macros, fixed, overridable, module)
 
 

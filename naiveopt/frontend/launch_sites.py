@@ -250,3 +250,42 @@ def host_launch_sites(source: str, kernels: dict[str, int], in_host: Callable[[i
             s.problem = (f"'{s.kernel}' is launched before the file's last #include, where "
                          "its launcher is not yet declared")
     return sites
+
+
+# ------------------------------------------------------------------ a launch's block
+def launch_block(site: LaunchSite, host_code: str, fixed: dict[str, int]
+                 ) -> tuple[int, int, int] | None:
+    """The block of a launch as integers, or None where naiveopt cannot tell it from the
+    text: ``dim3(X, Y)`` or an integer expression written in the launch, or a variable the
+    host code defines once as ``dim3 NAME(X, Y)`` / ``dim3 NAME = dim3(X, Y)`` and never
+    changes, its sizes integers or names the compile fixes (``fixed``)."""
+    from ..verify.expr import evaluate
+
+    if len(site.config) < 2:
+        return None
+    block = _code_only(site.config[1]).strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", block):
+        code = _code_only(host_code)
+        definition = rf"\bdim3\s+{block}\s*(?:=\s*dim3\s*)?\(([^()]*)\)"
+        defined = re.findall(definition, code)
+        changed = re.findall(rf"\b{block}\s*(?:\.\s*[xyz]\s*)?(?:[-+*/]?=(?!=)|\+\+|--)",
+                             re.sub(definition, "", code))
+        if len(defined) != 1 or changed or \
+                len(re.findall(rf"\bdim3\s+{block}\b", code)) != 1:
+            return None
+        sizes = [a.strip() for a in defined[0].split(",")]
+    else:
+        m = re.fullmatch(r"dim3\s*\(([^()]*)\)", block)
+        sizes = [a.strip() for a in m.group(1).split(",")] if m else [block]
+    if not 1 <= len(sizes) <= 3:
+        return None
+    values = []
+    for size in sizes + ["1"] * (3 - len(sizes)):
+        try:
+            value = evaluate(size, fixed)
+        except (ValueError, ZeroDivisionError, TypeError):
+            return None
+        if not isinstance(value, int) or value <= 0:
+            return None
+        values.append(value)
+    return values[0], values[1], values[2]

@@ -195,6 +195,10 @@ class KernelGenerator:
         # cases of earlier campaigns) stay as they were
         self.extra = extra if extra is not None else random.Random(0)
         self.table = self.constant_table()
+        # the stream that picks ids indexed by a block constant (``blockIdx.x * BLOCK_X +
+        # threadIdx.x``, BLOCK_X #defined as the naive block): None keeps every id as before
+        self.block_constants: random.Random | None = None
+        self.block_macros: dict[str, int] = {}
 
     # ------------------------------------------------------------------ file
     def file(self) -> str:
@@ -204,6 +208,7 @@ class KernelGenerator:
         guarded = rng.random() < 0.85
         self.guarded = guarded
         block = rng.choice(BLOCKS_2D if two_d else BLOCKS_1D)
+        self.block = block
         square = two_d and rng.random() < 0.3 and (guarded or block[0] == block[1])
         thread_sizes = ["N", "N"] if square else ["N", "M"][:2 if two_d else 1]
         for axis, name in enumerate(thread_sizes):
@@ -220,6 +225,7 @@ class KernelGenerator:
         lines.append(self.pragma(kernels, block, guarded))
         for kernel in kernels:
             lines += self.kernel_lines(kernel)
+        lines = [f"#define {k} {v}" for k, v in sorted(self.block_macros.items())] + lines
         return self.reserved_names("\n".join(lines) + "\n")
 
     def pragma(self, kernels: list[Kernel], block: tuple[int, int], guarded: bool) -> str:
@@ -664,10 +670,21 @@ class KernelGenerator:
                 expr = self.rng.choice([f"get_global_id({n})",
                                         f"get_group_id({n}) * get_local_size({n}) + "
                                         f"get_local_id({n})"])
-            out += self.spelled_id(var, axis, expr)
+            size = None
+            if self.block_constants is not None and self.block_constants.random() < 0.25:
+                # the CUDA samples' form: the block size as a macro, no blockDim (the
+                # predefined pass takes the macro as the naive block, which it is here)
+                size = f"BLOCK_{axis.upper()}"
+                self.block_macros[size] = self.block[n]
+                b, t = ((f"blockIdx.{axis}", f"threadIdx.{axis}") if self.dialect == "cuda"
+                        else (f"get_group_id({n})", f"get_local_id({n})"))
+                expr = self.block_constants.choice([f"{b} * {size} + {t}",
+                                                    f"{t} + {size} * {b}"])
+            out += self.spelled_id(var, axis, expr, size)
         return out
 
-    def spelled_id(self, var: str, axis: str, expr: str) -> list[str]:
+    def spelled_id(self, var: str, axis: str, expr: str, size: str | None = None
+                   ) -> list[str]:
         """``int var = expr;`` as others write it (``spell``): the built-ins named first
         (``int tx = threadIdx.x;``), a cast to unsigned, or the id assigned after its C89
         declaration."""
@@ -676,12 +693,12 @@ class KernelGenerator:
         n = "xy".index(axis)
         if roll < 0.15:
             if self.dialect == "cuda":
-                t, b, size = f"threadIdx.{axis}", f"blockIdx.{axis}", f"blockDim.{axis}"
+                t, b, dim = f"threadIdx.{axis}", f"blockIdx.{axis}", f"blockDim.{axis}"
             else:
-                t, b, size = f"get_local_id({n})", f"get_group_id({n})", f"get_local_size({n})"
+                t, b, dim = f"get_local_id({n})", f"get_group_id({n})", f"get_local_size({n})"
             return [f"int t{axis} = {t};", f"int b{axis} = {b};",
-                    f"int {var} = b{axis} * {size} + t{axis};"]
-        if roll < 0.25 and self.dialect == "cuda":
+                    f"int {var} = b{axis} * {size or dim} + t{axis};"]
+        if roll < 0.25 and self.dialect == "cuda" and size is None:
             return [f"int {var} = (unsigned)blockIdx.{axis} * blockDim.{axis} + "
                     f"threadIdx.{axis};"]
         if roll < 0.35:
@@ -1033,6 +1050,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.forms = random.Random(f"{seed}:{index}:forms")
     generator.spell = random.Random(f"{seed}:{index}:spell")
     generator.taps = random.Random(f"{seed}:{index}:taps")
+    generator.block_constants = random.Random(f"{seed}:{index}:block-constant")
     source = generator.file()
     guarded = generator.guarded           # its kernels bound their own thread space
     # launch-geometry kernels from a stream of their own: the cases above keep their draws

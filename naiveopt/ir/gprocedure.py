@@ -49,6 +49,12 @@ class GPragma:
     # axes ("x", "y") the kernel indexes by blockIdx alone, rewritten to global ids by the
     # predefined pass: the naive launch ran one thread per block along them
     block_id_axes: str = ""
+    # per axis, the block size a compile-time constant in the kernel's index implies
+    # (``blockIdx.x * BLOCK_SIZE + threadIdx.x`` with no blockDim.x: the author launches
+    # BLOCK_SIZE-wide blocks), set by the predefined pass where nothing else gives the block
+    # or what does agrees; launch.default_block takes it, and the thread-ids pass reads the
+    # index as the global id
+    block_constant: tuple[int | None, int | None] = (None, None)
 
 
 @dataclass
@@ -241,3 +247,7 @@ class GModule:
     # every use of a kernel's name in the host code (frontend/launch_sites.py): launches to
     # rewrite, and uses that keep their kernel naive
     launch_sites: list = field(default_factory=list)
+    # the integer values this compile fixes (frontend.fixed_macros: -D and unconditional
+    # #defines), and the #ifndef defaults a build may override
+    fixed: dict[str, int] = field(default_factory=dict)
+    overridable: set[str] = field(default_factory=set)

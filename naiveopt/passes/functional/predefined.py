@@ -14,6 +14,16 @@ Two more facts make every naive thread part of the launch (issue 11):
   block 1 there, launch.default_block) and the passes may then reshape it like any other;
 * z ids (blockIdx.z, threadIdx.z, get_global_id(2)...) stay CUDA built-ins that the passes do
   not transform (launch.py).
+
+A kernel in the CUDA samples' style indexes by a compile-time block constant instead of
+blockDim (``blockIdx.x * BLOCK_SIZE + threadIdx.x``, BLOCK_SIZE an integer literal or a macro
+the compile fixes, with no blockDim.x): it computes one output per thread only when its blocks
+are BLOCK_SIZE wide, and its author launches it so. Where nothing gives the naive block
+(metadata, a pragma, the host code's launches) or what does agrees, the constant is taken as
+the block size along that axis (GPragma.block_constant: launch.default_block launches the
+naive kernel so), and the thread-ids canonicalization pass reads the index as the global id.
+The naive kernel that verification runs keeps the index as written (this pass only records
+the block), so that verification checks that reading under the naive launch.
 """
 from __future__ import annotations
 
@@ -71,6 +81,7 @@ class Predefined(Pass):
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         to_predefined(proc.body)
         self._block_id_axes(proc, ctx)
+        self._block_constants(proc, ctx)
         used = name_ids(proc)
         ctx.remark("analysis", self.name, proc,
                    "thread ids: " + (", ".join(used) if used else "none"))
@@ -99,6 +110,136 @@ class Predefined(Pass):
                    f"{' and '.join(axes)} (one thread per block there in the naive launch): "
                    "read as the global id, " + ", ".join(f"blockIdx.{a} -> id{a}"
                                                          for a in axes))
+
+
+    def _block_constants(self, proc: GProcedure, ctx: PassContext) -> None:
+        """Take a block constant of the kernel's index as the naive block along its axis
+        (module docstring), or say why not."""
+        from .canonicalize.thread_ids import builtin_aliases
+
+        aliases = builtin_aliases(proc)
+        found: dict[str, list[c_ast.Node]] = {"x": [], "y": []}
+        texts: dict[str, str] = {}
+        for node, _ in walk(proc.body):
+            term = block_constant_index(node, alias_resolver(aliases))
+            if term is not None:
+                found[term[0]].append(term[1])
+                texts.setdefault(term[0], to_c(node))
+        if not any(found.values()):
+            return
+        module = ctx.module
+        used = ids_used(proc)
+        block = list(proc.pragma.block_constant)
+        for i, axis in enumerate("xy"):
+            if not found[axis]:
+                continue
+            dim = _GLOBAL_IDS[axis][1]
+            names = sorted({to_c(k) for k in found[axis]})
+            values = {constant_value(k, proc, module) for k in found[axis]}
+            c = next(iter(values)) if len(values) == 1 else None
+            why = ""
+            if None in values:
+                name = next(to_c(k) for k in found[axis]
+                            if constant_value(k, proc, module) is None)
+                why = (f"{name} is a #ifndef default that a build may override"
+                       if name in module.overridable else
+                       f"{name} is not an integer the compile fixes")
+            elif c is None:
+                why = f"the index uses different constants ({', '.join(names)})"
+            elif dim in used:
+                why = f"the kernel also reads blockDim.{axis}"
+            elif not 1 <= c <= 1024:
+                why = f"{c} is not a block size"
+            elif proc.pragma.block_dim[i] is not None and proc.pragma.block_dim[i] != str(c):
+                why = (f"the naive launch's block is {proc.pragma.block_dim[i]} along {axis} "
+                       "(metadata or pragma), not " + str(c))
+            else:
+                why = _host_block_disagrees(proc, module, i, c)
+            if why:
+                ctx.remark("missed", self.name, proc, f"{texts[axis]}: {names[0]} not taken as "
+                           f"the block size along {axis}: {why}")
+                continue
+            block[i] = c
+        if block[0] and block[1] and block[0] * block[1] > 1024:
+            ctx.remark("missed", self.name, proc, f"block constants {block[0]} x {block[1]} "
+                       "not taken as the block: more than 1024 threads")
+            return
+        if block == [None, None]:
+            return
+        proc.pragma.block_constant = (block[0], block[1])
+        ctx.remark("analysis", self.name, proc, "; ".join(
+            f"{texts[a]}: {sorted({to_c(k) for k in found[a]})[0]} = {b} taken as the block "
+            f"size along {a} (no blockDim.{a}: the naive launch has {b}-wide blocks there)"
+            for a, b in zip("xy", block) if b))
+
+
+def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int) -> str:
+    """Why the host code's launches of ``proc`` do not show a block of ``c`` along ``axis``,
+    or '' when they all do (or there are none)."""
+    from ...frontend.launch_sites import launch_block
+
+    for site in module.launch_sites:
+        if site.kernel != proc.name:
+            continue
+        if site.problem or len(site.config) < 2:
+            return f"line {site.line}: the host code's use of the kernel is not a launch " \
+                   "naiveopt can read"
+        block = launch_block(site, module.host_code, module.fixed)
+        if block is None:
+            return (f"line {site.line}: the host code launches it with block "
+                    f"'{site.config[1].strip()}', which naiveopt cannot evaluate")
+        if block[axis] != c:
+            return (f"line {site.line}: the host code launches it with {block[axis]} "
+                    f"threads along {'xy'[axis]}, not {c}")
+    return ""
+
+
+def alias_resolver(aliases: dict[str, str]):
+    """A resolver for :func:`block_constant_index`: a predefined id's name, through casts and
+    through locals that alias one (canonicalize/thread_ids.builtin_aliases)."""
+    def resolve(node: c_ast.Node) -> str | None:
+        while isinstance(node, c_ast.Cast):
+            node = node.expr
+        if isinstance(node, PredefId):
+            return node.name
+        return aliases.get(node.name) if isinstance(node, c_ast.ID) else None
+    return resolve
+
+
+def block_constant_index(node: c_ast.Node, resolve) -> tuple[str, c_ast.Node] | None:
+    """(axis, K) if ``node`` is block id * K + thread id of one axis, in some operand order
+    (through casts), K an integer literal or a name that is not an id; None otherwise."""
+    if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
+        return None
+    for mul, tid in ((node.left, node.right), (node.right, node.left)):
+        while isinstance(mul, c_ast.Cast):
+            mul = mul.expr
+        if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
+            continue
+        for axis, (bid, _, thread, _) in _GLOBAL_IDS.items():
+            if resolve(tid) != thread:
+                continue
+            for b, k in ((mul.left, mul.right), (mul.right, mul.left)):
+                if resolve(b) == bid and resolve(k) is None and (
+                        isinstance(k, c_ast.ID) or
+                        (isinstance(k, c_ast.Constant) and k.type == "int")):
+                    return axis, k
+    return None
+
+
+def constant_value(k: c_ast.Node, proc: GProcedure, module) -> int | None:
+    """The value of a block constant: an integer literal's, or a macro's the compile fixes
+    (GModule.fixed; a parameter or local of that name is no constant)."""
+    if isinstance(k, c_ast.Constant):
+        try:
+            return int(k.value.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    if isinstance(k, c_ast.ID) and k.name in module.fixed and \
+            k.name not in {p.name for p in proc.params} and \
+            not any(isinstance(n, c_ast.Decl) and n.name == k.name for n, _ in walk(proc.func)):
+        return module.fixed[k.name]
+    return None
 
 
 def name_ids(proc: GProcedure) -> list[str]:

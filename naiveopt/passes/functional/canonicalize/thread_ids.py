@@ -9,6 +9,12 @@ pattern over such locals is the global id: it is written as the id (``int i = id
 locals keep their other uses, and their declarations where they have some (a raw thread id
 left in the kernel keeps thread merge from firing). Operands through casts are read through them
 (ids are far below 2^31), as the predefined pass does.
+
+An index by a block constant (``by * BLOCK_SIZE + ty``, predefined.py) is the global id too,
+where the predefined pass took the constant as the naive block along that axis
+(GPragma.block_constant), so long as the kernel uses that axis's block and thread ids nowhere
+else, nor its blockDim or gridDim: a raw ``threadIdx.x`` left beside ``idx`` would keep the
+meaning of the naive block, which the passes may change.
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ from ....ir import GProcedure, PredefId
 from ....ir.cgen import to_c
 from ....ir.rewrite import assigned_names, map_nodes, walk
 from ...manager import PassContext
-from ..predefined import name_ids
+from ..predefined import (_BUILTIN_IDS, _GLOBAL_IDS, alias_resolver, block_constant_index, constant_value,
+                          name_ids)
 from .base import CanonicalizationPass
 from .locals import drop_unused
 
@@ -31,18 +38,19 @@ class ThreadIds(CanonicalizationPass):
 
     def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
         aliases = builtin_aliases(proc)
-        if not aliases:
+        constants = {a: c for a, c in zip("xy", proc.pragma.block_constant) if c}
+        if not aliases and not constants:
             return False
         rewritten: list[str] = []
-
-        def resolve(node: c_ast.Node) -> str | None:
-            while isinstance(node, c_ast.Cast):
-                node = node.expr
-            if isinstance(node, PredefId):
-                return node.name
-            return aliases.get(node.name) if isinstance(node, c_ast.ID) else None
+        resolve = alias_resolver(aliases)
+        constants = self._constant_axes(proc, ctx, aliases, constants)
 
         def fn(node: c_ast.Node) -> c_ast.Node:
+            term = block_constant_index(node, resolve)
+            if term is not None and term[0] in constants and \
+                    constant_value(term[1], proc, ctx.module) == constants[term[0]]:
+                rewritten.append(f"{to_c(node)} -> id{term[0]}")
+                return PredefId("id" + term[0], node.coord)
             gid = global_id(node, resolve)
             if gid is None or not any(isinstance(n, c_ast.ID) for n, _ in walk(node)):
                 return node
@@ -58,6 +66,41 @@ class ThreadIds(CanonicalizationPass):
                      + "; ".join(rewritten) + (f" ({', '.join(dropped)} no longer read: "
                                               "declaration removed)" if dropped else ""))
         return True
+
+
+    def _constant_axes(self, proc: GProcedure, ctx: PassContext, aliases: dict[str, str],
+                       constants: dict[str, int]) -> dict[str, int]:
+        """The axes of ``constants`` (axis -> block constant) whose block-constant indexes may
+        be read as global ids: the axis's block and thread ids are read nowhere else (their
+        aliases' declarations aside), its blockDim and gridDim not at all. A missed remark
+        says why for the others."""
+        resolve = alias_resolver(aliases)
+        covered: set[int] = set()
+        for node, _ in walk(proc.body):
+            term = block_constant_index(node, resolve)
+            if (term is not None and term[0] in constants and
+                    constant_value(term[1], proc, ctx.module) == constants[term[0]]) or \
+                    (isinstance(node, c_ast.Decl) and node.name in aliases):
+                covered.update(id(n) for n, _ in walk(node))
+        out = {}
+        for axis, c in constants.items():
+            bid, dim, tid, _ = _GLOBAL_IDS[axis]
+            grid = "gridDim" + axis.upper()
+            stray = sorted({to_c(n) for n, _ in walk(proc.body) if id(n) not in covered and
+                            resolve(n) in (bid, tid, dim, grid)})
+            if stray:
+                ctx.remark("missed", self.name, proc, f"the index by the block constant {c} "
+                           f"along {axis} not read as id{axis}: the kernel also reads "
+                           f"{', '.join(_spell(n, proc) for n in stray)} on its own, whose "
+                           "meaning a new block would change")
+                continue
+            out[axis] = c
+        return out
+
+
+def _spell(name: str, proc: GProcedure) -> str:
+    """A predefined id's name as CUDA writes it (a local's name as it is)."""
+    return {v: f"{k[0]}.{k[1]}" for k, v in _BUILTIN_IDS.items()}.get(name, name)
 
 
 def builtin_aliases(proc: GProcedure) -> dict[str, str]:

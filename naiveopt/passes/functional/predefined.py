@@ -111,7 +111,6 @@ class Predefined(Pass):
                    "read as the global id, " + ", ".join(f"blockIdx.{a} -> id{a}"
                                                          for a in axes))
 
-
     def _block_constants(self, proc: GProcedure, ctx: PassContext) -> None:
         """Take a block constant of the kernel's index as the naive block along its axis
         (module docstring), or say why not."""

@@ -24,8 +24,8 @@ from ....ir import GProcedure, PredefId
 from ....ir.cgen import to_c
 from ....ir.rewrite import assigned_names, map_nodes, walk
 from ...manager import PassContext
-from ..predefined import (_BUILTIN_IDS, _GLOBAL_IDS, alias_resolver, block_constant_index, constant_value,
-                          name_ids)
+from ..predefined import (_BUILTIN_IDS, _GLOBAL_IDS, alias_resolver, block_constant_index,
+                          constant_value, name_ids)
 from .base import CanonicalizationPass
 from .locals import drop_unused
 
@@ -66,7 +66,6 @@ class ThreadIds(CanonicalizationPass):
                      + "; ".join(rewritten) + (f" ({', '.join(dropped)} no longer read: "
                                               "declaration removed)" if dropped else ""))
         return True
-
 
     def _constant_axes(self, proc: GProcedure, ctx: PassContext, aliases: dict[str, str],
                        constants: dict[str, int]) -> dict[str, int]:

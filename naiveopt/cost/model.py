@@ -21,7 +21,11 @@ largest of these lower bounds, each named:
   is bandwidth-bound. Where every iteration of the hot loop waits for the store of the one
   before (``serial_iterations``: a naive product storing ``C[i][j]`` in its k loop), each
   wave of resident blocks takes that many times the target's ``chain_latency_ns`` instead,
-  wherever the data comes from (cached or not).
+  wherever the data comes from (cached or not). Where a block's warps copy a tile together,
+  wait at a barrier and then compute on it (``phased``: a staged stencil, a tiled product),
+  no load is in flight while they compute: the compute phase (the largest of the shared
+  memory, FP32 and issue bounds) adds to the loads' latency instead of hiding it (the H100
+  ran a staged 3x3 filter at 75 us, where Little's law alone said 49).
 
 The per-SM bounds count waves: blocks are spread over the SMs, so the busiest SM runs
 ceil(blocks / SMs) of them, and a launch of 16 blocks on 132 SMs gets 16 SMs' throughput
@@ -65,6 +69,8 @@ class KernelWork:
     loads_in_flight: float = 1.0      # independent global loads a warp keeps outstanding
     # iterations per thread of a hot loop whose loads wait for its previous iteration's store
     serial_iterations: float = 0.0
+    # a block's warps copy a tile, wait at a barrier, then compute: the phases do not overlap
+    phased: bool = False
     bytes_per_request: float = 128.0  # bytes one warp load moves (its sectors: a float row 128)
 
 
@@ -143,6 +149,8 @@ def estimate(work: KernelWork, target: Target) -> Estimate:
         warps_resident = min(work.blocks, sms * resident) * warps
         in_flight = warps_resident * work.loads_in_flight * work.bytes_per_request
         times["latency"] = reads / (in_flight / (target.dram_latency_ns * 1e-9))
+    if work.phased and "latency" in times:
+        times["latency"] += max(times.get(k, 0.0) for k in ("shared memory", "FP32", "issue"))
     bound = max(times, key=times.get)
     seconds = times[bound]
     peak_flops = 2 * target.fp32_lanes_per_sm * sms * clock

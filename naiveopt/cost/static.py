@@ -321,19 +321,30 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
         shared_bytes=res.shared_bytes if res is not None else 0,
         loads_in_flight=serial[0] if serial else loads_in_flight(load_copies),
         serial_iterations=serial[1] if serial else 0.0,
+        phased=_has_barrier(proc.func.body) and any(
+            m.space == "global" and m.is_read and cooperative_step(m) is not None
+            for m in expressions),
         bytes_per_request=_request_bytes(global_reads))
     if assumed:
         notes.append(f"{', '.join(sorted(assumed))} taken as {default}")
     return StaticWork(work, notes)
 
 
+def _has_barrier(node: c_ast.Node) -> bool:
+    """Whether the code holds a block barrier (``__syncthreads()``, OpenCL's ``barrier``)."""
+    return any(isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and
+               n.name.name in ("__syncthreads", "barrier") for n, _ in walk(node))
+
+
 def _request_bytes(reads: list[tuple[float, float]]) -> float:
-    """The bytes a warp's load in flight moves from memory: its sectors (a row of floats 128,
-    a float4 row 512, a warp reading 32 rows apart 32 sectors, 1 KB), averaged over the
-    global reads by the bytes each fetches, since it is the loads that miss which wait: a
-    naive mv's rows, not its x that every thread reads alike (128 where none reads)."""
-    weight = sum(w for _, w in reads)
-    return sum(b * w for b, w in reads) / weight if weight else 128.0
+    """The bytes a warp's load in flight moves from memory, on average over the global reads
+    (``reads``: each one's request bytes and the bytes it fetches from L2): its sectors (a
+    row of floats 128, a float4 row 512, a warp reading 32 rows apart 32 sectors, 1 KB), or
+    nothing for a read whose sectors another fetched (the second of two taps one element
+    apart, the copies of a merged thread's read): L1 serves it. 128 where none reads."""
+    if not reads:
+        return 128.0
+    return sum(b for b, fetched in reads if fetched) / len(reads)
 
 
 RUN = 4      # 4-byte words per 128-bit shared load

@@ -27,12 +27,12 @@ __global__ void scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_PTR c, DA
 // CHECK: // scaled_mv: passes: register-promotion
 // CHECK: typedef float DATA_TYPE;
 // CHECK-NOT: DATA_PTR
-// CHECK: __global__ void __launch_bounds__(256{{(, [0-9]+)?}})
+// CHECK: __global__ void __launch_bounds__({{64|128|256}}{{(, [0-9]+)?}})
 // CHECK: scaled_mv(const DATA_TYPE *a, const DATA_TYPE *x, DATA_TYPE *c, DATA_TYPE alpha,{{[[:space:]]*}}int n, int m) {
 // CHECK: c[i] = (DATA_TYPE)0;
 // CHECK: DATA_TYPE t = alpha * {{a\[i \* m \+ j\]|s_a\[tidx\]\[jj\]}};
 
 // OPENCL: typedef float DATA_TYPE;
-// OPENCL: __kernel {{(__attribute__\(\(reqd_work_group_size\(256, 1, 1\)\)\) )?}}void
+// OPENCL: __kernel {{(__attribute__\(\(reqd_work_group_size\((64|128|256), 1, 1\)\)\) )?}}void
 // OPENCL: scaled_mv(__global const DATA_TYPE *a, __global const DATA_TYPE *x,{{[[:space:]]*}}__global DATA_TYPE *c,{{[[:space:]]*}}DATA_TYPE alpha, int n, int m) {
 // OPENCL: DATA_TYPE t = alpha * {{a\[i \* m \+ j\]|s_a\[tidx\]\[jj\]}};

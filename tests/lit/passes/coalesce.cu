@@ -40,7 +40,7 @@ __global__ void columns(const float *B, float *z, int H, int W)
 
 // CHECK: // rows: passes: coalesce
 // CHECK: // columns: passes: none
-// CHECK: __global__ void __launch_bounds__(256{{(, [0-9]+)?}})
+// CHECK: __global__ void __launch_bounds__({{64|128|256}}{{(, [0-9]+)?}})
 // CHECK: rows(
 // CHECK: __shared__ float s_A{{\[}}[[BX:[0-9]+]]{{\]\[[0-9]+\]}};
 // CHECK-NEXT: __shared__ float s_x{{\[}}[[T:[0-9]+]]{{\]}};

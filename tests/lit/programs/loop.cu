@@ -1,7 +1,7 @@
 // A kernel launched in a loop: Jacobi relaxation on a 2-D grid, swapping the input and
 // output buffers each iteration (std::swap), the launch inside a helper function that the
 // loop calls. Each launch of the loop is rewritten; the swap and the loop stay as written.
-// RUN: %naiveopt %s --explain 2> %t.err | FileCheck %s
+// RUN: %naiveopt %s --cost-model unlimited --explain 2> %t.err | FileCheck %s
 // CHECK-NOT: unverified
 // CHECK: jacobi_launch_from(dim3 naive_grid, dim3 naive_block,
 // CHECK: static void relax(float *u, float *v, int nx, int ny, int iterations)

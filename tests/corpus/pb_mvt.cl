@@ -1,7 +1,8 @@
 // PolyBench/GPU style MVT in OpenCL: x1 += A y1 and x2 += A^T y2 in two kernels, with `<=`
 // bounds written against N-1 and `i += 1` increments.
 // EXPECT-PASSES(mvt_kernel1): register-promotion, coalesce
-// EXPECT-PASSES(mvt_kernel2): register-promotion, coalesce|vectorize
+// EXPECT-PASSES(mvt_kernel2): register-promotion
+// (y2[j], the same for every thread, stays scalar on NVIDIA: the loop is latency-bound)
 // EXPECT: verified
 typedef float DATA_TYPE;
 

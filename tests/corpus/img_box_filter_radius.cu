@@ -2,6 +2,8 @@
 // skipped by a bounds test on the tap (zero padding), the divisor counting what was summed.
 // EXPECT-PASSES: stencil
 // EXPECT: verified
+// OPTIONS: --cost-model=unlimited
+// (staged only where legal: at 4096 the model keeps these few taps as written, which L1 holds)
 #pragma naiveopt sizes(w=61, h=43, r=2) block(16, 16) array(in, h, w) array(out, h, w)
 __global__ void boxFilter(const float *in, float *out, int w, int h, int r)
 {

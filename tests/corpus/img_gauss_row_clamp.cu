@@ -2,6 +2,8 @@
 // taps in __constant__ memory and clamp-to-edge borders via min(max(x + k, 0), W - 1).
 // EXPECT-PASSES: stencil
 // EXPECT: verified
+// OPTIONS: --cost-model=unlimited
+// (staged only where legal: at 4096 the model keeps these few taps as written, which L1 holds)
 #define KERNEL_RADIUS 3
 #define KERNEL_LENGTH (2 * KERNEL_RADIUS + 1)
 __constant__ float c_Kernel[KERNEL_LENGTH];

@@ -331,22 +331,31 @@ def test_a_plane_per_block_z_stages_the_window_of_its_plane(arch, target):
 
 
 
-@pytest.mark.parametrize("name", ["conv2d.cu", "imregionmax.cu", "demosaic.cu"])
-def test_small_filters_stay_as_written_where_l1_holds_their_taps(name):
+@pytest.mark.parametrize("name, staged", [("conv2d.cu", True), ("imregionmax.cu", False),
+                                          ("demosaic.cu", True)])
+def test_small_filters_are_staged_only_where_the_model_estimates_a_gain(name, staged):
     """On sm_90 at the library's 4096 x 4096, a 3x3 filter's taps hit in L1 (a block's window
-    of rows is fetched once: cost/static.py's _L1Reuse): the naive kernel is DRAM- or
-    latency-bound, and staging it buys no estimated gain (the H100 ran conv2d and imregionmax
-    staged 4% and 19% slower). The stencil pass keeps them as written, saying both estimates;
-    a 5x5 filter (25 taps through L1) is still staged; ``--cost-model unlimited`` stages all."""
+    of rows is fetched once: cost/static.py's _L1Reuse), and a staged block copies, waits at
+    its barrier and computes without a load in flight: the model puts the plain staged conv2d
+    at 72 us against 68 as written (the H100 ran them at 75 and 72). Staging pays only where
+    a variant is estimated faster by more than 5%: conv2d register-blocked in runs of 8 (63
+    us), demosaic, whose clamped helper reads cost more as written; imregionmax stays as
+    written, with both estimates in a missed remark. ``--cost-model unlimited`` stages all."""
     path = os.path.join(KERNELS_DIR, name)
     source = open(path).read()
     result = naiveopt.optimize(source, filename=path, verify=False)
-    assert "stencil" not in result.kernels[0].passes
-    (missed,) = [m for m in stencil_remarks(result, "missed") if "as written" in m]
-    assert re.search(r"estimated [\d.]+ us \(\S+-bound\), not faster by 5% than the kernel as "
-                     r"written, estimated [\d.]+ us", missed), missed
+    if staged:
+        assert "stencil" in result.kernels[0].passes
+    else:
+        assert "stencil" not in result.kernels[0].passes
+        (missed,) = [m for m in stencil_remarks(result, "missed") if "as written" in m]
+        assert re.search(r"estimated [\d.]+ us \(\S+-bound\), not faster by 5% than the kernel "
+                         r"as written, estimated [\d.]+ us", missed), missed
     forced = library(name, verify=False)        # unlimited (this file's default)
     assert "stencil" in forced.kernels[0].passes
+
+
+def test_a_5x5_filter_is_staged_by_default():
     conv = naiveopt.optimize(open(os.path.join(KERNELS_DIR, "conv.cu")).read(),
                              filename=os.path.join(KERNELS_DIR, "conv.cu"), verify=False)
     assert "stencil" in conv.kernels[0].passes

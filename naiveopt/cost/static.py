@@ -341,13 +341,14 @@ def _request_bytes(reads: list[tuple[float, float]]) -> float:
     (``reads``: each one's request bytes and the bytes it fetches from L2): its sectors (a
     row of floats 128, a float4 row 512, a warp reading 32 rows apart 32 sectors, 1 KB), or
     nothing for a read whose sectors another fetched (the second of two taps one element
-    apart, the copies of a merged thread's read): L1 serves it. 128 where none reads, one
-    sector at least."""
+    apart, the copies of a merged thread's read): L1 serves it. 128 where none reads, a
+    sector where every read's bytes are another's."""
     if not reads:
         return 128.0
-    # at least a sector: a load waits for one even where the model places every byte it
-    # reads as fetched by another
-    return max(float(SECTOR), sum(b for b, fetched in reads if fetched) / len(reads))
+    # a sector where the model places every byte read as fetched by another: a load waits
+    # for one all the same
+    total = sum(b for b, fetched in reads if fetched)
+    return total / len(reads) if total else float(SECTOR)
 
 
 RUN = 4      # 4-byte words per 128-bit shared load

@@ -250,7 +250,7 @@ def static_work(proc: GProcedure, module, target: Target, sizes: dict[str, int],
                     cached += fetched
                 if m.is_read:
                     global_reads.append((sectors * 32.0, requested if fetched is None
-                                         else fetched))
+                                         else fetched or l1.rows_apart(m, sy)))
                     load_copies += copies.get(loop, 1)
                 # the span of element indices, in bytes (a vector access's index counts
                 # elements too: its width is not a factor)
@@ -709,6 +709,7 @@ class _L1Reuse:
         # written-out 3x3 filter's nine taps) share their sectors: the first of a group
         # fetches the union of their footprints, the others nothing
         self.group: dict[int, list] = {}
+        self.leader: dict[int, object] = {}     # a group's other reads -> its first
         groups: dict[tuple, list] = {}
         for m in reads:
             chain, lp = [], innermost.get(id(m.node))
@@ -724,6 +725,7 @@ class _L1Reuse:
             self.group[id(members[0].node)] = members
             for m in members[1:]:
                 self.group[id(m.node)] = []
+                self.leader[id(m.node)] = members[0]
         # the bytes one iteration of each loop touches, over the block
         self.working: dict[int, float] = {}
         for m in reads:
@@ -853,6 +855,16 @@ class _L1Reuse:
         aligned = all(x % SECTOR == 0 for x in starts) and \
             all(s % SECTOR == 0 for s, _ in terms if abs(s) >= SECTOR)
         return bands * _footprint(terms, elem * m.vector_width, aligned)
+
+    def rows_apart(self, m, sy: int | None) -> bool:
+        """Whether a read whose sectors its group's first read fetched reads rows no other
+        warp of the block reads in that iteration (a transpose's rows 8 apart in a 32x8
+        block, not a filter's row above): its lines then come from memory with its own
+        request, which the block's footprint, counted once, does not tell."""
+        first = self.leader.get(id(m.node))
+        if first is None or not sy:
+            return False
+        return abs(self.offset(m) - self.offset(first)) >= abs(sy) * self.block[1]
 
     def offset(self, m) -> int:
         """The constant part of ``m``'s index, in elements (0 where not a number)."""

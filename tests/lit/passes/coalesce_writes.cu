@@ -1,8 +1,8 @@
 // coalesce-writes: the transpose's write out[x * H + y] moves by H between neighbouring
 // threads in x. Each block writes its values into a padded shared tile, waits, and writes the
 // tile back transposed, so neighbouring threads store neighbouring addresses. On sm_90 the
-// cost model takes the 32x32 tile on 32x4 threads, each storing and writing back 8 rows 4
-// apart (eight loads in flight per thread where four leave the launch latency-bound); on
+// cost model takes the 32x32 tile on 32x8 threads, each storing and writing back 4 rows 8
+// apart (four loads in flight per thread where one leaves the launch latency-bound); on
 // gfx90a, whose 64-wide wavefronts span two tile rows, a square block of one row per thread.
 // In scale the write is already coalesced: the pass declines, saying so.
 // RUN: %naiveopt %s --passes=coalesce-writes --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=REMARK
@@ -27,31 +27,31 @@ __global__ void scale(const float *in, float *copy, int H, int W)
         copy[y * W + x] = 2.0f * in[y * W + x];
 }
 
-// REMARK: transpose: remark [coalesce-writes] analysis: tile 32x32, 8 rows per thread chosen: estimated {{.*}}DRAM-bound
+// REMARK: transpose: remark [coalesce-writes] analysis: tile 32x32, 4 rows per thread chosen: estimated {{.*}}DRAM-bound
 // REMARK: transpose: remark [coalesce-writes] analysis: tile 32x32: block 32x32, {{.*}} not chosen: estimated {{.*}} (latency-bound), slower than
-// REMARK: transpose: remark [coalesce-writes] applied: out(idx, idy): uncoalesced write transposed through s_out[32][33], each thread 8 rows 4 apart; tile 32x32, 8 rows per thread: block 32x4
+// REMARK: transpose: remark [coalesce-writes] applied: out(idx, idy): uncoalesced write transposed through s_out[32][33], each thread 4 rows 8 apart; tile 32x32, 4 rows per thread: block 32x8
 // REMARK: scale: remark [coalesce-writes] missed: no global write moves by a non-unit stride between neighbouring threads
 // REMARK: transpose: verification passed
 // REMARK: scale: verification passed
 
 // CHECK: // transpose: passes: coalesce-writes
-// CHECK-NEXT: //   launch: transpose<<<dim3((W + 31) / 32, (H + 31) / 32), dim3(32, 4)>>>
+// CHECK-NEXT: //   launch: transpose<<<dim3((W + 31) / 32, (H + 31) / 32), dim3(32, 8)>>>
 // CHECK: // scale: passes: none
-// CHECK: __global__ void __launch_bounds__(128{{(, [0-9]+)?}})
+// CHECK: __global__ void __launch_bounds__(256{{(, [0-9]+)?}})
 // CHECK-SAME: transpose(
 // CHECK: __shared__ float s_out[32][33];
 // CHECK: int y_0 = 32 * bidy + tidy;
 // CHECK-NEXT: if (x_0 < W && y_0 < H) {
 // CHECK-NEXT: s_out[tidy][tidx] = in[y_0 * W + x_0];
-// CHECK: int y_7 = 32 * bidy + tidy + 28;
-// CHECK-NEXT: if (x_7 < W && y_7 < H) {
-// CHECK-NEXT: s_out[tidy + 28][tidx] = in[y_7 * W + x_7];
+// CHECK: int y_3 = 32 * bidy + tidy + 24;
+// CHECK-NEXT: if (x_3 < W && y_3 < H) {
+// CHECK-NEXT: s_out[tidy + 24][tidx] = in[y_3 * W + x_3];
 // CHECK-NEXT: }
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (32 * bidx + tidy < W && 32 * bidy + tidx < H) {
 // CHECK-NEXT: out[(32 * bidx + tidy) * H + (32 * bidy + tidx)] = s_out[tidx][tidy];
-// CHECK: if (32 * bidx + tidy + 28 < W && 32 * bidy + tidx < H) {
-// CHECK-NEXT: out[(32 * bidx + tidy + 28) * H + (32 * bidy + tidx)] = s_out[tidx][tidy + 28];
+// CHECK: if (32 * bidx + tidy + 24 < W && 32 * bidy + tidx < H) {
+// CHECK-NEXT: out[(32 * bidx + tidy + 24) * H + (32 * bidy + tidx)] = s_out[tidx][tidy + 24];
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK: __global__ void scale(

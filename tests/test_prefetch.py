@@ -139,7 +139,7 @@ def test_mv_loads_the_next_tile_into_registers_before_the_compute_loop():
     # tile 0 goes to registers before the k-tile loop
     before, loop = code.split("for (int j0 = 0; j0 < W; j0 += 32)")
     assert "const int j0 = 0;" in before
-    assert re.search(r"p_A\[0\] =\s*\(c \+ j0 < W && 256 \* bidx \+ r < H\)", before)
+    assert re.search(r"p_A\[0\] =\s*\(c \+ j0 < W && \d+ \* bidx \+ r < H\)", before)
     # each iteration: registers -> shared tile, barrier, next tile's loads, compute, barrier
     store = loop.index("s_A[r][c] = p_A[0];")
     barrier = loop.index("__syncthreads();")

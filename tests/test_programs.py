@@ -67,7 +67,8 @@ def test_host_code_is_kept_but_for_the_launches(outputs, path):
     changed = {k.name for k in result.kernels
                if re.search(rf"__launch_bounds__\([^)]*\)\s*{k.name}\(", result.code)
                or any(c != 1 for c in k.geometry.coarsen)}
-    assert changed or "kept_naive" in path
+    # or kept as written where the model estimates no gain (loop.cu's 4-point jacobi)
+    assert changed or "kept_naive" in path or not any(k.passes for k in result.kernels)
     for name in changed:
         assert not re.search(rf"\b{name}<<<", out_host), name
     for k in result.kernels:

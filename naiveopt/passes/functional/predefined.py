@@ -32,7 +32,7 @@ from pycparser import c_ast
 from ...analysis.guards import is_id
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
-from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import Pass, PassContext
 
 _BUILTIN_IDS = {("threadIdx", "x"): "tidx", ("threadIdx", "y"): "tidy",
@@ -114,8 +114,6 @@ class Predefined(Pass):
     def _block_constants(self, proc: GProcedure, ctx: PassContext) -> None:
         """Take a block constant of the kernel's index as the naive block along its axis
         (module docstring), or say why not."""
-        from .canonicalize.thread_ids import builtin_aliases
-
         aliases = builtin_aliases(proc)
         found: dict[str, list[c_ast.Node]] = {"x": [], "y": []}
         texts: dict[str, str] = {}
@@ -265,3 +263,23 @@ def ids_used(proc: GProcedure) -> set[str]:
 
 
 __all__ = ["Predefined", "PREDEFINED_IDS"]
+
+
+_PARTS = {("bidx", "blockDimX", "tidx"): "idx", ("bidy", "blockDimY", "tidy"): "idy"}
+
+
+def builtin_aliases(proc: GProcedure) -> dict[str, str]:
+    """Locals defined once as a block id, block size or thread id: ``int tx = threadIdx.x;``
+    -> {'tx': 'tidx'}."""
+    counts = assigned_names(proc.body)
+    out = {}
+    parts = {p for key in _PARTS for p in key}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.init is not None and \
+                counts.get(node.name) == 1 and isinstance(node.type, c_ast.TypeDecl):
+            init = node.init
+            while isinstance(init, c_ast.Cast):
+                init = init.expr
+            if isinstance(init, PredefId) and init.name in parts:
+                out[node.name] = init.name
+    return out

@@ -24,15 +24,12 @@ from ....ir import GProcedure, PredefId
 from ....ir.cgen import to_c
 from ....ir.rewrite import assigned_names, map_nodes, walk
 from ...manager import PassContext
-from ..predefined import (_BUILTIN_IDS, _GLOBAL_IDS, alias_resolver, block_constant_index,
-                          constant_value, name_ids)
+from ..predefined import (_BUILTIN_IDS, _GLOBAL_IDS, _PARTS, alias_resolver,  # noqa: F401
+                          block_constant_index, builtin_aliases, constant_value, name_ids)
 from .base import CanonicalizationPass
 from .locals import drop_unused
 
 #: (block id, block size, thread id) -> the global id they make.
-_PARTS = {("bidx", "blockDimX", "tidx"): "idx", ("bidy", "blockDimY", "tidy"): "idy"}
-
-
 class ThreadIds(CanonicalizationPass):
     name = "thread-ids"
 
@@ -100,23 +97,6 @@ class ThreadIds(CanonicalizationPass):
 def _spell(name: str, proc: GProcedure) -> str:
     """A predefined id's name as CUDA writes it (a local's name as it is)."""
     return {v: f"{k[0]}.{k[1]}" for k, v in _BUILTIN_IDS.items()}.get(name, name)
-
-
-def builtin_aliases(proc: GProcedure) -> dict[str, str]:
-    """Locals defined once as a block id, block size or thread id: ``int tx = threadIdx.x;``
-    -> {'tx': 'tidx'}."""
-    counts = assigned_names(proc.body)
-    out = {}
-    parts = {p for key in _PARTS for p in key}
-    for node, _ in walk(proc.body):
-        if isinstance(node, c_ast.Decl) and node.init is not None and \
-                counts.get(node.name) == 1 and isinstance(node.type, c_ast.TypeDecl):
-            init = node.init
-            while isinstance(init, c_ast.Cast):
-                init = init.expr
-            if isinstance(init, PredefId) and init.name in parts:
-                out[node.name] = init.name
-    return out
 
 
 def global_id(node: c_ast.Node, resolve) -> str | None:

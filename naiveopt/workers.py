@@ -25,11 +25,20 @@ CPython's multiprocessing (``Popen._launch`` calls ``spawn.get_preparation_data`
 been stable since Python 3.4; tests/test_api_script.py runs the README example as a script and
 fails if they change. On Windows (not supported by naiveopt's runtime anyway) plain spawn is
 used.
+
+Workers start with SIGINT blocked, inherited across exec. A Ctrl-C reaches the whole job (the
+terminal signals its process group), and a worker still importing, before pebble's worker loop
+or the verification worker has set SIGINT aside, printed a KeyboardInterrupt traceback from
+inside multiprocessing's bootstrap onto the batch's stderr. The parent owns interruption: it
+stops the pool (which terminates its workers) or, exiting, ends its daemonic verification
+worker.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.resource_tracker as _tracker
 import multiprocessing.spawn as _spawn
+import signal
 import sys
 import threading
 from functools import cache
@@ -63,9 +72,17 @@ if sys.platform != "win32":
 
         def _launch(self, process_obj):
             _LAUNCHING.active = True
+            # the child inherits the blocked SIGINT across exec: a Ctrl-C sent to the whole
+            # job while it is still importing (before pebble's worker or the verification
+            # worker could ignore SIGINT) no longer prints a KeyboardInterrupt traceback
+            # from inside multiprocessing's bootstrap; the parent stops its workers itself.
+            # The resource tracker is started first: starting it unblocks SIGINT again
+            _tracker.ensure_running()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
                 super()._launch(process_obj)
             finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 _LAUNCHING.active = False
 
     class Process(mp.context.SpawnProcess):

@@ -32,15 +32,10 @@ from pycparser import c_ast
 from ...analysis.guards import is_id
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
-from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ...ir.rewrite import identifiers, map_nodes, walk
 from ..manager import Pass, PassContext
-
-_BUILTIN_IDS = {("threadIdx", "x"): "tidx", ("threadIdx", "y"): "tidy",
-                ("blockIdx", "x"): "bidx", ("blockIdx", "y"): "bidy",
-                ("blockDim", "x"): "blockDimX", ("blockDim", "y"): "blockDimY",
-                ("gridDim", "x"): "gridDimX", ("gridDim", "y"): "gridDimY"}
-_GLOBAL_IDS = {"x": ("bidx", "blockDimX", "tidx", "idx"), "y": ("bidy", "blockDimY", "tidy", "idy")}
-
+from .thread_id_forms import (BUILTIN_IDS, GLOBAL_IDS, alias_resolver, block_constant_index,
+                              builtin_aliases, constant_value)
 
 def _global_id(node: c_ast.Node) -> str | None:
     """'idx'/'idy' if node is block*dim + thread in some operand order."""
@@ -49,7 +44,7 @@ def _global_id(node: c_ast.Node) -> str | None:
     for mul, tid in ((node.left, node.right), (node.right, node.left)):
         if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
             continue
-        for bid, dim, thread, result in _GLOBAL_IDS.values():
+        for bid, dim, thread, result in GLOBAL_IDS.values():
             if is_id(tid, thread) and ((is_id(mul.left, bid) and is_id(mul.right, dim)) or
                                        (is_id(mul.left, dim) and is_id(mul.right, bid))):
                 return result
@@ -63,8 +58,8 @@ def to_predefined(node: c_ast.Node) -> c_ast.Node:
         if isinstance(n, c_ast.StructRef) and n.type == "." and \
                 isinstance(n.name, c_ast.ID) and isinstance(n.field, c_ast.ID):
             key = (n.name.name, n.field.name)
-            if key in _BUILTIN_IDS:
-                return PredefId(_BUILTIN_IDS[key], n.coord)
+            if key in BUILTIN_IDS:
+                return PredefId(BUILTIN_IDS[key], n.coord)
         if isinstance(n, c_ast.Cast) and isinstance(n.expr, PredefId) and \
                 to_c(n.to_type) == "int":
             return n.expr          # ids are int already: (int)get_global_id(0)
@@ -91,7 +86,7 @@ class Predefined(Pass):
         used = ids_used(proc)
         axes = ""
         for axis, block_dim in zip("xy", proc.pragma.block_dim):
-            bid, dim, tid, gid = _GLOBAL_IDS[axis]
+            bid, dim, tid, gid = GLOBAL_IDS[axis]
             grid = "gridDim" + axis.upper()
             if bid in used and not used & {dim, tid, gid, grid} and block_dim in (None, "1"):
                 axes += axis
@@ -130,7 +125,7 @@ class Predefined(Pass):
         for i, axis in enumerate("xy"):
             if not found[axis]:
                 continue
-            dim = _GLOBAL_IDS[axis][1]
+            dim = GLOBAL_IDS[axis][1]
             names = sorted({to_c(k) for k in found[axis]})
             values = {constant_value(k, proc, module) for k in found[axis]}
             c = next(iter(values)) if len(values) == 1 else None
@@ -191,54 +186,6 @@ def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int) -> str:
     return ""
 
 
-def alias_resolver(aliases: dict[str, str]):
-    """A resolver for :func:`block_constant_index`: a predefined id's name, through casts and
-    through locals that alias one (canonicalize/thread_ids.builtin_aliases)."""
-    def resolve(node: c_ast.Node) -> str | None:
-        while isinstance(node, c_ast.Cast):
-            node = node.expr
-        if isinstance(node, PredefId):
-            return node.name
-        return aliases.get(node.name) if isinstance(node, c_ast.ID) else None
-    return resolve
-
-
-def block_constant_index(node: c_ast.Node, resolve) -> tuple[str, c_ast.Node] | None:
-    """(axis, K) if ``node`` is block id * K + thread id of one axis, in some operand order
-    (through casts), K an integer literal or a name that is not an id; None otherwise."""
-    if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
-        return None
-    for mul, tid in ((node.left, node.right), (node.right, node.left)):
-        while isinstance(mul, c_ast.Cast):
-            mul = mul.expr
-        if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
-            continue
-        for axis, (bid, _, thread, _) in _GLOBAL_IDS.items():
-            if resolve(tid) != thread:
-                continue
-            for b, k in ((mul.left, mul.right), (mul.right, mul.left)):
-                if resolve(b) == bid and resolve(k) is None and (
-                        isinstance(k, c_ast.ID) or
-                        (isinstance(k, c_ast.Constant) and k.type == "int")):
-                    return axis, k
-    return None
-
-
-def constant_value(k: c_ast.Node, proc: GProcedure, module) -> int | None:
-    """The value of a block constant: an integer literal's, or a macro's the compile fixes
-    (GModule.fixed; a parameter or local of that name is no constant)."""
-    if isinstance(k, c_ast.Constant):
-        try:
-            return int(k.value.rstrip("uUlL"), 0)
-        except ValueError:
-            return None
-    if isinstance(k, c_ast.ID) and k.name in module.fixed and \
-            k.name not in {p.name for p in proc.params} and \
-            not any(isinstance(n, c_ast.Decl) and n.name == k.name for n, _ in walk(proc.func)):
-        return module.fixed[k.name]
-    return None
-
-
 def name_ids(proc: GProcedure) -> list[str]:
     """Give each predefined id the kernel uses a C name that no identifier of the kernel
     takes (``idx``, else ``idx_1``...): the postprocessor declares them under these names.
@@ -263,23 +210,3 @@ def ids_used(proc: GProcedure) -> set[str]:
 
 
 __all__ = ["Predefined", "PREDEFINED_IDS"]
-
-
-_PARTS = {("bidx", "blockDimX", "tidx"): "idx", ("bidy", "blockDimY", "tidy"): "idy"}
-
-
-def builtin_aliases(proc: GProcedure) -> dict[str, str]:
-    """Locals defined once as a block id, block size or thread id: ``int tx = threadIdx.x;``
-    -> {'tx': 'tidx'}."""
-    counts = assigned_names(proc.body)
-    out = {}
-    parts = {p for key in _PARTS for p in key}
-    for node, _ in walk(proc.body):
-        if isinstance(node, c_ast.Decl) and node.init is not None and \
-                counts.get(node.name) == 1 and isinstance(node.type, c_ast.TypeDecl):
-            init = node.init
-            while isinstance(init, c_ast.Cast):
-                init = init.expr
-            if isinstance(init, PredefId) and init.name in parts:
-                out[node.name] = init.name
-    return out

@@ -22,14 +22,15 @@ from pycparser import c_ast
 
 from ....ir import GProcedure, PredefId
 from ....ir.cgen import to_c
-from ....ir.rewrite import assigned_names, map_nodes, walk
+from ....ir.rewrite import map_nodes, walk
 from ...manager import PassContext
-from ..predefined import (_BUILTIN_IDS, _GLOBAL_IDS, _PARTS, alias_resolver,  # noqa: F401
-                          block_constant_index, builtin_aliases, constant_value, name_ids)
+from ..predefined import name_ids
+from ..thread_id_forms import (GLOBAL_IDS, alias_resolver, block_constant_index,
+                               builtin_aliases, constant_value, cuda_spelling, global_id)
 from .base import CanonicalizationPass
 from .locals import drop_unused
 
-#: (block id, block size, thread id) -> the global id they make.
+
 class ThreadIds(CanonicalizationPass):
     name = "thread-ids"
 
@@ -80,36 +81,15 @@ class ThreadIds(CanonicalizationPass):
                 covered.update(id(n) for n, _ in walk(node))
         out = {}
         for axis, c in constants.items():
-            bid, dim, tid, _ = _GLOBAL_IDS[axis]
+            bid, dim, tid, _ = GLOBAL_IDS[axis]
             grid = "gridDim" + axis.upper()
             stray = sorted({to_c(n) for n, _ in walk(proc.body) if id(n) not in covered and
                             resolve(n) in (bid, tid, dim, grid)})
             if stray:
                 ctx.remark("missed", self.name, proc, f"the index by the block constant {c} "
                            f"along {axis} not read as id{axis}: the kernel also reads "
-                           f"{', '.join(_spell(n, proc) for n in stray)} on its own, whose "
+                           f"{', '.join(cuda_spelling(n) for n in stray)} on its own, whose "
                            "meaning a new block would change")
                 continue
             out[axis] = c
         return out
-
-
-def _spell(name: str, proc: GProcedure) -> str:
-    """A predefined id's name as CUDA writes it (a local's name as it is)."""
-    return {v: f"{k[0]}.{k[1]}" for k, v in _BUILTIN_IDS.items()}.get(name, name)
-
-
-def global_id(node: c_ast.Node, resolve) -> str | None:
-    """'idx'/'idy' if ``node`` is block id * block size + thread id in some operand order,
-    each operand as ``resolve`` reads it (a predefined id's name, or None)."""
-    if not (isinstance(node, c_ast.BinaryOp) and node.op == "+"):
-        return None
-    for mul, tid in ((node.left, node.right), (node.right, node.left)):
-        while isinstance(mul, c_ast.Cast):
-            mul = mul.expr
-        if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
-            continue
-        for (bid, dim, thread), gid in _PARTS.items():
-            if resolve(tid) == thread and {resolve(mul.left), resolve(mul.right)} == {bid, dim}:
-                return gid
-    return None

@@ -425,6 +425,39 @@ def test_block_constant_with_a_thread_id_used_on_its_own_keeps_that_axis():
     assert default_block(_module(source, "cs.cu").procedures[0]) == (16, 16)
 
 
+BLOG_TRANSPOSE_CU = """#define TILE_DIM 32
+#define BLOCK_ROWS 8
+__global__ void transposeNaive(float *odata, const float *idata)
+{
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    int width = gridDim.x * TILE_DIM;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        odata[x*width + (y+j)] = idata[(y+j)*width + x];
+}
+"""
+
+
+@pytest.mark.parametrize("form", ["local", "inline"])
+def test_a_coarsened_axis_keeps_its_block_constant_index(form):
+    """The NVIDIA blog's transpose is launched with TILE_DIM x BLOCK_ROWS threads: each
+    thread copies TILE_DIM / BLOCK_ROWS rows (y + j). TILE_DIM is not the block along y, and
+    reading ``blockIdx.y * TILE_DIM + threadIdx.y`` as the global id would make the output
+    compute other rows than the input under the user's launch (it once did, silently: y
+    became blockIdx.y * blockDim.y + threadIdx.y)."""
+    source = BLOG_TRANSPOSE_CU
+    if form == "inline":
+        source = source.replace("(y+j)", "(blockIdx.y * TILE_DIM + threadIdx.y + j)")
+    proc = _module(source, "t.cu").procedures[0]
+    assert proc.pragma.block_constant[1] is None
+    result = _optimize(source, "t.cu", verify=False)
+    assert any("TILE_DIM not taken as the block size along y: the kernel adds the loop "
+               "iterator j to it" in m for m in _remarks(result, "missed", "predefined")), \
+        _remarks(result, "missed", "predefined")
+    assert not any("-> idy" in m for m in _remarks(result, "applied", "thread-ids"))
+    assert "blockDim.y" not in result.code
+
+
 def test_launch_block_reads_dim3_blocks_from_host_code():
     from naiveopt.frontend.launch_sites import LaunchSite, launch_block
 

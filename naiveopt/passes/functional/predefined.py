@@ -32,7 +32,7 @@ from pycparser import c_ast
 from ...analysis.guards import is_id
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
-from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import Pass, PassContext
 from .thread_id_forms import (BUILTIN_IDS, GLOBAL_IDS, alias_resolver, block_constant_index,
                               builtin_aliases, constant_value)
@@ -112,10 +112,12 @@ class Predefined(Pass):
         aliases = builtin_aliases(proc)
         found: dict[str, list[c_ast.Node]] = {"x": [], "y": []}
         texts: dict[str, str] = {}
-        for node, _ in walk(proc.body):
+        terms: dict[str, list[tuple[c_ast.Node, c_ast.Node | None]]] = {"x": [], "y": []}
+        for node, parent in walk(proc.body):
             term = block_constant_index(node, alias_resolver(aliases))
             if term is not None:
                 found[term[0]].append(term[1])
+                terms[term[0]].append((node, parent))
                 texts.setdefault(term[0], to_c(node))
         if not any(found.values()):
             return
@@ -142,6 +144,10 @@ class Predefined(Pass):
                 why = f"the kernel also reads blockDim.{axis}"
             elif not 1 <= c <= 1024:
                 why = f"{c} is not a block size"
+            elif (stepped := _stepped_by_loop(proc, terms[axis])):
+                why = (f"the kernel adds the loop iterator {stepped} to it, so that a thread "
+                       f"covers several {'columns' if axis == 'x' else 'rows'} (its block "
+                       f"along {axis} is a fraction of {c}: a coarsened kernel)")
             elif proc.pragma.block_dim[i] is not None and proc.pragma.block_dim[i] != str(c):
                 why = (f"the naive launch's block is {proc.pragma.block_dim[i]} along {axis} "
                        "(metadata or pragma), not " + str(c))
@@ -163,6 +169,43 @@ class Predefined(Pass):
             f"{texts[a]}: {sorted({to_c(k) for k in found[a]})[0]} = {b} taken as the block "
             f"size along {a} (no blockDim.{a}: the naive launch has {b}-wide blocks there)"
             for a, b in zip("xy", block) if b))
+
+
+def _stepped_by_loop(proc: GProcedure, terms: list[tuple[c_ast.Node, c_ast.Node | None]]
+                     ) -> str:
+    """The name of a loop iterator the kernel adds to a block-constant index (the index
+    itself, or a local defined once as it), '' if none. ``y + j`` with ``j`` stepping
+    through the tile (the NVIDIA blog's transpose, ``blockIdx.y * TILE_DIM + threadIdx.y``
+    launched with TILE_DIM x BLOCK_ROWS threads) means each thread covers TILE_DIM /
+    BLOCK_ROWS rows: the block along that axis is not the constant, and reading the index as
+    the global id under a TILE_DIM-row block would change what the kernel computes under
+    its real launch."""
+    counts = assigned_names(proc.body)
+    nodes = {id(node) for node, _ in terms}
+    names = {parent.name for _, parent in terms
+             if isinstance(parent, c_ast.Decl) and counts.get(parent.name) == 1}
+    iterators = set()
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.For) and node.init is not None:
+            for n, _ in walk(node.init):
+                if isinstance(n, c_ast.Decl):
+                    iterators.add(n.name)
+                elif isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+                    iterators.add(n.lvalue.name)
+
+    def is_index(n: c_ast.Node) -> bool:
+        while isinstance(n, c_ast.Cast):
+            n = n.expr
+        return id(n) in nodes or (isinstance(n, c_ast.ID) and n.name in names)
+
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.BinaryOp) and node.op in "+-":
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                while isinstance(b, c_ast.Cast):
+                    b = b.expr
+                if is_index(a) and isinstance(b, c_ast.ID) and b.name in iterators:
+                    return b.name
+    return ""
 
 
 def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int) -> str:

@@ -144,7 +144,7 @@ class Predefined(Pass):
                 why = f"the kernel also reads blockDim.{axis}"
             elif not 1 <= c <= 1024:
                 why = f"{c} is not a block size"
-            elif (stepped := _stepped_by_loop(proc, terms[axis])):
+            elif (stepped := _stepped_by_loop(proc, terms[axis], c, module)):
                 why = (f"the kernel adds the loop iterator {stepped} to it, so that a thread "
                        f"covers several {'columns' if axis == 'x' else 'rows'} (its block "
                        f"along {axis} is a fraction of {c}: a coarsened kernel)")
@@ -171,27 +171,34 @@ class Predefined(Pass):
             for a, b in zip("xy", block) if b))
 
 
-def _stepped_by_loop(proc: GProcedure, terms: list[tuple[c_ast.Node, c_ast.Node | None]]
-                     ) -> str:
-    """The name of a loop iterator the kernel adds to a block-constant index (the index
-    itself, or a local defined once as it), '' if none. ``y + j`` with ``j`` stepping
-    through the tile (the NVIDIA blog's transpose, ``blockIdx.y * TILE_DIM + threadIdx.y``
+def _stepped_by_loop(proc: GProcedure, terms: list[tuple[c_ast.Node, c_ast.Node | None]],
+                     c: int, module) -> str:
+    """The name of a loop iterator running from 0 to the block constant ``c`` that the kernel
+    adds to a block-constant index (the index itself, or a local defined once as it), ''
+    if none. ``y + j`` with ``j`` stepping through the tile (the NVIDIA blog's transpose,
+    ``blockIdx.y * TILE_DIM + threadIdx.y``, ``for (j = 0; j < TILE_DIM; j += BLOCK_ROWS)``,
     launched with TILE_DIM x BLOCK_ROWS threads) means each thread covers TILE_DIM /
     BLOCK_ROWS rows: the block along that axis is not the constant, and reading the index as
     the global id under a TILE_DIM-row block would change what the kernel computes under
-    its real launch."""
+    its real launch. A stencil's taps (``y + dy``, dy over -R..R) are no such loop."""
     counts = assigned_names(proc.body)
     nodes = {id(node) for node, _ in terms}
     names = {parent.name for _, parent in terms
              if isinstance(parent, c_ast.Decl) and counts.get(parent.name) == 1}
     iterators = set()
     for node, _ in walk(proc.body):
-        if isinstance(node, c_ast.For) and node.init is not None:
-            for n, _ in walk(node.init):
-                if isinstance(n, c_ast.Decl):
-                    iterators.add(n.name)
-                elif isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-                    iterators.add(n.lvalue.name)
+        if not (isinstance(node, c_ast.For) and isinstance(node.cond, c_ast.BinaryOp) and
+                node.cond.op == "<" and isinstance(node.cond.left, c_ast.ID) and
+                constant_value(node.cond.right, proc, module) == c):
+            continue
+        name = node.cond.left.name
+        starts = [n.init for n, _ in walk(node.init) if isinstance(n, c_ast.Decl)
+                  and n.name == name] if node.init is not None else []
+        starts += [n.rvalue for n, _ in walk(node.init) if isinstance(n, c_ast.Assignment)
+                   and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name] \
+            if node.init is not None else []
+        if starts and all(constant_value(v, proc, module) == 0 for v in starts if v):
+            iterators.add(name)
 
     def is_index(n: c_ast.Node) -> bool:
         while isinstance(n, c_ast.Cast):

@@ -383,7 +383,8 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
     unit, defines = c.unit, c.unit.defines
     naive = naive_program(unit, c.spec, {
         p.name: default_block(p) for p in c.module.procedures
-        if p.pragma.block_id_axes or any(p.pragma.block_constant)})
+        if p.pragma.block_id_axes or any(p.pragma.block_constant) or
+        any(p.pragma.coarsened)})
     module = c.opencl_module()
     if c.target == "opencl":
         out_source = code
@@ -428,7 +429,8 @@ def naive_program(unit: SourceUnit, spec: FileSpec,
         kspec = spec.kernels.get(proc.name)
         block = kspec.block if kspec and kspec.block else (blocks or {}).get(proc.name)
         geometries[proc.name] = geometry(proc, block=block,
-                                         thread_space=kspec.threads if kspec else None)
+                                         thread_space=kspec.threads if kspec else None,
+                                         naive_coarsen=kspec.per_thread if kspec else None)
     if unit.dialect == "opencl":
         from .frontend.clang_setup import PAPER_IDS_OPENCL
 

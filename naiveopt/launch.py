@@ -25,7 +25,7 @@ from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
 from .ir.textures import TextureParam
-from .ir.typenames import INTEGER_WORDS
+from .ir.typenames import without_integer_casts
 from .targets import NAIVE_BLOCK_1D, NAIVE_BLOCK_2D
 
 # ------------------------------------------------------------------- geometry expressions
@@ -41,8 +41,6 @@ _KW = "__kw"
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 
 
-_INTEGER_CAST = re.compile(r"\(\s*(?:(?:%s)\s*)+\)(?=\s*[\w(])" % "|".join(
-    sorted(INTEGER_WORDS | {"const"}, key=len, reverse=True)))
 
 
 def parse(text: str | int) -> Tree | None:
@@ -53,7 +51,7 @@ def parse(text: str | int) -> Tree | None:
         return {"const": text}
     # a cast to an integer type (``(long) w``, ``(size_t)(n / 2)``) changes no size: sizes
     # are non-negative and in range, and the tree's arithmetic is C's integer arithmetic
-    text = _INTEGER_CAST.sub(" ", str(text))
+    text = without_integer_casts(str(text))
     # C names that are Python keywords (a size parameter named 'class') parse under a suffix
     text = re.sub(r"(?<![\w.])[A-Za-z_]\w*",
                   lambda m: m.group(0) + _KW if keyword.iskeyword(m.group(0)) else m.group(0),
@@ -297,6 +295,10 @@ def untransformable(proc: GProcedure) -> str:
     every thread of a block has a distinct (x, y))."""
     if proc.keep_launch:
         return proc.keep_launch
+    if any(proc.pragma.coarsened):
+        axes = " and ".join(a for a, c in zip("xy", proc.pragma.coarsened) if c)
+        return (f"the naive kernel's threads each cover several outputs along {axes} (a "
+                "coarsened kernel): the optimization passes keep its launch")
     if block_z(proc) > 1:
         return (f"the naive block has {block_z(proc)} threads along z (threadIdx.z): the "
                 "optimization passes transform 2-D blocks only")
@@ -322,10 +324,12 @@ def default_block(proc: GProcedure) -> tuple[int, int]:
     bx, by = proc.pragma.block_dim
     if bx and str(bx).isdigit():
         return int(bx), int(by) if by and str(by).isdigit() else 1
-    cx, cy = proc.pragma.block_constant
+    cx, cy = (b or (c[0] if c else None)
+              for b, c in zip(proc.pragma.block_constant, proc.pragma.coarsened))
     if cx or cy:
-        # the block constants of the kernel's index (predefined.py): the author's block
-        # along their axes; along another, the default as far as 1024 threads allow
+        # the block constants of the kernel's index (predefined.py), or a coarsened kernel's
+        # step: the author's block along their axes; along another, the default as far as
+        # 1024 threads allow
         x, y = _default_block(proc)
         x, y = cx or x, cy or y
         return (x, y) if x * y <= 1024 else (cx or max(1, 1024 // y), cy or max(1, 1024 // x))
@@ -344,9 +348,14 @@ def _default_block(proc: GProcedure) -> tuple[int, int]:
 
 
 def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
-             thread_space: tuple[str, str] | None = None) -> LaunchGeometry:
+             thread_space: tuple[str, str] | None = None,
+             naive_coarsen: tuple[int, int] | None = None) -> LaunchGeometry:
     """The launch geometry of a (possibly transformed) kernel, in the user's names of its
-    parameters (a parameter a translation renamed is still the user's to the host)."""
+    parameters (a parameter a translation renamed is still the user's to the host).
+
+    A coarsened naive kernel's threads each cover several outputs (GPragma.coarsened; a
+    kernel not yet analysed is told them by ``naive_coarsen``): its blocks cover that many
+    times their threads, on top of the outputs the passes merged into a thread."""
     space = tuple(thread_space or [_user_names(proc, e) for e in proc.pragma.global_dim])
     gx, gy = space[:2]
     gz = space[2] if len(space) > 2 else _user_names(proc, proc.pragma.global_dim_z)
@@ -354,7 +363,9 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
         gz = "globalDimZ" if z_used(proc) else "1"
     bx, by = (block or proc.launch_block or default_block(proc))[:2]
     bz = int(block[2]) if block and len(block) > 2 else block_z(proc)
-    return LaunchGeometry((bx, by, bz), proc.coarsen,
+    naive = naive_coarsen or proc.pragma.naive_coarsen
+    coarsen = tuple(a * b for a, b in zip(proc.coarsen, naive))
+    return LaunchGeometry((bx, by, bz), coarsen,
                           (gx or "globalDimX", gy or ("globalDimY" if uses_y(proc) else "1"),
                            gz), proc.launch_multiple, proc.lanes)
 

@@ -551,3 +551,59 @@ __global__ void k(const float *x, float *y, int n)
     assert result.verified, result.kernels[0].verification.detail
     assert "fmax(x[i], (float)(" in " ".join(result.code.split())
     assert "sqrt((float)" in result.code
+
+
+NAMED_CONSTANTS_CU = """const int TILE = 16;
+static const unsigned ROWS = 4;   // rows a thread covers
+constexpr float SCALE = 2;
+const int n_host = 1024;
+__global__ void k(float *A, const float *B, int N)
+{
+    __shared__ float t[TILE * ROWS];
+    int i = blockIdx.x * TILE + threadIdx.x;
+    t[threadIdx.x] = B[i % N];
+    __syncthreads();
+    if (i < N)
+        A[i] = SCALE / 4 * t[threadIdx.x];
+}
+void host(void) { int blocks = n_host / TILE; (void)blocks; }
+"""
+
+
+def test_named_constants_read_by_device_code_become_macros():
+    """nvcc lets device code read a const scalar host variable initialized by a constant
+    expression (the NVIDIA blog's ``const int TILE_DIM = 32;``): naiveopt reads each such
+    line as the macro it stands for, in place, its type kept by a cast (SCALE / 4 is a float
+    division, 0.5); a constant only host code reads stays as written."""
+    from naiveopt.frontend import parse_unit
+
+    unit = parse_unit("k.cu", NAMED_CONSTANTS_CU)
+    lines = unit.source.split("\n")
+    assert lines[0] == "#define TILE 16"
+    assert lines[1] == "#define ROWS ((unsigned)(4))   // rows a thread covers"
+    assert lines[2] == "#define SCALE ((float)(2))"
+    assert lines[3] == "const int n_host = 1024;"
+    assert unit.fixed["TILE"] == 16 and unit.fixed["ROWS"] == 4
+    result = naiveopt.optimize(NAMED_CONSTANTS_CU, filename="k.cu")
+    (kernel,) = result.kernels
+    assert kernel.verification.status == "passed", kernel.verification.detail
+    assert "#define TILE 16" in result.code and "const int n_host = 1024;" in result.code
+
+
+@pytest.mark.parametrize("source, message", [
+    # not const: mutable host state the device cannot read
+    ("int scale = 2;\n__global__ void k(float *A) { A[0] = scale; }\n",
+     "host variable 'scale' is read in device code"),
+    # the name is also a parameter: a macro would replace it there, so the line stays
+    ("const int N = 8;\n__global__ void k(float *A, int n) { A[0] = N; }\n"
+     "void h(int N) { (void)N; }\n", "host variable 'N' is read in device code"),
+    # a member of that name
+    ("const int x = 8;\nstruct P { int x; };\n__global__ void k(float *A) { A[0] = x; }\n",
+     "host variable 'x' is read in device code"),
+    # not a constant expression
+    ("int f(void);\nconst int N = f();\n__global__ void k(float *A) { A[0] = N; }\n",
+     "host variable 'N' is read in device code"),
+])
+def test_named_constants_a_macro_would_not_stand_for_stay_errors(source, message):
+    with pytest.raises(NaiveoptError, match=re.escape(message)):
+        parse_module("k.cu", source)

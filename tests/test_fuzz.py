@@ -179,6 +179,40 @@ def test_generator_writes_clamped_stencils():
         raise AssertionError("no clamped neighbourhood staged among the first cases")
 
 
+def test_generator_writes_coarsened_kernels():
+    """Some cases are kernels whose threads each cover several rows (the NVIDIA blog's
+    form: rows y + j, j stepping by ROWS through TILE_Y), in several spellings; they verify
+    under the launch the predefined pass reads from the loop (ROWS-row blocks)."""
+    cases = [c for c in (generate_case(7, i, [], ("global",)) for i in range(120))
+             if "ROWS" in c.source]
+    assert len(cases) >= 4
+    text = "".join(c.source for c in cases)
+    for form in ("j += ROWS", "j = j + ROWS", "TILE_X", "x * H + ", "(y + j)"):
+        assert form in text, form
+    for case in cases[:3]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+        assert any("each covering" in r and "[predefined] analysis" in r
+                   for r in outcome.remarks), outcome.remarks
+
+
+def test_generator_writes_named_constants():
+    """Some CUDA cases declare their block and table sizes as named constants (``const int``,
+    ``static const int``, ``constexpr int``) that the kernels read, and some #define lines
+    carry a trailing comment; those cases verify (frontend/named_constants.py)."""
+    cases = [generate_case(7, i, [], ("global",)) for i in range(80)]
+    named = [c for c in cases if re.search(
+        r"^(?:static )?(?:const|constexpr) int (\w+) = \d+;", c.source, re.M)]
+    assert len(named) >= 3
+    text = "".join(c.source for c in named)
+    for form in ("static const int", "constexpr int"):
+        assert form in text, form
+    assert any(re.search(r"^#define \w+ \d+ +(//|/\*)", c.source, re.M) for c in cases)
+    for case in named[:2]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
 def test_generated_writes_use_own_thread_ids():
     """Race freedom by construction: a written array's thread dimensions are indexed by the
     thread ids alone."""

@@ -438,24 +438,78 @@ __global__ void transposeNaive(float *odata, const float *idata)
 """
 
 
-@pytest.mark.parametrize("form", ["local", "inline"])
-def test_a_coarsened_axis_keeps_its_block_constant_index(form):
+@pytest.mark.parametrize("form", ["local", "inline", "c89"])
+def test_a_coarsened_kernel_is_launched_with_its_step_as_the_block(form):
     """The NVIDIA blog's transpose is launched with TILE_DIM x BLOCK_ROWS threads: each
-    thread copies TILE_DIM / BLOCK_ROWS rows (y + j). TILE_DIM is not the block along y, and
-    reading ``blockIdx.y * TILE_DIM + threadIdx.y`` as the global id would make the output
-    compute other rows than the input under the user's launch (it once did, silently: y
-    became blockIdx.y * blockDim.y + threadIdx.y)."""
+    thread copies TILE_DIM / BLOCK_ROWS rows (y + j). TILE_DIM is not the block along y:
+    reading ``blockIdx.y * TILE_DIM + threadIdx.y`` as the global id made the output compute
+    other rows than the input under the user's launch (it once did, silently), and launching
+    TILE_DIM-row blocks (the header's launch, once) makes blocks overlap. The naive launch is
+    32 x 8 threads, 4 rows a thread; the passes keep it; verification runs it and passes."""
+    from naiveopt.launch import default_block, geometry
+
     source = BLOG_TRANSPOSE_CU
     if form == "inline":
         source = source.replace("(y+j)", "(blockIdx.y * TILE_DIM + threadIdx.y + j)")
+    if form == "c89":
+        source = source.replace("for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)",
+                                "int j;\n    for (j = 0; j < TILE_DIM; j = j + BLOCK_ROWS)")
     proc = _module(source, "t.cu").procedures[0]
-    assert proc.pragma.block_constant[1] is None
-    result = _optimize(source, "t.cu", verify=False)
-    assert any("TILE_DIM not taken as the block size along y: the kernel adds the loop "
-               "iterator j to it" in m for m in _remarks(result, "missed", "predefined")), \
-        _remarks(result, "missed", "predefined")
+    assert proc.pragma.block_constant == (32, None)
+    assert proc.pragma.coarsened == (None, (8, 4))
+    assert default_block(proc) == (32, 8)
+    geo = geometry(proc)
+    assert geo.block == (32, 8, 1) and geo.coarsen == (1, 4, 1)
+    result = _optimize(source, "t.cu")
+    assert any("the naive block along y is 8 threads, each covering 4 rows" in m
+               for m in _remarks(result, "analysis", "predefined")), \
+        _remarks(result, "analysis", "predefined")
+    assert any("a coarsened kernel" in m for m in _remarks(result, "missed", "coalesce"))
     assert not any("-> idy" in m for m in _remarks(result, "applied", "thread-ids"))
     assert "blockDim.y" not in result.code
+    assert "dim3(32, 8)" in result.code and "(globalDimY + 31) / 32" in result.code
+    assert result.kernels[0].verification.status == "passed", \
+        result.kernels[0].verification.detail
+
+
+@pytest.mark.parametrize("change, why", [
+    ("j += 12", "the kernel adds the loop iterator j to it"),           # 12 does not divide 32
+    ("j += step", "the kernel adds the loop iterator j to it"),         # not a constant
+    ("j++", "the kernel adds the loop iterator j to it"),              # one-thread blocks
+])
+def test_a_coarsened_kernel_without_a_dividing_constant_step_is_not_read_so(change, why):
+    source = BLOG_TRANSPOSE_CU.replace("j += BLOCK_ROWS", change).replace(
+        "const float *idata)", "const float *idata, int step)")
+    proc = _module(source, "t.cu").procedures[0]
+    assert proc.pragma.coarsened == (None, None) and proc.pragma.block_constant[1] is None
+    result = _optimize(source, "t.cu", verify=False)
+    assert any(why in m for m in _remarks(result, "missed", "predefined"))
+
+
+def test_a_loop_stepping_by_the_whole_tile_is_one_row_a_thread():
+    """``j += TILE_DIM`` runs once: TILE_DIM-row blocks, one row a thread."""
+    from naiveopt.launch import default_block, geometry
+
+    source = BLOG_TRANSPOSE_CU.replace("j += BLOCK_ROWS", "j += TILE_DIM")
+    proc = _module(source, "t.cu").procedures[0]
+    assert proc.pragma.coarsened == (None, (32, 1))
+    assert default_block(proc) == (32, 32) and geometry(proc).coarsen == (1, 1, 1)
+
+
+def test_a_coarsened_kernel_follows_the_host_codes_launch():
+    """A host launch with TILE_DIM-row blocks is the user's claim: not read as coarsened."""
+    host = """
+void run(float *o, const float *i, int n) {
+    dim3 block(TILE_DIM, TILE_DIM), grid(n / TILE_DIM, n / TILE_DIM);
+    transposeNaive<<<grid, block>>>(o, i);
+}
+"""
+    proc = _module(BLOG_TRANSPOSE_CU + host, "t.cu").procedures[0]
+    assert proc.pragma.coarsened == (None, None)
+    ok = _module(BLOG_TRANSPOSE_CU + host.replace("block(TILE_DIM, TILE_DIM)",
+                                                  "block(TILE_DIM, BLOCK_ROWS)"),
+                 "t.cu").procedures[0]
+    assert ok.pragma.coarsened == (None, (8, 4))
 
 
 def test_launch_block_reads_dim3_blocks_from_host_code():

@@ -24,17 +24,18 @@ from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
-from . import host, prelude
+from . import host, named_constants, prelude
 from .launch_sites import host_launch_sites
 from ..verify.expr import evaluate
-from ..ir.typenames import type_node as ir_type_node
+from ..ir.typenames import type_node as ir_type_node, without_integer_casts
 from .translate import (_SCALAR_KINDS, VECTOR_TYPES, Translator, base_type_name,
                         file_typedefs, through_typedefs, type_spelling)
 
 K = ci.CursorKind
 CONFIG_MACROS = ("blockDimX", "blockDimY", "globalDimX", "globalDimY")
 _UNDECLARED = re.compile(r"use of undeclared identifier '(\w+)'")
-_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?\s*(.*?)\s*$")
+#: ``#define NAME(params) value`` (a trailing comment is not part of the value)
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?\s*(.*?)\s*(?://.*|/\*.*?\*/\s*)?$")
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+(.*?)\s*$")
 
 
@@ -72,7 +73,7 @@ def fixed_macros(source: str, defines: dict[str, str]) -> tuple[dict[str, int], 
 
     def integer(text: str, names: dict[str, int]) -> int | None:
         try:
-            value = evaluate(integer_literals_to_decimal(text), names)
+            value = evaluate(without_integer_casts(integer_literals_to_decimal(text)), names)
         except (ValueError, ZeroDivisionError):
             return None
         return value if isinstance(value, int) else None
@@ -188,11 +189,39 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
     a sentinel value (:func:`_macro_literals`: clang folds macros away, and the twin parse is
     how a literal is traced back to the macro it came from)."""
     defines = dict(defines or {})
+    if dialect_of(path) == "cuda" and named_constants.candidates(source):
+        source = _constants_as_macros(path, source, defines)
     macros = macro_defines(source, defines)
     module = _parse(path, source, macros)
     fixed, overridable = fixed_macros(source, defines)
     module.fixed, module.overridable = dict(fixed), set(overridable)
     return SourceUnit(path, source, module.dialect, defines, macros, fixed, overridable, module)
+
+
+def _constants_as_macros(path: str, source: str, defines: dict[str, str]) -> str:
+    """``source`` with the file-scope named constants its device code reads as macros
+    (named_constants.py); names declared more than once in the file stay as written."""
+    tu = cs.parse(path, source, "cuda", macro_defines(source, defines))
+    declared: dict[str, int] = {}
+    read: set[str] = set()
+    device = (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR)
+    for cursor in tu.cursor.walk_preorder():
+        if cursor.location.file is None or cursor.location.file.name != path:
+            continue
+        if cursor.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL, K.FUNCTION_DECL,
+                           K.TYPEDEF_DECL, K.ENUM_CONSTANT_DECL, K.CXX_METHOD,
+                           K.FUNCTION_TEMPLATE, K.TEMPLATE_NON_TYPE_PARAMETER):
+            declared[cursor.spelling] = declared.get(cursor.spelling, 0) + 1
+        if cursor.kind == K.FUNCTION_DECL and \
+                any(c.kind in device for c in cursor.get_children()):
+            read |= {n.spelling for n in cursor.walk_preorder()
+                     if n.kind == K.DECL_REF_EXPR and n.referenced is not None and
+                     n.referenced.kind == K.VAR_DECL and
+                     n.referenced.semantic_parent is not None and
+                     n.referenced.semantic_parent.kind == K.TRANSLATION_UNIT}
+    rewritten, _ = named_constants.as_macros(
+        source, {n: c for n, c in declared.items() if n in read})
+    return rewritten
 
 
 def parse_module(path: str, source: str, defines: dict[str, str] | None = None) -> GModule:

@@ -983,6 +983,65 @@ def _through_helpers(text: str, dialect: str, at: str) -> str:
     return "\n".join(helpers) + text
 
 
+#: How often a case is a coarsened kernel (:func:`coarsened_file`) instead.
+COARSENED_SHARE = 0.06
+
+
+def coarsened_file(rng: random.Random, dialect: str) -> str:
+    """A 2-D kernel whose threads each cover several rows, as the NVIDIA blog's copy and
+    transpose are written: ``y = blockIdx.y * TILE_Y + threadIdx.y`` and rows ``y + j`` for
+    ``j`` from 0 to TILE_Y by ROWS, launched with ROWS-row blocks (the predefined pass reads
+    the loop so: GPragma.coarsened). The index through a local or inline, the loop's iterator
+    declared in it or C89-style with ``j = j + ROWS``, x by blockDim or a block constant, the
+    output as the input's layout or transposed, guarded or covering the sizes exactly, the
+    block in the pragma or not. Correct by construction: the rows of one thread are its own."""
+    rows = rng.choice((2, 4, 8))
+    tile = rows * rng.choice((1, 2, 4))
+    bx = rng.choice((8, 16, 32))
+    guarded = rng.random() < 0.7
+    if guarded:
+        sizes = {"H": rng.choice((1, 7, 31, 33, 64, 67, 96)),
+                 "W": rng.choice((1, 5, 32, 37, 48, 65, 100))}
+    else:                                    # the launch covers the sizes exactly
+        sizes = {"H": tile * rng.randint(1, 3), "W": bx * rng.randint(1, 3)}
+    cuda = dialect == "cuda"
+    by_constant = rng.random() < 0.4
+    if cuda:
+        xid = f"blockIdx.x * {'TILE_X' if by_constant else 'blockDim.x'} + threadIdx.x"
+        yid = "blockIdx.y * TILE_Y + threadIdx.y"
+    else:
+        xid = "get_group_id(0) * TILE_X + get_local_id(0)" if by_constant \
+            else "get_global_id(0)"
+        yid = "get_group_id(1) * TILE_Y + get_local_id(1)"
+    inline = rng.random() < 0.25
+    row = f"({yid} + j)" if inline else "(y + j)"
+    transposed = rng.random() < 0.4
+    at = f"{row} * W + x"
+    value = rng.choice([f"in[{at}]", f"2.0f * in[{at}] + 1.0f", f"in[{at}] * in[{at}]"])
+    out = f"out[x * H + {row}]" if transposed else f"out[{at}]"
+    space = "__global " if dialect == "opencl" else ""
+    defines = [f"#define TILE_Y {tile}", f"#define ROWS {rows}"] + \
+        ([f"#define TILE_X {bx}"] if by_constant else [])
+    pragma = [f"sizes({', '.join(f'{k}={v}' for k, v in sizes.items())})", "threads(W, H)",
+              "array(in, H, W)", "array(out, W, H)" if transposed else "array(out, H, W)"]
+    if rng.random() < 0.5 or not guarded:
+        pragma.insert(2, f"block({bx}, {rows})")
+    head = "__global__ void" if cuda else "__kernel void"
+    lines = defines + ["#pragma naiveopt " + " ".join(pragma),
+                       f"{head} c0({space}const float *in, {space}float *out, int H, int W)",
+                       "{", f"    int x = {xid};"] + ([] if inline else [f"    int y = {yid};"])
+    if rng.random() < 0.3:
+        lines += ["    int j;", "    for (j = 0; j < TILE_Y; j = j + ROWS)"]
+    else:
+        lines += ["    for (int j = 0; j < TILE_Y; j += ROWS)"]
+    store = f"{out} = {value};"
+    if guarded:
+        lines += [f"        if (x < W && {row} < H)", f"            {store}"]
+    else:
+        lines += [f"        {store}"]
+    return "\n".join(lines + ["}", ""])
+
+
 #: How often a case is a transposed write (:func:`transpose_file`) instead.
 TRANSPOSE_SHARE = 0.08
 
@@ -1067,6 +1126,10 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     transposed = transposing.random() < TRANSPOSE_SHARE
     if transposed:
         source, guarded = transpose_file(transposing, dialect), True
+    coarsening = random.Random(f"{seed}:{index}:coarsened")
+    if coarsening.random() < COARSENED_SHARE:
+        source = coarsened_file(coarsening, dialect)
+        guarded = False             # its pragma says the thread space: keep it
     reduction = random.Random(f"{seed}:{index}:reduction")
     reductions = reduction.random() < REDUCTION_SHARE
     if reductions:
@@ -1076,6 +1139,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
+    source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -1332,6 +1396,37 @@ INDEX_TYPES = {"cuda": ["size_t", "unsigned int", "unsigned"],
 _THREAD_ID = re.compile(r"^(\s*)int ([ij]) = (.*(?:Idx|get_global_id|get_group_id).*);$", re.M)
 #: The C89 declaration of a kernel's loop iterators (``int j, k;``, kernel_lines).
 _C89 = re.compile(r"^(    )int ((?:\w+, )*\w+);$", re.M)
+
+
+#: How often a CUDA case names its integer #defines as constants (:func:`constant_variant`).
+NAMED_CONSTANT_SHARE = 0.3
+
+
+def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, the file's unconditional integer ``#define`` lines as the
+    named constants CUDA code often declares instead (``const int TILE = 16;``, ``static
+    const int``, ``constexpr int``: device code may read them, and the front end reads them
+    as macros, frontend/named_constants.py); in all cases now and then a trailing comment on
+    a ``#define`` line (``#define ROWS 4  // rows a thread``), whose comment is not its
+    value. Sizes the pragma names stay macros (-D may set them)."""
+    sizes = set(re.findall(r"(\w+)=", " ".join(re.findall(r"\bsizes\(([^)]*)\)", source))))
+    lines, depth = source.split("\n"), 0
+    named = dialect == "cuda" and rng.random() < NAMED_CONSTANT_SHARE
+    for n, line in enumerate(lines):
+        if re.match(r"\s*#\s*if", line):
+            depth += 1
+        elif re.match(r"\s*#\s*endif", line):
+            depth -= 1
+        m = re.fullmatch(r"#define (\w+) (\d+)", line)
+        if m is None or depth or m.group(1) in sizes:
+            continue
+        if named and rng.random() < 0.8:
+            form = rng.choice(["const int {} = {};", "static const int {} = {};",
+                               "constexpr int {} = {};"])
+            lines[n] = form.format(*m.groups())
+        if rng.random() < 0.2:
+            lines[n] += rng.choice(["  // tile size", " /* threads */"])
+    return "\n".join(lines)
 
 
 def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:

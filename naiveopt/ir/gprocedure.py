@@ -55,6 +55,17 @@ class GPragma:
     # or what does agrees; launch.default_block takes it, and the thread-ids pass reads the
     # index as the global id
     block_constant: tuple[int | None, int | None] = (None, None)
+    # per axis, (block, outputs a thread) of a coarsened kernel, set by the predefined pass:
+    # a block-constant index to which the kernel adds a loop's iterator stepping through the
+    # constant (``y = blockIdx.y * TILE + threadIdx.y``, rows ``y + j`` for j = 0, STEP, ...
+    # < TILE) runs STEP-wide blocks whose threads each cover TILE / STEP rows; the naive
+    # launch (launch.geometry) covers block * outputs there, and the passes keep it
+    coarsened: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, None)
+
+    @property
+    def naive_coarsen(self) -> tuple[int, int]:
+        """Outputs along (x, y) each thread of the naive kernel computes (``coarsened``)."""
+        return tuple(c[1] if c else 1 for c in self.coarsened)  # type: ignore[return-value]
 
 
 @dataclass

@@ -16,6 +16,8 @@ and OpenCL C forbids the size types as kernel arguments, where the resolved type
 """
 from __future__ import annotations
 
+import re
+
 from pycparser import c_ast
 
 from .rewrite import walk
@@ -24,6 +26,17 @@ from .rewrite import walk
 INTEGER_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ptrdiff_t",
                  "uint", "ushort", "ulong", "uchar", "int32_t", "uint32_t", "int64_t",
                  "uint64_t"}
+_INTEGER_CAST = re.compile(r"\(\s*(?:(?:%s)\s*)+\)(?=\s*[\w(])" % "|".join(
+    sorted(INTEGER_WORDS | {"const"}, key=len, reverse=True)))
+
+
+def without_integer_casts(text: str) -> str:
+    """``text`` (C integer arithmetic) without its casts to integer types (``(long) w``,
+    ``((unsigned)(4))``): for the non-negative, in-range sizes and constants naiveopt
+    evaluates, such a cast changes no value."""
+    return _INTEGER_CAST.sub(" ", text)
+
+
 #: Those among them whose values are never negative.
 UNSIGNED_WORDS = {"unsigned", "size_t", "uint", "ushort", "ulong", "uchar", "uint32_t",
                   "uint64_t"}

@@ -190,6 +190,7 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     # compiled in with -D at each size set, into the naive kernel and the output alike
     defines = [name for name in roles if name in module.macros]
     spec = KernelSpec(proc.name, threads, naive_block, args, defines=defines,
+                      per_thread=proc.pragma.naive_coarsen,
                       provenance=facts, limits=limits, overridden=overridden)
     return _Kernel(spec, guarded, geo.block[:2], roles, inferred, dict(fixed))
 
@@ -327,8 +328,9 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
         proc = finals.get(name)
         if proc is None:
             continue
-        bx, by = k.naive_block
-        naive["x"], naive["y"] = math.lcm(naive["x"], int(bx)), math.lcm(naive["y"], int(by))
+        px, py = k.spec.per_thread
+        bx, by = int(k.naive_block[0]) * px, int(k.naive_block[1]) * py
+        naive["x"], naive["y"] = math.lcm(naive["x"], bx), math.lcm(naive["y"], by)
         lx, ly = proc.launch_block or (bx, by)
         cx, cy = proc.coarsen
         mx, my = proc.launch_multiple or (1, 1)

@@ -59,6 +59,9 @@ class KernelSpec:
     limits: dict[str, tuple[object, int]] = field(default_factory=dict)
     # the inferred extents of the arrays whose shape a pragma gave (to report disagreement)
     overridden: dict[str, object] = field(default_factory=dict)
+    # outputs along (x, y) each naive thread covers: a coarsened kernel's naive grid covers
+    # block * per_thread (GPragma.coarsened)
+    per_thread: tuple[int, int] = (1, 1)
 
 
 @dataclass

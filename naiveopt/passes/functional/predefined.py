@@ -32,7 +32,7 @@ from pycparser import c_ast
 from ...analysis.guards import is_id
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
-from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ...ir.rewrite import identifiers, map_nodes, walk
 from ..manager import Pass, PassContext
 from .thread_id_forms import (BUILTIN_IDS, GLOBAL_IDS, alias_resolver, block_constant_index,
                               builtin_aliases, constant_value)
@@ -124,6 +124,7 @@ class Predefined(Pass):
         module = ctx.module
         used = ids_used(proc)
         block = list(proc.pragma.block_constant)
+        coarsened = list(proc.pragma.coarsened)
         for i, axis in enumerate("xy"):
             if not found[axis]:
                 continue
@@ -144,10 +145,31 @@ class Predefined(Pass):
                 why = f"the kernel also reads blockDim.{axis}"
             elif not 1 <= c <= 1024:
                 why = f"{c} is not a block size"
-            elif (stepped := _stepped_by_loop(proc, terms[axis], c, module)):
-                why = (f"the kernel adds the loop iterator {stepped} to it, so that a thread "
-                       f"covers several {'columns' if axis == 'x' else 'rows'} (its block "
-                       f"along {axis} is a fraction of {c}: a coarsened kernel)")
+            elif (stepped := _stepped_by_loop(proc, terms[axis], c, module, GLOBAL_IDS[axis][2])):
+                what = "columns" if axis == "x" else "rows"
+                name, step = stepped
+                why = (f"the kernel adds the loop iterator {name} to it, so that a thread "
+                       f"covers several {what} (its block along {axis} is a fraction of {c}: "
+                       "a coarsened kernel)")
+                if step and 1 < step <= c and c % step == 0:
+                    # the launch the author's loop implies: step-wide blocks, c / step rows
+                    # a thread; read so unless the pragma or the host code say otherwise (a
+                    # step of 1 would mean one-thread blocks, which no author indexes by
+                    # threadIdx: a window over neighbours, ``s[threadIdx.x + k]``, is likelier)
+                    given = proc.pragma.block_dim[i]
+                    disagree = (f"the naive launch's block is {given} along {axis} (metadata "
+                                f"or pragma), not {step}") \
+                        if given is not None and given != str(step) else \
+                        _host_block_disagrees(proc, module, i, step)
+                    if not disagree:
+                        coarsened[i] = (step, c // step)
+                        ctx.remark("analysis", self.name, proc, f"{texts[axis]}: the loop over "
+                                   f"{name} from 0 to {names[0]} = {c} by {step}: the naive "
+                                   f"block along {axis} is {step} threads, each covering "
+                                   f"{c // step} {what} (a coarsened kernel; the optimization "
+                                   "passes keep its launch)")
+                        continue
+                    why += f"; {disagree}"
             elif proc.pragma.block_dim[i] is not None and proc.pragma.block_dim[i] != str(c):
                 why = (f"the naive launch's block is {proc.pragma.block_dim[i]} along {axis} "
                        "(metadata or pragma), not " + str(c))
@@ -158,6 +180,13 @@ class Predefined(Pass):
                            f"the block size along {axis}: {why}")
                 continue
             block[i] = c
+        proc.pragma.coarsened = (coarsened[0], coarsened[1])
+        sizes = [b or (cb[0] if cb else None) for b, cb in zip(block, coarsened)]
+        if sizes[0] and sizes[1] and sizes[0] * sizes[1] > 1024:
+            proc.pragma.coarsened = (None, None)
+            ctx.remark("missed", self.name, proc, f"block constants {sizes[0]} x {sizes[1]} "
+                       "not taken as the block: more than 1024 threads")
+            return
         if block[0] and block[1] and block[0] * block[1] > 1024:
             ctx.remark("missed", self.name, proc, f"block constants {block[0]} x {block[1]} "
                        "not taken as the block: more than 1024 threads")
@@ -172,38 +201,43 @@ class Predefined(Pass):
 
 
 def _stepped_by_loop(proc: GProcedure, terms: list[tuple[c_ast.Node, c_ast.Node | None]],
-                     c: int, module) -> str:
-    """The name of a loop iterator running from 0 to the block constant ``c`` that the kernel
-    adds to a block-constant index (the index itself, or a local defined once as it), ''
-    if none. ``y + j`` with ``j`` stepping through the tile (the NVIDIA blog's transpose,
-    ``blockIdx.y * TILE_DIM + threadIdx.y``, ``for (j = 0; j < TILE_DIM; j += BLOCK_ROWS)``,
-    launched with TILE_DIM x BLOCK_ROWS threads) means each thread covers TILE_DIM /
-    BLOCK_ROWS rows: the block along that axis is not the constant, and reading the index as
-    the global id under a TILE_DIM-row block would change what the kernel computes under
-    its real launch. A stencil's taps (``y + dy``, dy over -R..R) are no such loop."""
-    counts = assigned_names(proc.body)
+                     c: int, module, tid: str) -> tuple[str, int | None] | None:
+    """(name, step) of a loop iterator running from 0 to the block constant ``c`` that the
+    kernel adds to a block-constant index (the index itself, a local it is stored in, or the
+    thread id ``tid`` of its axis: ``tile[threadIdx.y + j]``),
+    step None where it is not a constant; None if there is no such iterator. ``y + j`` with
+    ``j`` stepping through the tile (the NVIDIA blog's transpose, ``blockIdx.y * TILE_DIM +
+    threadIdx.y``, ``for (j = 0; j < TILE_DIM; j += BLOCK_ROWS)``, launched with TILE_DIM x
+    BLOCK_ROWS threads) means each thread covers TILE_DIM / BLOCK_ROWS rows: the block along
+    that axis is the step, not the constant, and reading the index as the global id under a
+    TILE_DIM-row block would change what the kernel computes under its real launch. A
+    stencil's taps (``y + dy``, dy over -R..R) are no such loop."""
     nodes = {id(node) for node, _ in terms}
-    names = {parent.name for _, parent in terms
-             if isinstance(parent, c_ast.Decl) and counts.get(parent.name) == 1}
-    iterators = set()
+    # locals a block-constant index is stored in (``int y = ...;`` or ``y = ...;``, also
+    # where the kernel later reuses the local: the blog's transpose reassigns y)
+    names = {parent.name for _, parent in terms if isinstance(parent, c_ast.Decl)} | \
+        {parent.lvalue.name for _, parent in terms if isinstance(parent, c_ast.Assignment)
+         and isinstance(parent.lvalue, c_ast.ID)}
+    iterators: dict[str, int | None] = {}
     for node, _ in walk(proc.body):
         if not (isinstance(node, c_ast.For) and isinstance(node.cond, c_ast.BinaryOp) and
                 node.cond.op == "<" and isinstance(node.cond.left, c_ast.ID) and
                 constant_value(node.cond.right, proc, module) == c):
             continue
         name = node.cond.left.name
-        starts = [n.init for n, _ in walk(node.init) if isinstance(n, c_ast.Decl)
-                  and n.name == name] if node.init is not None else []
-        starts += [n.rvalue for n, _ in walk(node.init) if isinstance(n, c_ast.Assignment)
-                   and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name] \
-            if node.init is not None else []
-        if starts and all(constant_value(v, proc, module) == 0 for v in starts if v):
-            iterators.add(name)
+        starts = [n.init if isinstance(n, c_ast.Decl) else n.rvalue
+                  for n, _ in walk(node.init) if node.init is not None and (
+                      isinstance(n, c_ast.Decl) and n.name == name and n.init is not None or
+                      isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and
+                      n.lvalue.name == name)]
+        if starts and all(constant_value(v, proc, module) == 0 for v in starts):
+            iterators[name] = _constant_step(node.next, name, proc, module)
 
     def is_index(n: c_ast.Node) -> bool:
         while isinstance(n, c_ast.Cast):
             n = n.expr
-        return id(n) in nodes or (isinstance(n, c_ast.ID) and n.name in names)
+        return id(n) in nodes or (isinstance(n, c_ast.ID) and n.name in names) or \
+            (isinstance(n, PredefId) and n.name == tid)
 
     for node, _ in walk(proc.body):
         if isinstance(node, c_ast.BinaryOp) and node.op in "+-":
@@ -211,8 +245,29 @@ def _stepped_by_loop(proc: GProcedure, terms: list[tuple[c_ast.Node, c_ast.Node 
                 while isinstance(b, c_ast.Cast):
                     b = b.expr
                 if is_index(a) and isinstance(b, c_ast.ID) and b.name in iterators:
-                    return b.name
-    return ""
+                    return b.name, iterators[b.name]
+    return None
+
+
+def _constant_step(node: c_ast.Node | None, name: str, proc: GProcedure, module) -> int | None:
+    """The positive constant a loop's increment ``name++`` / ``name += S`` / ``name = name +
+    S`` adds to its iterator, or None."""
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "++") and \
+            isinstance(node.expr, c_ast.ID) and node.expr.name == name:
+        return 1
+    if not (isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and
+            node.lvalue.name == name):
+        return None
+    step = None
+    if node.op == "+=":
+        step = constant_value(node.rvalue, proc, module)
+    elif node.op == "=" and isinstance(node.rvalue, c_ast.BinaryOp) and node.rvalue.op == "+":
+        left, right = node.rvalue.left, node.rvalue.right
+        if isinstance(left, c_ast.ID) and left.name == name:
+            step = constant_value(right, proc, module)
+        elif isinstance(right, c_ast.ID) and right.name == name:
+            step = constant_value(left, proc, module)
+    return step if step and step > 0 else None
 
 
 def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int) -> str:

@@ -607,3 +607,58 @@ def test_named_constants_read_by_device_code_become_macros():
 def test_named_constants_a_macro_would_not_stand_for_stay_errors(source, message):
     with pytest.raises(NaiveoptError, match=re.escape(message)):
         parse_module("k.cu", source)
+
+
+CXX_CASTS_CU = """#pragma naiveopt array(x, n4 * 4)
+__global__ void scale4(float *x, float s, int n4)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) {
+        float4 v = reinterpret_cast<float4*>(x)[i];
+        v.x *= s; v.y *= s; v.z *= s; v.w *= s;
+        reinterpret_cast<float4*>(x)[i] = v;
+    }
+}
+__global__ void toint(const float *x, int *y, int n)
+{
+    int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i < n) y[i] = static_cast<int>(x[i] * 3.5f) + static_cast<int>(i / 2);
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_cxx_named_casts_and_vector_pointer_casts_verify(target):
+    """C++'s static_cast / reinterpret_cast convert as the C cast of the same type; a cast of
+    a __global pointer keeps its address space in OpenCL (``(__global float4 *)x``: an
+    unqualified pointer is __private there, and PoCL refused the cast), and a store through
+    the cast counts as a write of x, which verification compares."""
+    result = naiveopt.optimize(CXX_CASTS_CU, filename="k.cu", target=target)
+    for kernel in result.kernels:
+        assert kernel.verification.status == "passed", (kernel.name,
+                                                        kernel.verification.detail)
+    if target == "opencl":
+        assert "((__global float4 *)x)[i]" in result.code
+    else:
+        assert "((float4 *)x)[i] = v;" in result.code
+
+
+def test_cxx_initializers_auto_and_launch_bounds_are_read():
+    """``float acc{0.0f};`` is ``float acc = 0.0f;`` (``int n{};`` is 0), ``auto`` takes
+    the initializer's type, ``__launch_bounds__`` is accepted (and left out of the output,
+    whose block a pass may change)."""
+    source = """__forceinline__ __device__ float sq(float v) { return v * v; }
+__global__ void __launch_bounds__(256) k(float *y, const float *x, int n)
+{
+    const auto i = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc{0.0f};
+    int zero{};
+    if (i < n) { acc += sq(x[i]) + zero; y[i] = acc; }
+}
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="k.cu", target=target)
+        (kernel,) = result.kernels
+        assert kernel.verification.status == "passed", kernel.verification.detail
+        assert "float acc = 0.0f;" in result.code and "int zero = 0;" in result.code
+        assert "__launch_bounds__" not in result.code

@@ -198,8 +198,9 @@ def test_generator_writes_coarsened_kernels():
 
 def test_generator_writes_named_constants():
     """Some CUDA cases declare their block and table sizes as named constants (``const int``,
-    ``static const int``, ``constexpr int``) that the kernels read, and some #define lines
-    carry a trailing comment; those cases verify (frontend/named_constants.py)."""
+    ``static const int``, ``constexpr int``) that the kernels read, some #define lines carry a
+    trailing comment, and some thread ids are converted by static_cast; those cases verify
+    (frontend/named_constants.py, translate.py)."""
     cases = [generate_case(7, i, [], ("global",)) for i in range(80)]
     named = [c for c in cases if re.search(
         r"^(?:static )?(?:const|constexpr) int (\w+) = \d+;", c.source, re.M)]
@@ -208,7 +209,10 @@ def test_generator_writes_named_constants():
     for form in ("static const int", "constexpr int"):
         assert form in text, form
     assert any(re.search(r"^#define \w+ \d+ +(//|/\*)", c.source, re.M) for c in cases)
-    for case in named[:2]:
+    casts = [c for c in cases if "static_cast<int>(" in c.source]
+    assert casts and any(re.search(r"float \w+\{0\.0f\};", c.source) for c in casts)
+    named.append(casts[0])
+    for case in named[:2] + named[-1:]:
         outcome = run_case(case)
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 

@@ -292,8 +292,18 @@ class Translator:
                                          "offsets of the kernel's array parameters")
             self.pointers.declare(cursor, init_cursor)
             return None
-        init = (self.initializer(init_cursor) if file_scope else self.expr(init_cursor)) \
-            if init_cursor is not None else None
+        if init_cursor is not None and not file_scope and \
+                init_cursor.kind == K.INIT_LIST_EXPR and \
+                ctype.get_canonical().kind in _SCALAR_KINDS:
+            # C++ brace initialization of a scalar (``float acc{0.0f};``, ``int n{};``) is
+            # the C initializer of its one value (braces forbid narrowing), or zero
+            values = list(init_cursor.get_children())
+            if len(values) > 1:
+                raise self.error(init_cursor, "a scalar initialized by several values")
+            init = self.expr(values[0]) if values else c_ast.Constant("int", "0")
+        else:
+            init = (self.initializer(init_cursor) if file_scope else self.expr(init_cursor)) \
+                if init_cursor is not None else None
         dims = [self.expr(c) for c in cursor.get_children() if c.kind.is_expression() and
                 (init_cursor is None or c.hash != init_cursor.hash)][::-1]  # innermost first
         depth, t = 0, ctype
@@ -443,7 +453,10 @@ class Translator:
             return c_ast.TernaryOp(self.expr(cond), self.expr(a), self.expr(b), coord=coord)
         if kind == K.COMPOUND_LITERAL_EXPR:
             return self._vector_literal(cursor)
-        if kind in (K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
+        if kind in (K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
+                    K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR):
+            # C++'s named casts convert as the C cast of the same type does (a
+            # reinterpret_cast between pointer types is the C pointer cast)
             children = [c for c in cursor.get_children() if c.kind.is_expression()]
             if len(children) != 1:
                 raise self.error(cursor, "unsupported cast")

@@ -1140,6 +1140,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
+    source = cast_variant(source, random.Random(f"{seed}:{index}:casts"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -1427,6 +1428,21 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
         if rng.random() < 0.2:
             lines[n] += rng.choice(["  // tile size", " /* threads */"])
     return "\n".join(lines)
+
+
+#: How often a CUDA case spells its thread ids through C++'s static_cast (:func:`cast_variant`).
+CXX_CAST_SHARE = 0.15
+
+
+def cast_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, C++ spellings: ``int i = static_cast<int>(blockIdx.x *
+    blockDim.x + threadIdx.x);`` as C++ code writes the conversion of the unsigned built-ins
+    (the front end reads C++'s named casts as the C cast of the same type), and accumulators
+    brace-initialized, ``float acc{0.0f};``."""
+    if dialect != "cuda" or rng.random() >= CXX_CAST_SHARE:
+        return source
+    source = re.sub(r"\b(float|double) (\w+) = (0\.0f?);", r"\1 \2{\3};", source)
+    return _THREAD_ID.sub(r"\1int \2 = static_cast<int>(\3);", source)
 
 
 def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:

@@ -29,6 +29,7 @@ from ..ir import GModule, GProcedure
 from ..ir.cgen import to_c
 from ..ir.elements import element
 from ..ir.symbolic import SymbolEnv
+from ..ir.rewrite import walk
 from ..launch import geometry, z_used
 from .expr import evaluate
 from .extents import Extent, extents
@@ -144,7 +145,8 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     shapes = {a.name: a.shape for a in given.args if a.shape} if given else {}
     pointers = [p for p in proc.params if p.is_pointer]
     inferred = extents(proc, env, geo, [p.name for p in pointers])
-    written = {user(m.array) for m in proc.memory_expressions if m.is_write}
+    written = {user(m.array) for m in proc.memory_expressions if m.is_write} | \
+        {user(name) for name in stored_through(proc)}
     roles = _roles(proc, module, threads, inferred, fixed, user)
     for name in sorted(given_sizes):    # a size the pragma gives is one, wherever it is used
         roles.setdefault(name, "k")
@@ -195,6 +197,36 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     return _Kernel(spec, guarded, geo.block[:2], roles, inferred, dict(fixed))
 
 
+def stored_through(proc: GProcedure) -> set[str]:
+    """The pointer parameters a store reaches other than as an indexed element, which the
+    memory-expression analysis does not list as writes: through a cast
+    (``reinterpret_cast<float4 *>(x)[i] = v``, ``((float2 *)y)[i].x = ...``)."""
+    from pycparser import c_ast
+
+    pointers = {p.name for p in proc.params if p.is_pointer}
+    out = set()
+    for node, _ in walk(proc.body):
+        target = node.lvalue if isinstance(node, c_ast.Assignment) else \
+            node.expr if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++",
+                                                                        "p--") else None
+        through_cast = False
+        while target is not None and not isinstance(target, c_ast.ID):
+            if isinstance(target, c_ast.Cast):
+                through_cast = True
+                target = target.expr
+            elif isinstance(target, c_ast.ArrayRef):
+                target = target.name
+            elif isinstance(target, c_ast.StructRef):
+                target = target.name
+            elif isinstance(target, c_ast.UnaryOp) and target.op == "*":
+                target = target.expr
+            else:
+                target = None
+        if through_cast and target is not None and target.name in pointers:
+            out.add(target.name)
+    return out
+
+
 def _thread_space(proc: GProcedure, given: KernelSpec | None, facts: dict[str, str], user,
                   aliases) -> tuple[tuple[str, str, str], tuple[bool, bool]]:
     """The thread space and whether the code bounds each of x and y: the pragma's, the
@@ -242,7 +274,6 @@ def _implied_width(proc: GProcedure, user) -> str | None:
 
 def _uses(proc: GProcedure, *names: str) -> bool:
     from ..ir import PredefId
-    from ..ir.rewrite import walk
 
     return any(isinstance(n, PredefId) and n.name in names for n, _ in walk(proc.body))
 

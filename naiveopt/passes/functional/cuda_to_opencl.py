@@ -51,6 +51,7 @@ class CUDAToOpenCL(Pass):
             helper.decl.funcspec = []
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
             notes += _rewrite_body(helper.body, module.path)
+            _qualify_pointer_casts(helper.body, lambda name: "__global")
             _opencl_type_names(helper)
             typenames.to_opencl(helper)
         for proc in module.procedures:
@@ -63,6 +64,11 @@ class CUDAToOpenCL(Pass):
         proc.func.decl.funcspec = ["__kernel"]
         for note in _rewrite_body(proc.body, proc.file):
             ctx.remark("analysis", self.name, proc, note)
+        shared = {n.name for n, _ in walk(proc.body)
+                  if isinstance(n, c_ast.Decl) and "__local" in n.storage}
+        space = _space_of(proc)
+        _qualify_pointer_casts(proc.body, lambda name: "__local" if name in shared
+                               else space(name) if name else "__global")
         _opencl_type_names(proc.func)
         typenames.to_opencl(proc.func, proc.func.decl.type.args)
         proc.dialect = "opencl"
@@ -96,6 +102,42 @@ def _qualify_pointer_params(params: c_ast.ParamList | None, space) -> None:
             decl.type.quals = ["restrict" if q == "__restrict__" else q for q in decl.type.quals]
             base = decl.type.type
             base.quals = [space(decl.name)] + [q for q in base.quals if not q.startswith("__")]
+
+
+_SPACES = {"__global", "__local", "__constant", "__private"}
+
+
+def _qualify_pointer_casts(body: c_ast.Node, space) -> None:
+    """A cast to a pointer type (``((float4 *)x)[i]``, ``(float2 *)&a[2 * i]``) points where
+    its operand does: OpenCL C makes an unqualified pointer type __private, and a cast of a
+    __global pointer to it is an error, so the cast's pointee gains the address space of the
+    array it casts (``space(name)``: the parameter's, __local for shared memory)."""
+    for node, _ in walk(body):
+        if not (isinstance(node, c_ast.Cast) and isinstance(node.to_type, c_ast.Typename) and
+                isinstance(node.to_type.type, c_ast.PtrDecl) and
+                isinstance(node.to_type.type.type, c_ast.TypeDecl)):
+            continue
+        base = node.to_type.type.type
+        if not _SPACES & set(base.quals):
+            base.quals = [space(_pointer_root(node.expr))] + list(base.quals)
+
+
+def _pointer_root(node: c_ast.Node) -> str | None:
+    """The array a pointer expression points into (``x``, ``&x[i]``, ``x + 4 * i``,
+    ``(char *)x``), or None."""
+    while True:
+        if isinstance(node, c_ast.ID):
+            return node.name
+        if isinstance(node, c_ast.Cast):
+            node = node.expr
+        elif isinstance(node, c_ast.UnaryOp) and node.op == "&":
+            node = node.expr
+        elif isinstance(node, c_ast.ArrayRef):
+            node = node.name
+        elif isinstance(node, c_ast.BinaryOp) and node.op in "+-":
+            node = node.left
+        else:
+            return None
 
 
 def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:

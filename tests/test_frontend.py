@@ -662,3 +662,27 @@ __global__ void __launch_bounds__(256) k(float *y, const float *x, int n)
         assert kernel.verification.status == "passed", kernel.verification.detail
         assert "float acc = 0.0f;" in result.code and "int zero = 0;" in result.code
         assert "__launch_bounds__" not in result.code
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_local_table_with_an_initializer_is_kept(target):
+    """Filter weights as a local table (``const float w[3] = {0.25f, 0.5f, 0.25f};``) were
+    "unsupported expression (init_list_expr)": the brace list is kept as written, and the
+    kernel verifies, also where a pass vectorizes its loop."""
+    source = """__global__ void blur3(float *out, const float *in, int n)
+{
+    const float w[3] = {0.25f, 0.5f, 0.25f};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) {
+        float s = 0.0f;
+        for (int k = -1; k <= 1; ++k)
+            s += w[k + 1] * in[i + k];
+        out[i] = s;
+    }
+}
+"""
+    for options in ({}, {"vectorize": "always"}):
+        result = naiveopt.optimize(source, filename="k.cu", target=target, options=options)
+        (kernel,) = result.kernels
+        assert kernel.verification.status == "passed", kernel.verification.detail
+        assert "const float w[3] = {0.25f, 0.5f, 0.25f};" in result.code

@@ -301,6 +301,10 @@ class Translator:
             if len(values) > 1:
                 raise self.error(init_cursor, "a scalar initialized by several values")
             init = self.expr(values[0]) if values else c_ast.Constant("int", "0")
+        elif init_cursor is not None and not file_scope and \
+                ctype.get_canonical().kind == ci.TypeKind.CONSTANTARRAY and \
+                "__shared__" not in storage:
+            init = self.initializer(init_cursor)    # a local table: {0.25f, 0.5f, 0.25f}
         else:
             init = (self.initializer(init_cursor) if file_scope else self.expr(init_cursor)) \
                 if init_cursor is not None else None

@@ -1141,6 +1141,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
     source = cast_variant(source, random.Random(f"{seed}:{index}:casts"), dialect)
+    source = local_table_variant(source, random.Random(f"{seed}:{index}:local-table"))
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -1428,6 +1429,26 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
         if rng.random() < 0.2:
             lines[n] += rng.choice(["  // tile size", " /* threads */"])
     return "\n".join(lines)
+
+
+#: How often a case's initialized constant table is a local of its kernel instead
+#: (:func:`local_table_variant`).
+LOCAL_TABLE_SHARE = 0.3
+
+
+def local_table_variant(source: str, rng: random.Random) -> str:
+    """In a share of the cases with an initialized file-scope table (``__constant__ float
+    CT[16] = {...};``) and one kernel that alone reads it, the table as a local of that
+    kernel, as filter weights are often written (``const float CT[16] = {...};``)."""
+    table = re.search(r"^(?:__constant__|__constant) float (CT\[\w+\] = \{[^}]*\});\n",
+                      source, re.M)
+    heads = list(re.finditer(r"^(?:__global__|__kernel) void .*\n\{\n", source, re.M))
+    if table is None or len(heads) != 1 or "CT[" in source[table.end():heads[0].start()] \
+            or rng.random() >= LOCAL_TABLE_SHARE:
+        return source
+    at = heads[0].end()
+    source = source[:at] + f"    const float {table.group(1)};\n" + source[at:]
+    return source[:table.start()] + source[table.end():]
 
 
 #: How often a CUDA case spells its thread ids through C++'s static_cast (:func:`cast_variant`).

@@ -41,8 +41,6 @@ _KW = "__kw"
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 
 
-
-
 def parse(text: str | int) -> Tree | None:
     """The tree of a thread-space expression (C or metadata arithmetic on names and integer
     literals, ``ceil(a, b)``, ``min``/``max``), or None when it is not in that subset (a cast,
@@ -292,7 +290,8 @@ def untransformable(proc: GProcedure) -> str:
     """Why the optimization passes must leave a kernel alone, or '': a launch in the file's
     host code that cannot be rewritten to the output's launch (GProcedure.keep_launch); a
     block with more than one thread along z (their plans reshape x and y only and assume
-    every thread of a block has a distinct (x, y))."""
+    every thread of a block has a distinct (x, y)); a coarsened naive kernel (its launch is
+    read from its own loop over the rows a thread covers, GPragma.coarsened)."""
     if proc.keep_launch:
         return proc.keep_launch
     if any(proc.pragma.coarsened):

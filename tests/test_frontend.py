@@ -686,3 +686,21 @@ def test_a_local_table_with_an_initializer_is_kept(target):
         (kernel,) = result.kernels
         assert kernel.verification.status == "passed", kernel.verification.detail
         assert "const float w[3] = {0.25f, 0.5f, 0.25f};" in result.code
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_named_constant_sizing_constant_data_becomes_a_macro(target):
+    """``const int CW = 8;`` read only by a __constant__ table's extent (no kernel names
+    it): the OpenCL output once said "use of undeclared identifier 'CW'" (a fuzz case)."""
+    source = """const int CW = 4;
+__constant__ float CT[CW] = {0.5f, 1.0f, 2.0f, 4.0f};
+__global__ void k(float *y, const float *x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = CT[i % 4] * x[i];
+}
+"""
+    result = naiveopt.optimize(source, filename="k.cu", target=target)
+    (kernel,) = result.kernels
+    assert kernel.verification.status == "passed", kernel.verification.detail
+    assert "#define CW 4" in result.code

@@ -199,12 +199,13 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
 
 
 def _constants_as_macros(path: str, source: str, defines: dict[str, str]) -> str:
-    """``source`` with the file-scope named constants its device code reads as macros
+    """``source`` with the file-scope named constants its device code reads (kernels,
+    helpers, the extents and initializers of __constant__/__device__ data) as macros
     (named_constants.py); names declared more than once in the file stay as written."""
     tu = cs.parse(path, source, "cuda", macro_defines(source, defines))
     declared: dict[str, int] = {}
     read: set[str] = set()
-    device = (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR)
+    device = (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR, K.CUDACONSTANT_ATTR)
     for cursor in tu.cursor.walk_preorder():
         if cursor.location.file is None or cursor.location.file.name != path:
             continue
@@ -212,7 +213,11 @@ def _constants_as_macros(path: str, source: str, defines: dict[str, str]) -> str
                            K.TYPEDEF_DECL, K.ENUM_CONSTANT_DECL, K.CXX_METHOD,
                            K.FUNCTION_TEMPLATE, K.TEMPLATE_NON_TYPE_PARAMETER):
             declared[cursor.spelling] = declared.get(cursor.spelling, 0) + 1
-        if cursor.kind == K.FUNCTION_DECL and \
+        # device functions, and device data whose extent or initializer names a constant
+        # (``__constant__ float CT[CW];``)
+        if cursor.kind in (K.FUNCTION_DECL, K.VAR_DECL) and \
+                cursor.semantic_parent is not None and \
+                cursor.semantic_parent.kind == K.TRANSLATION_UNIT and \
                 any(c.kind in device for c in cursor.get_children()):
             read |= {n.spelling for n in cursor.walk_preorder()
                      if n.kind == K.DECL_REF_EXPR and n.referenced is not None and

@@ -398,6 +398,17 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
         if kspec is None:
             results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
             continue
+        analysed = next((p for p in c.module.procedures if p.name == name), None)
+        if analysed is not None and analysed.pragma.launch_unknown and \
+                kspec.provenance.get("block", "default") == "default":
+            # a block constant the kernel's index was written for, which the predefined pass
+            # could not read as its block: a guessed launch could run it out of bounds or
+            # racing, and blame the output
+            results[name] = Verification(
+                "skipped", "the block the naive kernel was written for is unknown ("
+                f"{analysed.pragma.launch_unknown}): give it with '#pragma naiveopt "
+                "block(X, Y)' or metadata")
+            continue
         procs = {p.name: p for p in naive.module.procedures} if naive.module else {}
         kspec = with_kernel_facts(with_file_data(kspec, c.module, c.spec, defines),
                                   procs.get(name))

@@ -530,3 +530,28 @@ def test_launch_block_reads_dim3_blocks_from_host_code():
     assert block("t", "dim3 t(16, 16); /* t = dim3(1); */") == (16, 16, 1)
     assert block("n", "int n = 16;") is None                      # not a dim3
     assert block("dim3(n, 1)") is None                            # not a fixed size
+
+
+@pytest.mark.parametrize("source", [
+    # two block constants: which block was it written for?
+    "__global__ void two(float *y, const float *x, int n)\n{\n"
+    "    int i = blockIdx.x * 32 + threadIdx.x;\n    int k = blockIdx.x * 64 + threadIdx.x;\n"
+    "    if (i < n && k < n) y[i] = x[k];\n}\n",
+    # a coarsened loop whose step does not divide the tile
+    BLOG_TRANSPOSE_CU.replace("j += BLOCK_ROWS", "j += 12").replace(
+        "#pragma naiveopt sizes(N=64) threads(N, N)\n", ""),
+])
+def test_verification_does_not_guess_the_block_a_kernel_was_written_for(source):
+    """Where the kernel's index names a block constant the predefined pass cannot read as
+    its block and nothing gives the block, verification says so instead of running the naive
+    kernel under the default block (out of bounds or racing, blamed on the output); with
+    the block given, it runs."""
+    result = _optimize(source, "u.cu")
+    (kernel,) = result.kernels
+    assert kernel.verification.status == "skipped"
+    assert "the block the naive kernel was written for is unknown" in \
+        kernel.verification.detail and "block(X, Y)" in kernel.verification.detail
+    given = _optimize("#pragma naiveopt block(32, 8)\n" + source
+                      if "TILE_DIM" in source else "#pragma naiveopt block(32)\n" + source,
+                      "u.cu")
+    assert "unknown" not in given.kernels[0].verification.detail

@@ -61,6 +61,11 @@ class GPragma:
     # < TILE) runs STEP-wide blocks whose threads each cover TILE / STEP rows; the naive
     # launch (launch.geometry) covers block * outputs there, and the passes keep it
     coarsened: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, None)
+    # why the block the kernel was written for is unknown, where its index names a block
+    # constant the predefined pass could not read as the block and nothing else (pragma,
+    # metadata, the host code's launches) gives it: verification does not run the naive
+    # kernel under a guessed block
+    launch_unknown: str = ""
 
     @property
     def naive_coarsen(self) -> tuple[int, int]:

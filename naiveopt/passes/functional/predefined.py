@@ -125,6 +125,8 @@ class Predefined(Pass):
         used = ids_used(proc)
         block = list(proc.pragma.block_constant)
         coarsened = list(proc.pragma.coarsened)
+        unknown: list[str] = []
+        launched = any(site.kernel == proc.name for site in module.launch_sites)
         for i, axis in enumerate("xy"):
             if not found[axis]:
                 continue
@@ -132,7 +134,7 @@ class Predefined(Pass):
             names = sorted({to_c(k) for k in found[axis]})
             values = {constant_value(k, proc, module) for k in found[axis]}
             c = next(iter(values)) if len(values) == 1 else None
-            why = ""
+            why, blind = "", False
             if None in values:
                 name = next(to_c(k) for k in found[axis]
                             if constant_value(k, proc, module) is None)
@@ -141,10 +143,12 @@ class Predefined(Pass):
                        f"{name} is not an integer the compile fixes")
             elif c is None:
                 why = f"the index uses different constants ({', '.join(names)})"
+                blind = True
             elif dim in used:
                 why = f"the kernel also reads blockDim.{axis}"
             elif not 1 <= c <= 1024:
                 why = f"{c} is not a block size"
+                blind = True
             elif (stepped := _stepped_by_loop(proc, terms[axis], c, module, GLOBAL_IDS[axis][2])):
                 what = "columns" if axis == "x" else "rows"
                 name, step = stepped
@@ -170,6 +174,8 @@ class Predefined(Pass):
                                    "passes keep its launch)")
                         continue
                     why += f"; {disagree}"
+                else:
+                    blind = True
             elif proc.pragma.block_dim[i] is not None and proc.pragma.block_dim[i] != str(c):
                 why = (f"the naive launch's block is {proc.pragma.block_dim[i]} along {axis} "
                        "(metadata or pragma), not " + str(c))
@@ -178,9 +184,12 @@ class Predefined(Pass):
             if why:
                 ctx.remark("missed", self.name, proc, f"{texts[axis]}: {names[0]} not taken as "
                            f"the block size along {axis}: {why}")
+                if blind and proc.pragma.block_dim[i] is None and not launched:
+                    unknown.append(f"{texts[axis]} along {axis}: {why}")
                 continue
             block[i] = c
         proc.pragma.coarsened = (coarsened[0], coarsened[1])
+        proc.pragma.launch_unknown = "; ".join(unknown)
         sizes = [b or (cb[0] if cb else None) for b, cb in zip(block, coarsened)]
         if sizes[0] and sizes[1] and sizes[0] * sizes[1] > 1024:
             proc.pragma.coarsened = (None, None)

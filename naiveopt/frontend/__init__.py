@@ -190,43 +190,12 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
     how a literal is traced back to the macro it came from)."""
     defines = dict(defines or {})
     if dialect_of(path) == "cuda" and named_constants.candidates(source):
-        source = _constants_as_macros(path, source, defines)
+        source = named_constants.rewrite(path, source, macro_defines(source, defines))
     macros = macro_defines(source, defines)
     module = _parse(path, source, macros)
     fixed, overridable = fixed_macros(source, defines)
     module.fixed, module.overridable = dict(fixed), set(overridable)
     return SourceUnit(path, source, module.dialect, defines, macros, fixed, overridable, module)
-
-
-def _constants_as_macros(path: str, source: str, defines: dict[str, str]) -> str:
-    """``source`` with the file-scope named constants its device code reads (kernels,
-    helpers, the extents and initializers of __constant__/__device__ data) as macros
-    (named_constants.py); names declared more than once in the file stay as written."""
-    tu = cs.parse(path, source, "cuda", macro_defines(source, defines))
-    declared: dict[str, int] = {}
-    read: set[str] = set()
-    device = (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR, K.CUDACONSTANT_ATTR)
-    for cursor in tu.cursor.walk_preorder():
-        if cursor.location.file is None or cursor.location.file.name != path:
-            continue
-        if cursor.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL, K.FUNCTION_DECL,
-                           K.TYPEDEF_DECL, K.ENUM_CONSTANT_DECL, K.CXX_METHOD,
-                           K.FUNCTION_TEMPLATE, K.TEMPLATE_NON_TYPE_PARAMETER):
-            declared[cursor.spelling] = declared.get(cursor.spelling, 0) + 1
-        # device functions, and device data whose extent or initializer names a constant
-        # (``__constant__ float CT[CW];``)
-        if cursor.kind in (K.FUNCTION_DECL, K.VAR_DECL) and \
-                cursor.semantic_parent is not None and \
-                cursor.semantic_parent.kind == K.TRANSLATION_UNIT and \
-                any(c.kind in device for c in cursor.get_children()):
-            read |= {n.spelling for n in cursor.walk_preorder()
-                     if n.kind == K.DECL_REF_EXPR and n.referenced is not None and
-                     n.referenced.kind == K.VAR_DECL and
-                     n.referenced.semantic_parent is not None and
-                     n.referenced.semantic_parent.kind == K.TRANSLATION_UNIT}
-    rewritten, _ = named_constants.as_macros(
-        source, {n: c for n, c in declared.items() if n in read})
-    return rewritten
 
 
 def parse_module(path: str, source: str, defines: dict[str, str] | None = None) -> GModule:

@@ -13,14 +13,19 @@ the file is parsed. Every later stage then sees an ordinary fixed macro: the blo
 reading of ``blockIdx.x * TILE_DIM + threadIdx.x``, sizes fixed at compile time, the output's
 macro definitions; host code that reads the name reads the macro.
 
-A line is rewritten only when the name is declared nowhere else in the file and never follows
-``.`` or ``->`` (a macro would replace a parameter, local or member of that name too), the
-declaration stands alone on its line at file scope, and its initializer is literals, names
-and integer arithmetic.
+A line is rewritten only when device code reads the name (a kernel, a helper, or the extent
+or initializer of __constant__/__device__ data) and the file declares it nowhere else: a
+macro would replace a parameter, local, member or function of that name too, so libclang
+counts the declarations of every name (:func:`rewrite`); the declaration stands alone on
+its line at file scope, and its initializer is literals, names and integer arithmetic.
 """
 from __future__ import annotations
 
 import re
+
+from clang.cindex import CursorKind as K
+
+from . import clang_setup as cs
 
 _TYPES = ("unsigned long long int", "unsigned long long", "long long int", "long long",
           "unsigned long int", "unsigned long", "unsigned int", "unsigned", "long int", "long",
@@ -47,6 +52,39 @@ def candidates(source: str) -> dict[int, re.Match]:
             out[n] = m
         depth += code[n].count("{") - code[n].count("}")
     return out
+
+
+def rewrite(path: str, source: str, macros: dict[str, str]) -> str:
+    """``source`` with the file-scope named constants its device code reads (kernels,
+    helpers, the extents and initializers of __constant__/__device__ data) as macros
+    (the module docstring); names declared more than once in the file stay as written.
+    ``macros``: the -D definitions that are the file's macros. libclang parses the file
+    once more for this, only for files with candidates."""
+    tu = cs.parse(path, source, "cuda", macros)
+    declared: dict[str, int] = {}
+    read: set[str] = set()
+    device = (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR, K.CUDACONSTANT_ATTR)
+    for cursor in tu.cursor.walk_preorder():
+        if cursor.location.file is None or cursor.location.file.name != path:
+            continue
+        if cursor.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL, K.FUNCTION_DECL,
+                           K.TYPEDEF_DECL, K.ENUM_CONSTANT_DECL, K.CXX_METHOD,
+                           K.FUNCTION_TEMPLATE, K.TEMPLATE_NON_TYPE_PARAMETER):
+            declared[cursor.spelling] = declared.get(cursor.spelling, 0) + 1
+        # device functions, and device data whose extent or initializer names a constant
+        # (``__constant__ float CT[CW];``)
+        if cursor.kind in (K.FUNCTION_DECL, K.VAR_DECL) and \
+                cursor.semantic_parent is not None and \
+                cursor.semantic_parent.kind == K.TRANSLATION_UNIT and \
+                any(c.kind in device for c in cursor.get_children()):
+            read |= {n.spelling for n in cursor.walk_preorder()
+                     if n.kind == K.DECL_REF_EXPR and n.referenced is not None and
+                     n.referenced.kind == K.VAR_DECL and
+                     n.referenced.semantic_parent is not None and
+                     n.referenced.semantic_parent.kind == K.TRANSLATION_UNIT}
+    rewritten, _ = as_macros(
+        source, {n: c for n, c in declared.items() if n in read})
+    return rewritten
 
 
 def as_macros(source: str, declared: dict[str, int]) -> tuple[str, list[str]]:

@@ -24,6 +24,7 @@ from .passes.pipeline import back_passes, front_passes, optimization_passes
 from .verify.expr import evaluate
 from .verify.check import Program, Verification, verify_kernel
 from .verify.infer import facts, file_spec, infer_kernels, small_sizes
+from .verify.policy import refusal, unchanged_kernel
 from .verify.spec import (FileSpec, size_sets, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas, with_file_data, with_kernel_facts)
 
@@ -399,28 +400,17 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
             results[name] = Verification("skipped", f"no metadata for kernel '{name}'")
             continue
         analysed = next((p for p in c.module.procedures if p.name == name), None)
-        if analysed is not None and analysed.pragma.launch_unknown and \
-                kspec.provenance.get("block", "default") == "default":
-            # a block constant the kernel's index was written for, which the predefined pass
-            # could not read as its block: a guessed launch could run it out of bounds or
-            # racing, and blame the output
-            results[name] = Verification(
-                "skipped", "the block the naive kernel was written for is unknown ("
-                f"{analysed.pragma.launch_unknown}): give it with '#pragma naiveopt "
-                "block(X, Y)' or metadata")
+        why = refusal(analysed, kspec)
+        if why:
+            results[name] = Verification("skipped", why)
             continue
         procs = {p.name: p for p in naive.module.procedures} if naive.module else {}
         kspec = with_kernel_facts(with_file_data(kspec, c.module, c.spec, defines),
                                   procs.get(name))
         result = verify_kernel(c.spec, kspec, naive, output, defines, unit.macros)
         result.facts = facts(c.spec, kspec, size_sets(c.spec, defines), unit.fixed)
-        if result.status == "failed" and not c.ctx.changed(name):
-            # no pass changed this kernel: a difference is the kernel's own (a data race,
-            # nondeterminism or data-dependent behaviour), not a miscompile to blame on naiveopt
-            result = Verification("skipped", "no optimization pass changed this kernel, yet "
-                                  "two runs differ (a data race, nondeterminism or data-"
-                                  f"dependent behaviour in the kernel?): {result.detail}",
-                                  result.checks)
+        if not c.ctx.changed(name):
+            result = unchanged_kernel(result)
         results[name] = result
     return results
 

@@ -16,11 +16,13 @@ import sys
 from functools import cache
 
 import jinja2
+from pycparser import c_ast
 
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
-from .ir import async_copy
+from .ir import async_copy, atomics
+from .ir.rewrite import walk
 from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import host_texture_params
 from .ir.globals import declaration
@@ -78,7 +80,9 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                            kernels=kernels, vector_helpers=_vector_helpers(module, target),
                            globals=[declaration(g, target) for g in module.globals
                                     if target == "cuda" or not g.host_filled],
-                           helpers=[to_c(h).rstrip() for h in module.helpers],
+                           helpers=_atomic_helpers(module, target) +
+                           [to_c(h).rstrip() for h in module.helpers],
+                           int64_atomics=atomics.needs_int64_atomics(_called(module)),
                            macros=module.macros, sidecar=sidecar, work_sizes=work_sizes,
                            checks=_multiple_checks(module, geometries),
                            fp64=_uses_double(kernels, module),
@@ -231,6 +235,18 @@ def _multiple_checks(module: GModule, geometries: dict[str, LaunchGeometry]
                                f"{p.name} (naiveopt output, no bounds guard) needs {expr} to "
                                f"be a multiple of {multiple}"))
     return checks
+
+
+def _called(module: GModule) -> set[str]:
+    """The functions the module's kernels and helpers call."""
+    trees = [p.func for p in module.procedures] + list(module.helpers)
+    return {n.name.name for t in trees for n, _ in walk(t)
+            if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID)}
+
+
+def _atomic_helpers(module: GModule, target: str) -> list[str]:
+    """The OpenCL compare-and-swap helpers the kernels call (ir/atomics.py)."""
+    return atomics.opencl_helpers(_called(module)) if target == "opencl" else []
 
 
 def _vector_helpers(module: GModule, target: str) -> list[str]:

@@ -20,7 +20,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .ir import GlobalVar, GModule, GProcedure, PredefId
+from .ir import GlobalVar, GModule, GProcedure, PredefId, atomics
 from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
@@ -291,9 +291,15 @@ def untransformable(proc: GProcedure) -> str:
     host code that cannot be rewritten to the output's launch (GProcedure.keep_launch); a
     block with more than one thread along z (their plans reshape x and y only and assume
     every thread of a block has a distinct (x, y)); a coarsened naive kernel (its launch is
-    read from its own loop over the rows a thread covers, GPragma.coarsened)."""
+    read from its own loop over the rows a thread covers, GPragma.coarsened); an atomic
+    update (the passes' plans read and write elements with plain accesses)."""
     if proc.keep_launch:
         return proc.keep_launch
+    updated = atomics.atomic_arrays(proc.body)
+    if updated:
+        name, op = next(iter(updated.items()))
+        return (f"the kernel updates {name} atomically ({op}): the optimization passes keep "
+                "kernels with atomics as written")
     if any(proc.pragma.coarsened):
         axes = " and ".join(a for a, c in zip("xy", proc.pragma.coarsened) if c)
         return (f"the naive kernel's threads each cover several outputs along {axes} (a "

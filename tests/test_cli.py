@@ -199,11 +199,12 @@ def test_unsupported_construct_is_located(tmp_path):
 
 def test_unsupported_opencl_construct_is_located(tmp_path):
     src = write(tmp_path / "a.cl",
-                "__kernel void k(__global int *A)\n{\n    atomic_add(A, 1);\n}\n")
+                "__kernel void k(__global long *A)\n{\n    atom_add(A, 1);\n}\n")
     done = run_cli(src)
     assert_clean_error(done)
     assert ERROR_LINE.match(done.stderr.strip())
-    assert done.stderr.startswith(f"{src}:3:5: error: atomic operation")
+    assert done.stderr.startswith(f"{src}:3:5: error: 'atom_add' on long elements is not "
+                                  "supported")
 
 
 def test_missing_file(tmp_path):

@@ -340,10 +340,12 @@ UNSUPPORTED = [
     ("address-of", "k.cu", "__global__ void k(float *A)\n{\n    float x = 1.0f;\n"
      "    float *p = &x;\n    A[0] = *p;\n}\n", 4, 12, "local pointer 'p': only an offset of "
      "an array parameter"),
-    ("atomic-cuda", "k.cu", "__device__ int atomicAdd(int *a, int v);\n"
-     "__global__ void k(int *A)\n{\n    atomicAdd(A, 1);\n}\n", 4, 5, "atomic operation"),
-    ("atomic-opencl", "k.cl", "__kernel void k(__global int *A)\n{\n    atomic_add(A, 1);\n}\n",
-     3, 5, "atomic operation 'atomic_add'"),
+    ("atomic-cuda", "k.cu", "__global__ void k(int *A)\n{\n    atomicAdd_block(A, 1);\n}\n",
+     3, 5, "atomic operation 'atomicAdd_block' is not supported"),
+    ("atomic-opencl", "k.cl", "__kernel void k(__global long *A)\n{\n    atom_add(A, 1);\n}\n",
+     3, 5, "'atom_add' on long elements is not supported (32-bit integers)"),
+    ("atomic-file-scope", "k.cu", "__device__ int count;\n__global__ void k(int *A)\n{\n"
+     "    atomicAdd(&count, A[0]);\n}\n", 4, 5, "'atomicAdd' on file-scope data 'count'"),
     ("dynamic-parallelism", "k.cu", "__global__ void c(float *A) { A[0] = 1.0f; }\n"
      "__global__ void k(float *A)\n{\n    c<<<1, 1>>>(A);\n}\n", 4, 5,
      "dynamic parallelism (launching kernel 'c' from device code)"),
@@ -427,11 +429,13 @@ def test_unsupported_constructs_are_unsupported_construct(what):
         parse_module(filename, source, {})
 
 
-def test_cuda_atomic_builtin_is_reported_as_unsupported():
+def test_cuda_atomic_on_64_bit_integers_is_reported_as_unsupported():
     with pytest.raises(NaiveoptError) as info:
-        parse_module("k.cu", "__global__ void k(int *A)\n{\n    atomicAdd(&A[0], 1);\n}\n", {})
+        parse_module("k.cu", "__global__ void k(unsigned long long *A)\n{\n"
+                     "    atomicAdd(&A[0], 1ull);\n}\n", {})
     assert (info.value.line, info.value.col) == (3, 5)
-    assert "atomic" in info.value.message and "undeclared" not in info.value.message
+    assert info.value.message == ("'atomicAdd' on unsigned long long elements is not supported "
+                                  "(32-bit integers, float and double)")
 
 
 def test_file_without_kernels_is_an_error():

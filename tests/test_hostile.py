@@ -35,11 +35,12 @@ REJECTED = [
     ("local-pointer", "k.cu", "__global__ void k(float *A, int N)\n{\n" + GUARD +
      "    float *p = A;\n    p += 1;\n    if (i < N) p[i] = 2.0f * p[i];\n}\n", 4,
      "local pointer 'p' is assigned after its declaration"),
-    ("atomics", "k.cu", "__global__ void k(float *A, float *sum, int N)\n{\n" + GUARD +
-     "    if (i < N) atomicAdd(sum, A[i]);\n}\n", 4, "atomic operation 'atomicAdd'"),
-    ("atomics-opencl", "k.cl", "__kernel void k(__global int *A, int N)\n{\n"
-     "    int i = get_global_id(0);\n    if (i < N) atomic_inc(A);\n}\n", 4,
-     "atomic operation 'atomic_inc'"),
+    ("atomics-64-bit", "k.cu", "__global__ void k(float *A, unsigned long long *n, int N)\n"
+     "{\n" + GUARD + "    if (i < N && A[i] > 0) atomicAdd(n, 1ull);\n}\n", 4,
+     "'atomicAdd' on unsigned long long elements"),
+    ("atomics-opencl-private", "k.cl", "__kernel void k(__global int *A, int N)\n{\n"
+     "    int i = get_global_id(0);\n    int c = 0;\n    if (i < N) atomic_inc(&c);\n"
+     "    A[i] = c;\n}\n", 5, "atomic_inc"),
     ("inline-asm", "k.cu", "__global__ void k(float *A, int N)\n{\n" + GUARD +
      "    int lane;\n    asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n"
      "    if (i < N) A[i] = lane;\n}\n", 5, "inline asm"),

@@ -76,7 +76,8 @@ def _memory_expression(node, parent, base, indices, space, loops, env, local_arr
     is_write = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or (
         isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--")) or (
         isinstance(parent, VectorStore) and parent.ref is node) or (
-        isinstance(parent, AsyncCopy) and parent.dst is node)
+        isinstance(parent, AsyncCopy) and parent.dst is node) or (
+        isinstance(parent, c_ast.UnaryOp) and parent.op == "&")   # an atomic's element
     is_read = not is_write or (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
         or isinstance(parent, c_ast.UnaryOp)
     lanes = parent.width if isinstance(parent, (VectorLoad, VectorStore)) else 1

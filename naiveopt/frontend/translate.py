@@ -14,6 +14,8 @@ import clang.cindex as ci
 from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
+from ..ir import atomics
+from ..ir.elements import element
 from ..ir.literals import float_suffix, literal_token
 from ..ir.typenames import type_node as ir_type_node
 from ..ir.rewrite import side_effect_free as pure
@@ -570,8 +572,8 @@ class Translator:
         name = cursor.spelling
         if not name:
             raise self.error(cursor, "calls through function pointers are not supported")
-        if name.startswith("atomic"):
-            raise self.error(cursor, f"atomic operation '{name}' is not supported")
+        if atomics.is_atomic_name(name):
+            return self._atomic(cursor, name)
         if name in OUT_OF_SCOPE_FUNCTIONS:
             raise self.error(cursor, f"{OUT_OF_SCOPE_FUNCTIONS[name]} are not supported in "
                                      f"kernels ('{name}')")
@@ -612,6 +614,47 @@ class Translator:
             return node                 # a literal: the dialect pass writes it as it converts
         return c_ast.Cast(c_ast.Typename(None, [], None, self.type_node(arg.type, None, arg)),
                           node, coord=node.coord)
+
+    def _atomic(self, cursor: ci.Cursor, name: str) -> c_ast.FuncCall:
+        """An atomic update of one element (ir/atomics.py): its address ``&A[i]``, ``A + i``,
+        ``p`` (a local pointer into an array) or ``&s`` (a __shared__ scalar) written ``&``
+        of the element, so that the analyses see the array access."""
+        cuda = name if name in atomics.CUDA_ATOMICS else (atomics.opencl_name(name) or
+                                                          (None,))[0]
+        args = list(cursor.get_arguments())
+        if cuda is None or not args:
+            raise self.error(cursor, f"atomic operation '{name}' is not supported")
+        pointee = args[0].type.get_canonical().get_pointee()
+        type_name = base_type_name(pointee)
+        why = atomics.unsupported(cuda, element(type_name), type_name,
+                                  opencl=cuda != name)
+        if why:
+            raise self.error(cursor, why.replace(f"'{cuda}'", f"'{name}'"))
+        address = args[0]
+        while address.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and \
+                len(list(address.get_children())) == 1:
+            address = next(address.get_children())
+        if address.kind == K.UNARY_OPERATOR and cs.unary_operator(address) == "&":
+            (operand,) = list(address.get_children())
+            base = operand
+            while base.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.ARRAY_SUBSCRIPT_EXPR) and \
+                    list(base.get_children()):
+                base = next(base.get_children())
+            ref = base.referenced if base.kind == K.DECL_REF_EXPR else None
+            if ref is not None and ref.kind == K.VAR_DECL and ref.semantic_parent is not None \
+                    and ref.semantic_parent.kind == K.TRANSLATION_UNIT:
+                raise self.error(cursor, f"'{name}' on file-scope data '{ref.spelling}' is not "
+                                         "supported: pass the array as a kernel parameter")
+            target = self.expr(operand)
+        else:
+            target = self.pointers.dereference(address, self.coord(cursor))
+        if not isinstance(target, (c_ast.ArrayRef, c_ast.ID)):
+            raise self.error(args[0], f"the address '{name}' updates is not supported: write "
+                                      "&A[i], A + i or A")
+        rest = [self.expr(a) for a in args[1:]]
+        return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(
+            [c_ast.UnaryOp("&", target, coord=self.coord(args[0]))] + rest),
+            coord=self.coord(cursor))
 
     def _ldg(self, cursor: ci.Cursor) -> c_ast.Node:
         """``__ldg(&A[i])`` / ``__ldg(A + i)``: the read ``A[i]`` itself. The read-only

@@ -1042,6 +1042,77 @@ def coarsened_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""])
 
 
+#: How often a case is a kernel with atomic updates (:func:`atomic_file`) instead.
+ATOMIC_SHARE = 0.05
+
+
+def atomic_file(rng: random.Random, dialect: str) -> str:
+    """A kernel that updates elements atomically, as histograms, sums into one value and
+    row or column sums are written: a histogram of masked integers (``bins[v[i] & 63]``), a
+    total, a maximum, row or column sums of a 2-D array, or a block's total gathered in a
+    __shared__ scalar and added once per block; the element's address ``&A[i]``, ``A + i``
+    or ``A``; CUDA's float atomicAdd where the dialect has one (OpenCL C 1.2 adds integers
+    only). The passes keep such kernels as written: the case checks the front end, both
+    translations (OpenCL's compare-and-swap helpers) and verification. Correct by
+    construction: the updates commute (float sums within the check's tolerance)."""
+    cuda = dialect == "cuda"
+    form = rng.choice(["histogram", "total", "max", "rows", "cols", "block"])
+    floating = cuda and form in ("total", "rows", "cols", "block") and rng.random() < 0.6
+    elem = "float" if floating else "int"
+    space = "" if cuda else "__global "
+    head = "__global__ void" if cuda else "__kernel void"
+    add = "atomicAdd" if cuda else rng.choice(["atomic_add", "atom_add"])
+
+    def address(array: str, index: str) -> str:
+        roll = rng.random()
+        if index == "0" and roll < 0.4:
+            return array
+        if roll < 0.7 and index != "0":
+            return f"{array} + ({index})" if " " in index else f"{array} + {index}"
+        return f"&{array}[{index}]"
+
+    n = rng.choice((1, 7, 100, 257, 1001))
+    if form in ("rows", "cols"):
+        h, w = rng.choice((1, 5, 33, 45)), rng.choice((1, 7, 32, 65))
+        x = "blockIdx.x * blockDim.x + threadIdx.x" if cuda else "get_global_id(0)"
+        y = "blockIdx.y * blockDim.y + threadIdx.y" if cuda else "get_global_id(1)"
+        target = ("y", "r", "H") if form == "rows" else ("y", "c", "W")
+        value = rng.choice(["A[r * W + c]", "2 * A[r * W + c]", "A[r * W + c] * A[r * W + c]"])
+        lines = [f"#pragma naiveopt sizes(H={h}, W={w}) array(A, H, W) "
+                 f"array(y, {target[2]})",
+                 f"{head} a0({space}const {elem} *A, {space}{elem} *y, int H, int W)", "{",
+                 f"    int c = {x};", f"    int r = {y};", "    if (r < H && c < W)",
+                 f"        {add}({address('y', target[1])}, {value});", "}", ""]
+        return "\n".join(lines)
+    i = "blockIdx.x * blockDim.x + threadIdx.x" if cuda else "get_global_id(0)"
+    arrays = {"histogram": "array(v, N) array(bins, 64)", "total": "array(v, N) array(out, 1)",
+              "max": "array(v, N) array(out, 1)", "block": "array(v, N) array(out, 1)"}[form]
+    out = "bins" if form == "histogram" else "out"
+    lines = [f"#pragma naiveopt sizes(N={n}) {arrays}",
+             f"{head} a0({space}const {elem} *v, {space}{'int' if form == 'histogram' else elem}"
+             f" *{out}, int N)", "{", f"    int i = {i};"]
+    if form == "histogram":
+        bin_ = address("bins", "v[i] & 63")
+        update = f"atomic_inc({bin_})" if not cuda and rng.random() < 0.5 else \
+            f"{add}({bin_}, 1)"
+        lines += ["    if (i < N)", f"        {update};"]
+    elif form == "max":
+        fn = "atomicMax" if cuda else "atomic_max"
+        lines += ["    if (i < N)", f"        {fn}({address('out', '0')}, v[i]);"]
+    elif form == "total":
+        value = rng.choice(["v[i]", "v[i] * v[i]", "2 * v[i] + 1"])
+        lines += ["    if (i < N)", f"        {add}({address('out', '0')}, {value});"]
+    else:
+        tid = "threadIdx.x" if cuda else "get_local_id(0)"
+        shared = "__shared__" if cuda else "__local"
+        sync = "__syncthreads();" if cuda else "barrier(CLK_LOCAL_MEM_FENCE);"
+        lines += [f"    {shared} {elem} block_total;", f"    if ({tid} == 0)",
+                  "        block_total = 0;", f"    {sync}", "    if (i < N)",
+                  f"        {add}(&block_total, v[i]);", f"    {sync}", f"    if ({tid} == 0)",
+                  f"        {add}({address('out', '0')}, block_total);"]
+    return "\n".join(lines + ["}", ""])
+
+
 #: How often a case is a transposed write (:func:`transpose_file`) instead.
 TRANSPOSE_SHARE = 0.08
 
@@ -1136,6 +1207,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         source = reduction_file(reduction, dialect)
         guarded = "threads(N)" not in source
         sizes = sized(source, rng, always=True)   # before a variant drops the pragma
+    atomic = random.Random(f"{seed}:{index}:atomic")
+    if atomic.random() < ATOMIC_SHARE:
+        source, guarded, reductions = atomic_file(atomic, dialect), True, False
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)

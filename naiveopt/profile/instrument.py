@@ -254,8 +254,9 @@ def _record_accesses(body: c_ast.Node, arrays: dict[str, tuple[str, str, str]],
             continue
         array, space, elem = arrays[base.name]
         store = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or \
-            (isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--")) \
-            or isinstance(parent, VectorStore)
+            (isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--",
+                                                                 "&")) \
+            or isinstance(parent, VectorStore)      # '&': an atomic's element, read and written
         load = not store or (isinstance(parent, c_ast.Assignment) and parent.op != "=") or \
             isinstance(parent, c_ast.UnaryOp)
         width = parent.width if isinstance(parent, (VectorLoad, VectorStore)) else 1

@@ -50,6 +50,17 @@ def _context():
     return ctx, cl.CommandQueue(ctx)
 
 
+def _kernel(program, name: str):
+    """The kernel ``name`` of a built program. PoCL builds a kernel whose name is also an
+    OpenCL built-in's (``dot``, ``cross``, ``length``) as ``_cl_`` + the name."""
+    import pyopencl as cl
+
+    names = program.get_info(cl.program_info.KERNEL_NAMES).split(";")
+    if name not in names and f"_cl_{name}" in names:
+        name = f"_cl_{name}"
+    return cl.Kernel(program, name)
+
+
 @cache
 def _program(source: str, options: tuple[str, ...]):
     import pyopencl as cl
@@ -104,7 +115,7 @@ def _time(job: tuple) -> tuple[str, object]:
     mf = cl.mem_flags
     bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
             if isinstance(a, np.ndarray) else a for a in args]
-    k = cl.Kernel(program, kernel)
+    k = _kernel(program, kernel)
     params = _bind(ctx, args, bufs, layout)    # kept alive while the kernel runs
     k.set_args(*params)
     times = []
@@ -157,7 +168,7 @@ def _run(job: tuple) -> tuple[str, object]:
             buffers[-1]._parent = buf
         else:
             buffers.append(a)
-    cl.Kernel(program, kernel)(queue, global_size, local_size,
+    _kernel(program, kernel)(queue, global_size, local_size,
                                *_bind(ctx, args, buffers, layout))
     results = []
     positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]

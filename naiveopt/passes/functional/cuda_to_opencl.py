@@ -4,7 +4,8 @@ Rewrites the postprocessed CUDA tree into OpenCL C 1.2: __global__ -> __kernel, 
 parameters gain __global/__constant, __shared__ -> __local, CUDA built-ins -> work-item
 functions (blockIdx.x*blockDim.x+threadIdx.x -> get_global_id(0)), __syncthreads() -> barrier(),
 CUDA's *f math functions -> OpenCL's overloaded built-ins, vector accesses -> vloadN/vstoreN,
-make_float2(a, b) -> (float2)(a, b).
+make_float2(a, b) -> (float2)(a, b), atomicAdd -> atomic_add (a float's: a compare-and-swap
+helper, ir/atomics.py).
 File-scope data the host fills becomes extra kernel arguments (ir/globals.py).
 Literals keep their text where OpenCL C has it (ir.literals.opencl_literal says where not).
 """
@@ -15,7 +16,8 @@ import re
 from pycparser import c_ast
 
 from ...errors import error_at
-from ...ir import GModule, GProcedure
+from ...ir import GModule, GProcedure, atomics
+from ...ir.elements import element
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, walk
@@ -51,6 +53,7 @@ class CUDAToOpenCL(Pass):
             helper.decl.funcspec = []
             _qualify_pointer_params(helper.decl.type.args, lambda name: "__global")
             notes += _rewrite_body(helper.body, module.path)
+            _atomics(helper, set())
             _qualify_pointer_casts(helper.body, lambda name: "__global")
             _opencl_type_names(helper)
             typenames.to_opencl(helper)
@@ -69,9 +72,29 @@ class CUDAToOpenCL(Pass):
         space = _space_of(proc)
         _qualify_pointer_casts(proc.body, lambda name: "__local" if name in shared
                                else space(name) if name else "__global")
+        _atomics(proc.func, shared)
         _opencl_type_names(proc.func)
         typenames.to_opencl(proc.func, proc.func.decl.type.args)
         proc.dialect = "opencl"
+
+
+def _atomics(func: c_ast.FuncDef, shared: set[str]) -> None:
+    """CUDA's atomic calls in ``func`` in OpenCL's spelling (ir/atomics.py): by the element
+    type and address space of the array each updates."""
+    types = {}
+    for node, _ in walk(func):
+        if isinstance(node, c_ast.Decl) and node.name:
+            t = node.type
+            while not isinstance(t, c_ast.TypeDecl) and hasattr(t, "type"):
+                t = t.type
+            if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
+                types[node.name] = " ".join(t.type.names)
+    for node, _ in walk(func.body):
+        target = atomics.atomic_target(node)
+        if target is not None:
+            name = atomics.array_of(target)
+            atomics.to_opencl(node, element(types.get(name, "")),
+                              "__local" if name in shared else "__global")
 
 
 def _space_of(proc: GProcedure):

@@ -4,14 +4,16 @@ The IR is written in CUDA terms, so OpenCL kernels are translated first: work-it
 become CUDA built-ins (get_global_id(0) -> blockIdx.x*blockDim.x+threadIdx.x), barrier() becomes
 __syncthreads(), __local storage becomes __shared__ (done while parsing) and the few math
 built-ins CUDA spells differently are renamed; ``clamp(v, lo, hi)``, which CUDA lacks, becomes
-``min(max(v, lo), hi)`` (its definition, for integers and floats alike). Address spaces of parameters stay on the Param.
+``min(max(v, lo), hi)`` (its definition, for integers and floats alike); atomic functions
+take CUDA's names (``atomic_inc(p)`` -> ``atomicAdd(p, 1)``, ir/atomics.py). Address spaces of
+parameters stay on the Param.
 """
 from __future__ import annotations
 
 from pycparser import c_ast
 
 from ...errors import NaiveoptError, error_at
-from ...ir import GModule, GProcedure
+from ...ir import GModule, GProcedure, atomics
 from ...ir.literals import integer_value
 from ...ir.rewrite import map_nodes, walk
 from ..manager import Pass, PassContext
@@ -76,6 +78,12 @@ class OpenCLToCUDA(Pass):
                 return call("__threadfence")
             if name in ("get_work_dim", "get_global_offset", "get_enqueued_local_size"):
                 raise _located(node, path, f"'{name}' is not supported")
+            if opencl and atomics.opencl_name(name) is not None:
+                cuda, value = atomics.opencl_name(name)
+                node.name = c_ast.ID(cuda)
+                if value is not None:
+                    node.args.exprs.append(c_ast.Constant("int", value))
+                return node
             if name.startswith(("vload", "vstore", "read_image", "write_image", "atom")):
                 raise _located(node, path, f"'{name}' is not supported in naive kernels")
             if name == "clamp" and len(args) == 3 and opencl:
@@ -93,7 +101,7 @@ class OpenCLToCUDA(Pass):
 
 
 #: Calls the IR may hold that are CUDA's own (written by the translations and the passes).
-_CUDA_CALLS = {"__syncthreads", "__threadfence"}
+_CUDA_CALLS = {"__syncthreads", "__threadfence"} | set(atomics.CUDA_ATOMICS)
 
 
 def _check_cuda_has(tree: c_ast.Node, helpers: set[str], path: str) -> None:

@@ -7,6 +7,8 @@ optimization pass changed is never 'failed'.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -229,6 +231,85 @@ def test_index_arrays_are_filled_in_range(source, filename, arrays, target):
     v = _verify(source, filename, target)
     assert v.status == "passed", v.detail
     assert f"index arrays {arrays} filled in range" in v.detail
+
+
+def _without_pragmas(source: str) -> str:
+    return "".join(line for line in source.splitlines(keepends=True)
+                   if not line.startswith("#pragma naiveopt"))
+
+
+ELL_EMBED_CU = """\
+__global__ void ell(int rows, int width, const int *cols, const float *vals, const float *x,
+                    float *y)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float s = 0.0f;
+        for (int n = 0; n < width; n++)
+            s += vals[rows * n + r] * x[cols[rows * n + r]];
+        y[r] = s;
+    }
+}
+__global__ void embed(const int *tokens, const float *table, float *out, int n, int dim)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < n && j < dim)
+        out[i * dim + j] = table[tokens[i] * dim + j];
+}
+"""
+
+
+@pytest.mark.parametrize("source,filename,arrays", [
+    (_without_pragmas(GATHER_CU), "gather.cu", {"gather": "idx"}),
+    (_without_pragmas(CSR_CU), "spmv.cu", {"spmv": "rowptr, col"}),
+    (ELL_EMBED_CU, "ell.cu", {"ell": "cols", "embed": "tokens"})])
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_arrays_indexed_by_data_get_an_extent_without_pragmas(source, filename, arrays, target):
+    """Without pragmas, the values of an index array are read as variables in [0,
+    FREE_VALUES) (verify/extents.py) and the array is filled so: the gathered array's
+    extent is what those values reach (x[col[j]]: 64; table[tokens[i] * dim + j]: 64 rows),
+    a CSR row pointer is sorted in range."""
+    from naiveopt.verify.indices import FREE_VALUES
+
+    result = naiveopt.optimize(source, filename=filename, target=target)
+    for k in result.kernels:
+        v = k.verification
+        assert v.status == "passed", (k.name, v.detail)
+        assert f"index arrays {arrays[k.name]} filled in range" in v.detail
+    embed = next((k for k in result.kernels if k.name == "embed"), None)
+    if embed is not None:
+        dim = int(re.search(r"inferred \([^)]*\bdim=(\d+)", embed.verification.detail).group(1))
+        table = embed.verification.facts["arrays"]["table"]["elements"]["inferred"]
+        assert table == FREE_VALUES * dim
+
+
+@pytest.mark.parametrize("body,why", [
+    # a scatter's random values meet: two threads store to one element (a race)
+    ("out[idx[i]] = A[i];", "the index of out[idx[i]] depends on a value read from an array"),
+    # a value entering with a negative sign reaches below the array
+    ("out[i] = A[N - idx[i]];", "the index of A[N - idx[i]] depends on a value read"),
+    # a float's value is not an index array's
+    ("out[i] = A[(int)A[i]];", "the index of A[(int) A[i]] depends on a value read"),
+])
+def test_data_indices_that_stay_unverified(body, why):
+    source = ("__global__ void g(const int *idx, const float *A, float *out, int N)\n{\n" +
+              GID + f"    if (i < N) {body}\n}}\n")
+    result = naiveopt.optimize(source, filename="g.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "skipped"
+    assert why in k.unverified, k.unverified
+
+
+def test_a_pragma_shape_keeps_a_computed_index_unresolved():
+    """With a pragma's extent for one array, an index array in a computed index keeps the
+    0/1 fill (values up to FREE_VALUES might overrun the pragma's array)."""
+    source = ("#pragma naiveopt sizes(N=300, W=7) array(A, 2, W)\n"
+              "__global__ void g(const int *idx, const float *A, float *out, int N, int W)\n{\n"
+              + GID + "    if (i < N) out[i] = A[idx[i] * W + 3];\n}\n")
+    v = _verify(source, "g.cu")
+    assert v.status == "passed", v.detail
+    assert "index arrays" not in v.detail
 
 
 def test_index_facts():

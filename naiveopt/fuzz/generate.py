@@ -1113,6 +1113,72 @@ def atomic_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""])
 
 
+#: How often a case reads through an index array (:func:`gather_file`) instead.
+GATHER_SHARE = 0.05
+
+
+def gather_file(rng: random.Random, dialect: str) -> str:
+    """A kernel that reads through the values of an integer index array, as sparse and
+    embedding code does: a gather (``x[idx[i]]``, through a local or a cast), an embedding
+    row (``table[tok[i] * D + j]`` on a 2-D thread space), a CSR product (rows from
+    ``rowptr[i]`` to ``rowptr[i + 1]``, the iterator declared C89-style or in the loop, the
+    bounds through locals or not), an ELL product (``cols[rows * n + r]``). With the pragma's
+    extents or, where a variant drops it, the ones verify/extents.py infers over index values
+    in [0, FREE_VALUES). Correct by construction: each thread writes its own element."""
+    cuda = dialect == "cuda"
+    g = "__global " if not cuda else ""
+    head = "__global__ void" if cuda else "__kernel void"
+    x = "blockIdx.x * blockDim.x + threadIdx.x" if cuda else "get_global_id(0)"
+    y = "blockIdx.y * blockDim.y + threadIdx.y" if cuda else "get_global_id(1)"
+    form = rng.choice(["gather", "embed", "csr", "ell"])
+    n, m = rng.choice((1, 7, 100, 257)), rng.choice((3, 33, 64, 90))
+    if form == "gather":
+        read = rng.choice(["idx[i]", "(int)idx[i]", "k"])
+        value = rng.choice([f"x[{read}]", f"2.0f * x[{read}] + x[i % M]",
+                            f"x[{read}] * x[{read}]"])
+        lines = [f"#pragma naiveopt sizes(N={n}, M={m}) array(idx, N) array(x, M) "
+                 "array(out, N)",
+                 f"{head} g0({g}const int *idx, {g}const float *x, {g}float *out, int N, int M)",
+                 "{", f"    int i = {x};", "    if (i < N) {"]
+        lines += ["        int k = idx[i];"] if read == "k" else []
+        lines += [f"        out[i] = {value};", "    }", "}", ""]
+    elif form == "embed":
+        d = rng.choice((1, 5, 32, 45))
+        lines = [f"#pragma naiveopt sizes(N={n}, D={d}, V={m}) array(tok, N) array(table, V, D) "
+                 "array(out, N, D)",
+                 f"{head} g0({g}const int *tok, {g}const float *table, {g}float *out, int N, "
+                 "int D)", "{", f"    int j = {x};", f"    int i = {y};",
+                 "    if (i < N && j < D)",
+                 "        out[i * D + j] = table[tok[i] * D + j] + 1.0f;", "}", ""]
+    elif form == "csr":
+        nnz = rng.choice((1, 50, 517))
+        c89 = rng.random() < 0.4
+        locals_ = rng.random() < 0.5
+        lo, hi = ("start", "end") if locals_ else ("rowptr[i]", "rowptr[i + 1]")
+        lines = [f"#pragma naiveopt sizes(N={n}, NNZ={nnz}, M={m}) array(rowptr, N + 1) "
+                 "array(col, NNZ) array(val, NNZ) array(x, M) array(y, N)",
+                 f"{head} g0({g}const int *rowptr, {g}const int *col, {g}const float *val, "
+                 f"{g}const float *x, {g}float *y, int N)", "{", f"    int i = {x};",
+                 "    if (i < N) {", "        float s = 0.0f;"]
+        lines += ["        int start = rowptr[i];", "        int end = rowptr[i + 1];"] \
+            if locals_ else []
+        if c89:
+            lines += ["        int j;", f"        for (j = {lo}; j < {hi}; j++)"]
+        else:
+            lines += [f"        for (int j = {lo}; j < {hi}; ++j)"]
+        lines += ["            s += val[j] * x[col[j]];", "        y[i] = s;", "    }", "}", ""]
+    else:
+        w = rng.choice((1, 3, 8))
+        lines = [f"#pragma naiveopt sizes(R={n}, W={w}, M={m}) array(cols, W, R) "
+                 "array(vals, W, R) array(x, M) array(y, R)",
+                 f"{head} g0(int R, int W, {g}const int *cols, {g}const float *vals, "
+                 f"{g}const float *x, {g}float *y)", "{", f"    int r = {x};", "    if (r < R) {",
+                 "        float s = 0.0f;", "        for (int n = 0; n < W; n++)",
+                 "            s += vals[R * n + r] * x[cols[R * n + r]];", "        y[r] = s;",
+                 "    }", "}", ""]
+    return "\n".join(lines)
+
+
 #: How often a case is a transposed write (:func:`transpose_file`) instead.
 TRANSPOSE_SHARE = 0.08
 
@@ -1207,6 +1273,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         source = reduction_file(reduction, dialect)
         guarded = "threads(N)" not in source
         sizes = sized(source, rng, always=True)   # before a variant drops the pragma
+    gathering = random.Random(f"{seed}:{index}:gather")
+    if gathering.random() < GATHER_SHARE:
+        source, guarded, reductions = gather_file(gathering, dialect), True, False
     atomic = random.Random(f"{seed}:{index}:atomic")
     if atomic.random() < ATOMIC_SHARE:
         source, guarded, reductions = atomic_file(atomic, dialect), True, False

@@ -418,6 +418,7 @@ def make_args(kernel: KernelSpec, sizes: dict[str, int], rng: np.random.Generato
         extents = [int(np.prod([int(evaluate(d, sizes)) for d in by_name[t][0].shape]))
                    + (1 if inclusive else 0)
                    for t, inclusive in fill.bounds if t in by_name and by_name[t][0].shape]
+        extents += [fill.limit] if fill.limit else []
         if not extents:
             continue
         position = by_name[name][1]

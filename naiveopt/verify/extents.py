@@ -10,8 +10,12 @@ over it exactly: triangular loops (``k <= i``), strided loops, reversed loops an
 layouts included. Products of a size and an iterator (``i * N``) are only affine once N is a
 number, so an :class:`Extent` is computed per size set (and cached), not once symbolically.
 
-What cannot be modelled gives a reason instead of a guess: an index read from data
-(``A[idx[i]]``), a loop without a bound, a non-affine index. A condition naiveopt cannot read is
+The values of an integer index array in an index or a loop bound (``x[col[j]]``, ``wte[ix *
+C + c]``, ``j < rowptr[i + 1]``) are variables in [0, FREE_VALUES), the range verification
+fills that array with (verify/indices.py): one more loop of the domain. What cannot be
+modelled gives a reason instead of a guess: another value read from data (``A[(int)B[i]]``,
+a store through index data, which random values would make race), a loop without a bound,
+a non-affine index. A condition naiveopt cannot read is
 dropped, which only enlarges the domain (the extent stays safe, if less tight).
 """
 from __future__ import annotations
@@ -21,11 +25,12 @@ from dataclasses import dataclass, field
 import sympy
 from pycparser import c_ast
 
-from ..ir import GLoop, GProcedure, MemoryExpression
+from ..ir import GLoop, GProcedure, MemoryExpression, atomics
 from ..ir.cgen import to_c
 from ..ir.rewrite import walk
 from ..ir.symbolic import CDiv, CMod, IntMax, IntMin, SymbolEnv, Unresolved, to_sympy
 from ..launch import LaunchGeometry
+from .indices import FREE_VALUES, data_values
 
 #: The thread-id symbols of the IR and of a 3-D grid (ir/symbolic.py: z ids read as these
 #: under ``SymbolEnv.z_ids``), as block id * block size + thread id per axis.
@@ -47,6 +52,9 @@ class Access:
     loops: list[tuple[str, sympy.Expr, sympy.Expr, int | None]]   # it, lower, upper (excl.), step
     conditions: list[sympy.Basic]
     why: str = ""                  # why this access cannot be bounded ('' when it can)
+    # index arrays whose values the index or a loop bound holds, each read as a variable in
+    # [0, FREE_VALUES) (verify/indices.py fills them so)
+    data: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -78,6 +86,11 @@ class Extent:
         """Why the extent cannot be computed at any size ('' when it can)."""
         return next((a.why for a in self.accesses if a.why), "")
 
+    @property
+    def data(self) -> set[str]:
+        """The index arrays whose values this extent assumed in [0, FREE_VALUES)."""
+        return set().union(*(a.data for a in self.accesses)) if self.accesses else set()
+
     def _compute(self, sizes: dict[str, int]) -> int | NoExtent:
         try:
             # sizes are the user's names; the IR renamed those the dialect reserves
@@ -103,9 +116,16 @@ def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
     context = _contexts(proc, env)
     out = {name: Extent(name, [], geometry, dict(proc.renamed)) for name in arrays}
     spaces = {"global", "constant"} if space == "global" else {space}
+    data = _DataValues(data_values(proc), env)
+    updated = {id(atomics.atomic_target(n)) for n, _ in walk(proc.body)
+               if atomics.atomic_target(n) is not None}
     for m in proc.memory_expressions:
         if m.array in out and m.space in spaces:
-            out[m.array].accesses.append(_access(m, context.get(id(m.node)), env))
+            # a store through data values (out[idx[i]] = v) races wherever two values meet,
+            # and random values meet: only reads and atomic updates take them
+            scatter = m.is_write and id(m.node) not in updated
+            out[m.array].accesses.append(_access(m, context.get(id(m.node)), env,
+                                                 None if scatter else data))
     for name, why in _escapes(proc, set(arrays)).items() if space == "global" else ():
         out[name].accesses.append(Access(sympy.Integer(0), [], [], why))
     return out
@@ -130,18 +150,85 @@ def _escapes(proc: GProcedure, arrays: set[str]) -> dict[str, str]:
     return out
 
 
-def _access(m: MemoryExpression, context, env: SymbolEnv) -> Access:
+class _DataValues:
+    """Reads the values of index arrays in an index or a loop bound as variables in [0,
+    FREE_VALUES) (``x[col[j]]``, ``wte[ix * C + c]``, ``for (j = rowptr[i]; j <
+    rowptr[i + 1]; j++)``): verification fills those arrays so (verify/indices.py), so the
+    extent over them is the extent of every run it makes. A value must enter the expression
+    with a positive coefficient (a number, or one times the kernel's size parameters, which
+    verification runs positive), so that its smallest value 0 is the index's smallest too."""
+
+    def __init__(self, value_of, env: SymbolEnv) -> None:
+        self.value_of, self.env, self.count = value_of, env, 0
+
+    def read(self, node: c_ast.Node, loops: list, arrays: set[str], upper: bool = False
+             ) -> sympy.Expr | None:
+        """``node`` as sympy with each index-array value a fresh variable, whose range is
+        appended to ``loops`` and whose array to ``arrays``; None where that leaves the
+        expression opaque or the value's coefficient is not positive. ``upper``: the
+        expression is a loop's exclusive bound, whose value may equal FREE_VALUES."""
+        import copy
+
+        found: dict[str, str] = {}
+
+        def swap(n):
+            if n is None:
+                return n
+            array = self.value_of(n)
+            if array is not None:
+                self.count += 1
+                name = f"nv_data{self.count}"
+                found[name] = array
+                return c_ast.ID(name)
+            for slot in n.__slots__:
+                child = getattr(n, slot, None)
+                if isinstance(child, c_ast.Node):
+                    setattr(n, slot, swap(child))
+                elif isinstance(child, list):
+                    setattr(n, slot, [swap(c) if isinstance(c, c_ast.Node) else c
+                                      for c in child])
+            return n
+
+        tree = swap(copy.deepcopy(node))
+        if not found:
+            return None
+        expr = to_sympy(tree, self.env.scoped(set(self.env.loops) | set(found)))
+        if _opaque(expr):
+            return None
+        for name in found:
+            d = sympy.Symbol(name, integer=True)
+            coeff = sympy.expand(expr).coeff(d)
+            factor, rest = coeff.as_coeff_Mul()
+            if not (factor.is_number and factor > 0) or not rest.is_commutative or \
+                    not all(isinstance(f, sympy.Symbol) and f.name in self.env.uniforms
+                            for f in (sympy.Mul.make_args(rest) if rest != 1 else ())) or \
+                    sympy.expand(expr - coeff * d).has(d):
+                return None
+        for name, array in found.items():
+            loops.append((name, sympy.Integer(0),
+                          sympy.Integer(FREE_VALUES + (1 if upper else 0)), None))
+            arrays.add(array)
+        return expr
+
+
+def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | None
+            ) -> Access:
     if context is None:
         return Access(sympy.Integer(0), [], [], f"the access {to_c(m.node)} was not found")
     loops, conditions = context
     node = m.node
+    bounded: list = []
+    arrays: set[str] = set()
+    subscript = None
     if isinstance(node, c_ast.ArrayRef) and not isinstance(node.name, c_ast.ArrayRef):
-        index = to_sympy(node.subscript, env)
+        subscript = node.subscript
+        index = to_sympy(subscript, env)
     else:
         index = m.index
+    if subscript is not None and _opaque(index) and data is not None:
+        index = data.read(subscript, bounded, arrays) or index
     index = index * m.vector_width + (m.vector_width - 1) if m.vector_width > 1 else index
     why = _unresolved(index, f"the index of {to_c(m.node)}")
-    bounded = []
     for lp in loops:
         found = _range(lp)
         if found is None:
@@ -149,11 +236,15 @@ def _access(m: MemoryExpression, context, env: SymbolEnv) -> Access:
                 f"({lp.why_not_canonical or 'no iterator'})"
             continue
         lower, upper = (to_sympy(b, env) if isinstance(b, c_ast.Node) else b for b in found)
+        if _opaque(lower) and isinstance(found[0], c_ast.Node) and data is not None:
+            lower = data.read(found[0], bounded, arrays) or lower
+        if _opaque(upper) and isinstance(found[1], c_ast.Node) and data is not None:
+            upper = data.read(found[1], bounded, arrays, upper=True) or upper
         why = why or _unresolved(lower, f"the lower bound of the loop over {lp.iterator}") or \
             _unresolved(upper, f"the bound of the loop over {lp.iterator}")
         bounded.append((lp.iterator, lower, upper, lp.step))
     readable = [c for c in conditions if c is not None and not _opaque(c)]
-    return Access(index, bounded, readable, why)
+    return Access(index, bounded, readable, why, arrays if not why else set())
 
 
 def _null_test(node) -> bool:

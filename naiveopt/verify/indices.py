@@ -16,6 +16,11 @@ Other uses in an index (``A[idx[i] * W + j]``, a loop whose iterator is scaled) 
 as unresolved, with why: the arrays keep the default data, and if the naive kernel then fails
 the kernel is reported as data-dependent (not verified) rather than as failed.
 
+Where no pragma or metadata gives the extents, verify/extents.py reads an index array's
+values as variables in [0, FREE_VALUES) and infers the extents they reach; such an array is
+filled in that range too (IndexFill.limit), also where its values are part of a computed
+index (spec.with_kernel_facts).
+
 The analysis reads the naive kernel's statement tree (pycparser c_ast) directly: the
 subscripts it needs are exactly the ones the IR's memory expressions cannot decompose.
 """
@@ -29,26 +34,29 @@ from ..ir import GProcedure
 from ..ir.elements import element
 
 
+#: The values an index array holds under verification where no known extent bounds them:
+#: [0, FREE_VALUES). An array indexed by such values without a pragma gets the extent they
+#: reach (verify/extents.py reads each value as a variable in this range).
+FREE_VALUES = 64
+
+
 @dataclass
 class IndexFill:
-    """How to fill one integer array: values in [0, min over ``bounds``) where each bound is
-    (array, inclusive): the extent of that array, plus one when the value may equal it."""
+    """How to fill one integer array: values in [0, min over ``bounds`` and ``limit``) where
+    each bound is (array, inclusive): the extent of that array, plus one when the value may
+    equal it; ``limit``: FREE_VALUES where an inferred extent assumed that range."""
 
     bounds: list[tuple[str, bool]] = field(default_factory=list)
     sorted: bool = False
+    limit: int | None = None
 
 
-def index_facts(proc: GProcedure, shapes: dict[str, list[str]]
-                ) -> tuple[dict[str, IndexFill], dict[str, str]]:
-    """The fills of ``proc``'s integer index arrays, and those left unresolved (name -> why).
-    ``shapes`` are the arrays whose extents are known."""
+def data_values(proc: GProcedure):
+    """A function of a node: the integer array parameter whose element the node's value is
+    (``idx[i]``, ``(int)idx[i]``, a local only ever assigned such a read), or None."""
     ints = {p.name for p in proc.params if p.is_pointer and (e := element(p.base_type))
             and not e.is_float}
-    if not ints:
-        return {}, {}
-    aliases = _aliases(proc.body, ints)
-    fills: dict[str, IndexFill] = {}
-    unresolved: dict[str, str] = {}
+    aliases = _aliases(proc.body, ints) if ints else {}
 
     def value_of(node) -> str | None:
         while isinstance(node, c_ast.Cast):
@@ -59,6 +67,19 @@ def index_facts(proc: GProcedure, shapes: dict[str, list[str]]
         if isinstance(node, c_ast.ID):
             return aliases.get(node.name)
         return None
+    return value_of
+
+
+def index_facts(proc: GProcedure, shapes: dict[str, list[str]]
+                ) -> tuple[dict[str, IndexFill], dict[str, str]]:
+    """The fills of ``proc``'s integer index arrays, and those left unresolved (name -> why).
+    ``shapes`` are the arrays whose extents are known."""
+    if not any(p.is_pointer and (e := element(p.base_type)) and not e.is_float
+               for p in proc.params):
+        return {}, {}
+    value_of = data_values(proc)
+    fills: dict[str, IndexFill] = {}
+    unresolved: dict[str, str] = {}
 
     def add(array: str, target: str, inclusive: bool, sort: bool = False) -> None:
         if target not in shapes:

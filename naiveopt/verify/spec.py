@@ -17,7 +17,7 @@ from ..ir import GModule, GProcedure
 from ..ir.elements import element
 from ..launch import z_used
 from .expr import evaluate
-from .indices import IndexFill, index_facts
+from .indices import FREE_VALUES, IndexFill, index_facts
 
 _CLAUSE = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
@@ -265,4 +265,17 @@ def with_kernel_facts(kernel: KernelSpec, proc: GProcedure | None) -> KernelSpec
             if a.name in params and element(params[a.name].base_type) else a
             for a in kernel.args]
     fills, unresolved = index_facts(proc, {a.name: a.shape for a in args if a.shape})
+    # index arrays whose values an inferred extent took in [0, FREE_VALUES)
+    # (verify/extents.py): filled so, also where their values are part of a computed index
+    # (wte[ix * C + c]), when every array's extent is inferred (none a pragma's, which the
+    # values might overrun)
+    shapes = [a.shape for a in args if a.role in ("in", "out", "inout")]
+    inferred = all(shape and all(hasattr(d, "data") for d in shape) for shape in shapes)
+    for name in sorted(set().union(*(d.data for shape in shapes for d in shape
+                                     if hasattr(d, "data")))):
+        if name in unresolved and inferred:
+            del unresolved[name]
+            fills[name] = IndexFill()
+        if name in fills:
+            fills[name].limit = FREE_VALUES
     return dataclasses.replace(kernel, args=args, indices=fills, unresolved_indices=unresolved)

@@ -2,7 +2,6 @@
 // reached through a pointer offset.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: unannotated: depends on a value read from an array (data-dependent)
 #pragma naiveopt sizes(B=3, T=29, V=50) array(losses, B, T) array(probs, B, T, V)
 #pragma naiveopt array(targets, B, T)
 __global__ void crossentropy_forward_kernel1(float* losses,

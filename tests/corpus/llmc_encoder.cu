@@ -2,7 +2,6 @@
 // array, every (b, t, c) output by its own thread, flat index split with / and %.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: unannotated: depends on a value read from an array (data-dependent)
 #pragma naiveopt sizes(B=2, T=13, C=40, V=31) array(out, B, T, C) array(inp, B, T)
 #pragma naiveopt array(wte, V, C) array(wpe, T, C)
 __global__ void encoder_forward_kernel2(float* out,

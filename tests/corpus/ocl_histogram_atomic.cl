@@ -1,7 +1,6 @@
 // OpenCL SDK style: the naive 256-bin histogram, one atomic increment per input byte.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: unannotated: depends on a value read from an array (data-dependent)
 #pragma naiveopt sizes(n=3001, nbins=256) array(data, n) array(hist, nbins)
 __kernel void histogram_naive(__global const uchar *data, __global uint *hist, int n)
 {

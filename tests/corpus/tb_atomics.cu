@@ -6,7 +6,6 @@
 // CUDA's wrapping increment: those become compare-and-swap loops there.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL(histogram): unannotated: depends on a value read from an array (data-dependent)
 #pragma naiveopt sizes(n=3001, rows=37, cols=45) array(in, n) array(bins, 256)
 #pragma naiveopt array(a, n) array(b, n) array(result, 1) array(A, rows, cols) array(y, rows)
 #pragma naiveopt array(v, n) array(best, 1) array(count, 1)

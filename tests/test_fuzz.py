@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from naiveopt.fuzz.campaign import Outcome, campaign, reduce, reproducer, run_case
-from naiveopt.fuzz.generate import KernelGenerator, atomic_file, generate_case
+from naiveopt.fuzz.generate import KernelGenerator, atomic_file, gather_file, generate_case
 from naiveopt.passes.options import MEMORIES
 from naiveopt.passes.pipeline import optimization_pass_names
 
@@ -213,6 +213,23 @@ def test_generator_writes_atomic_updates():
         outcome = run_case(case)
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
         assert not any("] applied" in r for r in outcome.remarks), outcome.remarks
+
+
+def test_generator_writes_reads_through_index_arrays():
+    """Some cases read through an index array (a gather, an embedding row, CSR and ELL
+    products), with their pragma or without it, where the extents are inferred over index
+    values in [0, FREE_VALUES); those cases verify (verify/extents.py)."""
+    cases = [c for c in (generate_case(7, i, [], ("global",)) for i in range(200))
+             if re.search(r"rowptr|tok\[i\]|x\[cols\[|idx\[i\]", c.source)]
+    assert len(cases) >= 4 and {"#pragma" in c.source for c in cases} == {True, False}
+    big = "".join(gather_file(random.Random(seed), dialect)
+                  for seed in range(40) for dialect in ("cuda", "opencl"))
+    for form in ("int k = idx[i];", "x[(int)idx[i]]", "table[tok[i] * D + j]", "int j;",
+                 "for (int j = start; j < end; ++j)", "x[col[j]]", "x[cols[R * n + r]]"):
+        assert form in big, form
+    for case in [c for c in cases if "#pragma" not in c.source][:2]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
 def test_generator_writes_named_constants():

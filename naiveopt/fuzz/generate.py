@@ -355,7 +355,8 @@ class KernelGenerator:
     def spelled_loop(self, header: str, body: list[str]) -> list[str]:
         """The loop ``for (int it = init; it OP bound; step) { body }`` as others write it
         (``spell``): another step spelling, a ``<=`` bound, the iterator declared at the top
-        of the kernel (C89), then perhaps as a while loop, and its final value read after."""
+        of the kernel (C89), then perhaps as a while loop (its bound perhaps in a local declared
+        between the counter's initialisation and the loop), and its final value read after."""
         inside = ["    " + line for line in body]
         s = self.spell
         m = re.fullmatch(r"for \(int (\w+) = (.+?); \1 (<|<=|>=) (.+?); (.+)\)", header)
@@ -375,6 +376,10 @@ class KernelGenerator:
         if op != ">=" and s.random() < 0.25:
             out = [f"{it} = {init};", f"while ({it} {op} {bound}) {{"] + inside + \
                 [f"    {step};", "}"]
+            if s.random() < 0.4:     # the bound in a local declared between init and loop
+                self.ends = getattr(self, "ends", 0) + 1
+                end = f"{it}_end{self.ends}"
+                out[1:2] = [f"int {end} = {bound};", f"while ({it} {op} {end}) {{"]
         else:
             out = [f"for ({it} = {init}; {it} {op} {bound}; {step}) {{"] + inside + ["}"]
         if s.random() < 0.3:

@@ -32,6 +32,7 @@ from pycparser import c_ast
 
 from ..ir import GProcedure
 from ..ir.elements import element
+from ..ir.literals import integer_value
 
 
 #: The values an index array holds under verification where no known extent bounds them:
@@ -81,7 +82,15 @@ def index_facts(proc: GProcedure, shapes: dict[str, list[str]]
     fills: dict[str, IndexFill] = {}
     unresolved: dict[str, str] = {}
 
+    declared = _declared_extents(proc.body)
+
     def add(array: str, target: str, inclusive: bool, sort: bool = False) -> None:
+        if target in declared and target not in shapes:     # a __shared__ or local array
+            fill = fills.setdefault(array, IndexFill())
+            bound = declared[target] + (1 if inclusive else 0)
+            fill.limit = min(fill.limit or bound, bound)
+            fill.sorted = fill.sorted or sort
+            return
         if target not in shapes:
             unresolved.setdefault(array, f"the extent of {target}, which {array} indexes, "
                                   "is unknown")
@@ -132,6 +141,23 @@ def _loop_bounds(loop: c_ast.For, value_of, add, unresolved) -> None:
             continue
         for ref in whole:
             add(name, ref.name.name, not inclusive, sort=True)
+
+
+def _declared_extents(body: c_ast.Node) -> dict[str, int]:
+    """The element counts of the kernel's own arrays of constant size (``__shared__ unsigned
+    int temp[256];``), by name."""
+    out = {}
+    for decl in _nodes(body, c_ast.Decl):
+        t, count = decl.type, 1
+        while isinstance(t, c_ast.ArrayDecl):
+            dim = integer_value(t.dim.value) if isinstance(t.dim, c_ast.Constant) else None
+            if dim is None:
+                break
+            count, t = count * dim, t.type
+        else:
+            if count > 1 or isinstance(decl.type, c_ast.ArrayDecl):
+                out[decl.name] = count
+    return out
 
 
 def _init(init) -> tuple[str | None, c_ast.Node | None]:

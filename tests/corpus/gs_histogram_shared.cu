@@ -4,7 +4,6 @@
 // passes keep kernels with atomics as written; in OpenCL the shared atomics are __local ones.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: unannotated: the index of buffer[i] depends on i
 #pragma naiveopt sizes(size=5003) threads(2048) array(buffer, size) array(histo, 256)
 
 __global__ void histo_kernel(unsigned char *buffer, long size, unsigned int *histo)

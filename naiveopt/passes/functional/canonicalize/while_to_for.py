@@ -2,7 +2,9 @@
 ``for (k = 0; k < n; k += 1) { body }``, the loop form the analyses read.
 
 The rewrite is exact when the statement before the loop initialises the counter that the
-condition tests (``int k = 0;`` becomes ``int k;`` and the loop's ``k = 0``), the body's last statement steps it (``k++``, ``++k``, ``k += c``, ``k = k + c``
+condition tests (``int k = 0;`` becomes ``int k;`` and the loop's ``k = 0``; statements in
+between that do not mention the counter, such as ``int stride = blockDim.x * gridDim.x;`` or
+a barrier, may separate them), the body's last statement steps it (``k++``, ``++k``, ``k += c``, ``k = k + c``
 and their decrements) and nothing else in the body assigns it, and no ``continue`` of this loop
 skips the step (in a for loop it would run it). Other while loops stay, with the reason.
 """
@@ -12,7 +14,8 @@ from pycparser import c_ast
 
 from ....ir import GProcedure
 from ....ir.cgen import to_c
-from ....ir.rewrite import assigned_names, walk
+from ....ir.rewrite import assigned_names, side_effect_free, walk
+from ..builtins import PURE_CALLS
 from ...manager import PassContext
 from .base import CanonicalizationPass
 from .locals import has_loop_jump, is_plain_local, mentions
@@ -29,13 +32,15 @@ class WhileToFor(CanonicalizationPass):
                 if not isinstance(stmt, c_ast.While):
                     continue
                 counter = _counter(stmt.cond, stmt.stmt)
-                why = _obstacle(stmt, counter, items[index - 1] if index else None)
+                at = _initialised_at(items, index, counter)
+                why = _obstacle(stmt, counter, items[at] if at is not None else None) or \
+                    _moved_past(items[at], items[at + 1:index])
                 if why:
                     self.missed(proc, ctx, f"while ({to_c(stmt.cond)}) kept: {why}")
                     continue
                 body = stmt.stmt
                 step = body.block_items[-1]
-                init = before = items[index - 1]
+                init = before = items[at]
                 if isinstance(before, c_ast.Decl):     # int k = 0; -> int k; for (k = 0; ...)
                     init = c_ast.Assignment("=", c_ast.ID(counter), before.init, before.coord)
                     before.init = None
@@ -43,7 +48,8 @@ class WhileToFor(CanonicalizationPass):
                     before = None
                 body.block_items = body.block_items[:-1]
                 loop = c_ast.For(init, stmt.cond, step, body, stmt.coord)
-                items[index - 1:index + 1] = [before, loop]   # keep the indices of this pass
+                items[at] = before                   # keep the indices of this pass
+                items[index] = loop
                 done.append(f"while ({to_c(stmt.cond)}) -> for ({to_c(init)}; "
                             f"{to_c(stmt.cond)}; {to_c(step)})")
             compound.block_items = [s for s in items if s is not None]
@@ -83,6 +89,42 @@ def is_step(stmt: c_ast.Node, k: str) -> bool:
         return any(isinstance(a, c_ast.ID) and a.name == k and not mentions(b, k)
                    for a, b in pairs)
     return False
+
+
+def _initialised_at(items: list, index: int, k: str | None) -> int | None:
+    """The position of the statement before ``items[index]`` that may initialise ``k``: the
+    nearest one that mentions k, where the statements after it do not (``int i = idx; int
+    stride = ...; __syncthreads(); while (i < n)``: the initialisation may move into the
+    loop's header, past statements that neither read nor write k)."""
+    for at in range(index - 1, -1, -1):
+        if items[at] is None:
+            continue
+        declares = any(isinstance(n, c_ast.Decl) and n.name == k for n, _ in walk(items[at]))
+        if k is None or declares or mentions(items[at], k) or \
+                isinstance(items[at], (c_ast.Label, c_ast.Case)):
+            return at
+    return None
+
+
+def _moved_past(init: c_ast.Node, between: list) -> str:
+    """Why the counter's initial value may not be computed after the statements
+    ``between`` (where it would be, in the loop's header), or ''. It must read no memory
+    and call nothing (those statements may store or have effects), and they must not assign
+    a variable it reads."""
+    between = [b for b in between if b is not None]
+    if not between:
+        return ""
+    value = init.init if isinstance(init, c_ast.Decl) else init.rvalue
+    if not side_effect_free(value, PURE_CALLS) or \
+            any(isinstance(n, c_ast.ArrayRef) for n, _ in walk(value)):
+        return f"its counter's initial value {to_c(value)} reads memory or calls a function, " \
+            "and statements stand between"
+    assigned = assigned_names(c_ast.Compound(between))
+    read = {n.name for n, _ in walk(value) if isinstance(n, c_ast.ID)}
+    if read & set(assigned):
+        return f"a statement between it and its counter's initialisation assigns " \
+            f"{sorted(read & set(assigned))[0]}"
+    return ""
 
 
 def _obstacle(loop: c_ast.While, k: str | None, before: c_ast.Node | None) -> str:

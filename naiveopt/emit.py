@@ -162,8 +162,14 @@ def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str,
       threads, or the naive grid): the program sees cudaErrorLaunchFailure, not wrong
       numbers.
 
-    A kernel whose block is free (no pass fixed it) keeps the user's launch and gets none."""
+    A kernel whose block is free (no pass fixed it) keeps the user's launch and gets none;
+    a CUDA one whose launch did not change keeps its own ``__launch_bounds__``, which the
+    user's launch was written for (the register budget nvcc gives it)."""
     if proc.launch_block is None:
+        if target == "cuda" and proc.launch_bounds and not launch_changed(proc):
+            return re.sub(r"^(\s*__global__\s+void\s+)",
+                          lambda m: f"{m.group(1)}__launch_bounds__({proc.launch_bounds}) ",
+                          code, count=1)
         return code
     block = tuple(proc.launch_block) + (1,) * (3 - len(proc.launch_block))
     if target == "cuda":

@@ -108,3 +108,41 @@ def test_gfx90a_outputs_get_a_flat_work_group_limit_of_their_block(tmp_path):
         limits = [int(v) for v in re.findall(r"\.max_flat_workgroup_size:\s*(\d+)", done.stdout)]
         for kernel, limit in zip(result.kernels, limits):
             assert limit >= int(np.prod(kernel.geometry.block)), (name, kernel.name, limit)
+
+
+USER_BOUNDS = """\
+#define BS 256
+__global__ void __launch_bounds__( BS , 2 ) count(const int *v, int *total, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(total, v[i]);
+}
+__global__ void __launch_bounds__(1024) mm(const float *A, const float *B, float *C, int n)
+{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < n && col < n) {
+        float s = 0.0f;
+        for (int k = 0; k < n; k++)
+            s += A[row * n + k] * B[k * n + col];
+        C[row * n + col] = s;
+    }
+}
+"""
+
+
+def test_a_kernel_whose_launch_did_not_change_keeps_its_launch_bounds():
+    """The user's __launch_bounds__ (the register budget their launch was written for) stays
+    on a CUDA output launched as the input was; an output whose launch a pass fixed carries
+    its own contract instead; OpenCL has no such bound."""
+    result = naiveopt.optimize(USER_BOUNDS, filename="b.cu", verify=False)
+    assert "__global__ void __launch_bounds__(BS, 2) count(" in result.code
+    mm = next(k for k in result.kernels if k.name == "mm")
+    assert mm.passes and "__launch_bounds__(1024)" not in result.code
+    assert re.search(r"__launch_bounds__\(\d+(, \d+)?\) mm\(", result.code)
+    plain = naiveopt.optimize(USER_BOUNDS, filename="b.cu", opt=False, verify=False)
+    assert "__launch_bounds__(1024) mm(" in plain.code
+    opencl = naiveopt.optimize(USER_BOUNDS, filename="b.cu", target="opencl", opt=False,
+                               verify=False)
+    assert "launch_bounds" not in opencl.code

@@ -521,7 +521,24 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                      user=user_pragmas)
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
-                      pragma=pragma)
+                      pragma=pragma, launch_bounds=_launch_bounds(fn, body_cursor,
+                                                                      translator.source_bytes))
+
+
+def _launch_bounds(fn: ci.Cursor, body: ci.Cursor, source: bytes) -> str:
+    """The arguments of the kernel's ``__launch_bounds__(...)`` as written (``256, 2``), or
+    ''. The prelude defines the macro away (the IR has no place for it); the text of the
+    kernel's head still holds it."""
+    head = source[fn.extent.start.offset:body.extent.start.offset].decode(errors="replace")
+    m = re.search(r"\b__launch_bounds__\s*\(", head)
+    if m is None:
+        return ""
+    depth, at = 1, m.end()
+    while at < len(head) and depth:
+        depth += (head[at] == "(") - (head[at] == ")")
+        at += 1
+    text = " ".join(head[m.end():at - 1].split())
+    return re.sub(r"\s*,\s*", ", ", text)
 
 
 __all__ = ["dialect_of", "parse_module", "parse_unit", "SourceUnit", "param_decl", "NaiveoptError",

@@ -190,6 +190,9 @@ class GProcedure:
     # helpers, in source order: OpenCL takes them as extra arguments after its own (fixed at
     # parse time, so the naive and optimized kernels take the same arguments)
     global_args: list[str] = field(default_factory=list)
+    # the arguments of the kernel's own __launch_bounds__ (``256, 2``; '' if none): a CUDA
+    # output whose launch did not change keeps them (emit.with_launch_contract)
+    launch_bounds: str = ""
     # identifiers the translations renamed because the dialect reserves the user's name:
     # name in the tree and params -> the user's name (passes.functional.names)
     renamed: dict[str, str] = field(default_factory=dict)

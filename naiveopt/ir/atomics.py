@@ -24,6 +24,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from .elements import Element
+from .rewrite import walk
 
 #: CUDA's atomic functions (the IR's spelling) -> the element kinds they take: "i" 32-bit
 #: integers, "f" float, "d" double.
@@ -122,8 +123,6 @@ def atomic_arrays(tree: c_ast.Node) -> dict[str, str]:
 def value_used(tree: c_ast.Node) -> list[str]:
     """The atomic functions in ``tree`` whose returned (old) value the code uses: such a
     kernel's results depend on the order its threads run in."""
-    from .rewrite import walk
-
     used = []
     for node, parent in walk(tree):
         if atomic_target(node) is not None and not isinstance(parent, (c_ast.Compound,

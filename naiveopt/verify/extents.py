@@ -20,6 +20,7 @@ dropped, which only enlarges the domain (the extent stays safe, if less tight).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import sympy
@@ -167,8 +168,6 @@ class _DataValues:
         appended to ``loops`` and whose array to ``arrays``; None where that leaves the
         expression opaque or the value's coefficient is not positive. ``upper``: the
         expression is a loop's exclusive bound, whose value may equal FREE_VALUES."""
-        import copy
-
         found: dict[str, str] = {}
 
         def swap(n):

@@ -15,6 +15,7 @@ from .functional.canonicalize.inline_helpers import InlineHelpers
 from .functional.canonicalize.loop_iterators import LoopIterators
 from .functional.canonicalize.merge_guards import MergeGuards
 from .functional.canonicalize.sink_declarations import SinkDeclarations
+from .functional.canonicalize.split_locals import SplitLocals
 from .functional.canonicalize.thread_ids import ThreadIds
 from .functional.canonicalize.while_to_for import WhileToFor
 from .functional.cuda_to_opencl import CUDAToOpenCL
@@ -53,9 +54,11 @@ def default_canonicalization_passes() -> list[Pass]:
     what they read and compute), thread ids next (later passes see ids), const
     values before the loops read their bounds, grid-stride and while loops before their
     iterators move into them, declarations sunk after that (an iterator read after its loop
-    is then declared where it gets its final value), guards last."""
-    return [InlineHelpers(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(), LoopIterators(),
-            SinkDeclarations(), MergeGuards()]
+    is then declared where it gets its final value), a local per definition where
+    straight-line code reassigns one (after the sinking made C89 locals' first assignments
+    their declarations), guards last."""
+    return [InlineHelpers(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(),
+            LoopIterators(), SinkDeclarations(), SplitLocals(), MergeGuards()]
 
 
 def canonicalization_pass_names() -> list[str]:

@@ -8,7 +8,6 @@
 // and at the non-square sizes verification infers without the pragma its threads race.)
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL(transposeCoalesced): unannotated: the index of odata[(y + j) * width + x] depends on x, y
 const int TILE_DIM = 32;
 const int BLOCK_ROWS = 8;
 #pragma naiveopt sizes(N=64) threads(N, N) array(odata, N, N) array(idata, N, N)

@@ -358,8 +358,13 @@ UNSUPPORTED = [
      "    A[0] = __shfl_down_sync(0xffffffff, A[1], 1);\n}\n", 3, 12, "warp shuffles"),
     ("host-variable", "k.cu", "float table[4];\n__global__ void k(float *A)\n{\n"
      "    A[0] = table[1];\n}\n", 4, 12, "host variable 'table' is read in device code"),
-    ("switch", "k.cu", "__global__ void k(float *A, int n)\n{\n"
-     "    switch (n) { case 1: A[0] = 1.0f; }\n}\n", 3, 5, "switch"),
+    ("switch-fallthrough", "k.cu", "__global__ void k(float *A, int n)\n{\n"
+     "    switch (n) {\n    case 1: A[0] = 1.0f;\n    case 2: A[1] = 2.0f;\n    }\n}\n", 4, 13,
+     "a switch case that falls through into the next is not supported: end it with break"),
+    ("switch-break-in-branch", "k.cu", "__global__ void k(float *A, int n)\n{\n"
+     "    switch (n) {\n    case 1:\n        if (A[0] > 0.0f) break;\n        A[0] = 1.0f;\n"
+     "        break;\n    }\n}\n", 5, 26,
+     "a break that leaves a switch from inside a branch is not supported"),
     ("static", "k.cu", "__global__ void k(float *A)\n{\n    static int c = 0;\n    A[0] = c;\n}\n",
      3, 16, "static variables"),
     ("sizeof", "k.cu", "__global__ void k(float *A)\n{\n    A[0] = sizeof(float);\n}\n",

@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from naiveopt.fuzz.campaign import Outcome, campaign, reduce, reproducer, run_case
-from naiveopt.fuzz.generate import KernelGenerator, atomic_file, gather_file, generate_case
+from naiveopt.fuzz.generate import (KernelGenerator, atomic_file, gather_file, generate_case,
+                                    switch_file)
 from naiveopt.passes.options import MEMORIES
 from naiveopt.passes.pipeline import optimization_pass_names
 
@@ -232,6 +233,23 @@ def test_generator_writes_reads_through_index_arrays():
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
+def test_generator_writes_switches():
+    """Some cases branch by a switch (grouped labels, the default anywhere, braced cases, a
+    case that returns, a last case without break), in both dialects; they verify, the
+    OpenCL ones against the switch itself (the naive program is the input)."""
+    cases = [c for c in (generate_case(7, i, [], ("global",)) for i in range(200))
+             if "switch (" in c.source]
+    assert len(cases) >= 3
+    big = "".join(switch_file(random.Random(seed), dialect)
+                  for seed in range(40) for dialect in ("cuda", "opencl"))
+    for form in ("case 1:\n        case 2:", "switch (m)", "switch (k[i] & 3)",
+                 "switch ((int)(x[i] * 4.0f) & 3)", "        {\n", "return;"):
+        assert form in big, form
+    opencl = [c for c in cases if c.dialect == "opencl"] or cases
+    outcome = run_case(opencl[0])
+    assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
 def test_generator_writes_named_constants():
     """Some CUDA cases declare their block and table sizes as named constants (``const int``,
     ``static const int``, ``constexpr int``) that the kernels read, some #define lines carry a
@@ -398,14 +416,18 @@ def test_reduction_cases_give_their_sizes_and_get_split():
 
 def test_streaming_cases_transpose_and_map_and_get_staged_or_vectorized():
     """Shares of the cases are transposed writes (coalesce-writes stages them, on 32x8
-    threads of 4 tile rows where the model prefers it) and elementwise maps (vectorize merges
-    4 lanes where the model estimates a gain on NVIDIA, always on AMD); they verify."""
+    threads of 4 tile rows where the model prefers it), some swapping x and y before the
+    write, and elementwise maps (vectorize merges 4 lanes where the model estimates a gain on
+    NVIDIA, always on AMD); they verify."""
     drawn = list(cases(20271127, 300))
     transposes = [c for c in drawn if "void t0(" in c.source]
     maps = [c for c in drawn if "void m0(" in c.source]
     assert len(transposes) >= 12 and len(maps) >= 12, (len(transposes), len(maps))
     assert any("return;" in c.source for c in transposes) and \
         any("if (x < W && y < H)" in c.source for c in transposes)
+    swapped = [c for c in transposes if "x = y;" in c.source]
+    assert swapped, "no transpose swaps x and y before its write (split-locals)"
+    assert run_case(swapped[0]).kind == "passed"
     assert any("unsigned int i" in c.source for c in maps) and \
         any("int j = " in c.source for c in maps)
     rows = staged = vectorized = passed = 0

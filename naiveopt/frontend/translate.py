@@ -64,6 +64,20 @@ def base_type_name(ctype: ci.Type) -> str:
     return _TYPEDEF_SPELLINGS.get(name, name)
 
 
+def _switch_break(cursor: ci.Cursor) -> ci.Cursor | None:
+    """A break under ``cursor`` that leaves the enclosing switch (one not inside a loop or a
+    switch of its own), or None; ``cursor`` itself is a statement of a case."""
+    stack = [cursor]
+    while stack:
+        node = stack.pop()
+        if node.kind == K.BREAK_STMT:
+            return node
+        if node.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.SWITCH_STMT):
+            continue
+        stack.extend(node.get_children())
+    return None
+
+
 def _typedef_target(ctype: ci.Type) -> str:
     """The vector type name a chain of typedefs ends in (``typedef float4 vec;``), or ''."""
     for _ in range(16):
@@ -227,7 +241,84 @@ class Translator:
             return [self.expr(cursor)]
         if kind == K.UNEXPOSED_STMT:
             return self._loop_hint(cursor)
+        if kind == K.SWITCH_STMT:
+            return self._switch(cursor)
         return self._reject(cursor)
+
+    def _switch(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        """A ``switch`` as the if/else chain it means: each group of case labels a test of
+        the value (``v == 1 || v == 2``), the default the final else. Exact where no group
+        falls through into the next (each ends in break, return or continue, but the last)
+        and no other break leaves the switch; the value is evaluated once (a local holds it
+        unless it is a plain variable). The IR has no switch: the analyses read branches."""
+        children = list(cursor.get_children())
+        if len(children) != 2 or children[1].kind != K.COMPOUND_STMT:
+            raise self.error(cursor, "a switch without a braced body, or with a declaration "
+                                     "in its condition, is not supported")
+        cond, body = children
+        groups: list[tuple[list[ci.Cursor], bool, list[ci.Cursor]]] = []
+        for child in body.get_children():
+            labels, default, node = [], False, child
+            while node.kind in (K.CASE_STMT, K.DEFAULT_STMT):
+                parts = list(node.get_children())
+                if node.kind == K.CASE_STMT:
+                    if len(parts) != 2:
+                        raise self.error(node, "case ranges are not supported")
+                    labels.append(parts[0])
+                else:
+                    default = True
+                node = parts[-1]
+            if node is child:
+                if not groups:
+                    raise self.error(child, "a statement before the first case label of a "
+                                            "switch is not supported")
+                groups[-1][2].append(child)
+            else:
+                groups.append((labels, default, [node]))
+        for n, (_, _, stmts) in enumerate(groups):
+            while stmts and stmts[-1].kind == K.COMPOUND_STMT:  # case 1: { ...; break; }
+                stmts[-1:] = list(stmts[-1].get_children())
+            if not stmts:
+                continue
+            last = stmts[-1].kind
+            if last == K.BREAK_STMT:
+                stmts.pop()
+            elif n < len(groups) - 1 and last not in (K.RETURN_STMT, K.CONTINUE_STMT):
+                raise self.error(stmts[-1], "a switch case that falls through into the next "
+                                            "is not supported: end it with break")
+            for stmt in stmts:
+                inner = _switch_break(stmt)
+                if inner is not None:
+                    raise self.error(inner, "a break that leaves a switch from inside a "
+                                            "branch is not supported")
+        value = self.expr(cond)
+        out: list[c_ast.Node] = []
+        if not isinstance(value, (c_ast.ID, c_ast.Constant)):
+            self.switches = getattr(self, "switches", 0) + 1
+            name = f"naiveopt_switch{self.switches}"
+            decl = c_ast.Decl(name, [], [], [], [], self.type_node(cond.type, name, cond),
+                              value, None, coord=self.coord(cursor))
+            out.append(decl)
+            value = c_ast.ID(name)
+        chain: c_ast.Node | None = None
+        for labels, default, stmts in groups:
+            if default:
+                chain = self._case_block(stmts)
+        for labels, default, stmts in reversed(groups):
+            if default:
+                continue
+            test: c_ast.Node | None = None
+            for label in labels:
+                eq = c_ast.BinaryOp("==", copy.deepcopy(value), self.expr(label))
+                test = eq if test is None else c_ast.BinaryOp("||", test, eq)
+            chain = c_ast.If(test, self._case_block(stmts), chain, coord=self.coord(cursor))
+        return out + ([chain] if chain is not None else [])
+
+    def _case_block(self, stmts: list[ci.Cursor]) -> c_ast.Compound:
+        items: list[c_ast.Node] = []
+        for stmt in stmts:
+            items.extend(self.statement(stmt))
+        return c_ast.Compound(items)
 
     def _loop_hint(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         """A loop under ``#pragma unroll`` (an attributed statement, unexposed in libclang):

@@ -1118,6 +1118,50 @@ def atomic_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""])
 
 
+#: How often a case branches by a switch (:func:`switch_file`) instead.
+SWITCH_SHARE = 0.04
+
+
+def switch_file(rng: random.Random, dialect: str) -> str:
+    """A kernel that branches on a small integer by a switch: the key from an integer array,
+    from a float's scaled value or through a local; grouped labels (``case 1: case 2:``),
+    the default first, between or last, a braced case, a case that returns, a last case
+    without break. The front end writes the if/else chain it means; for OpenCL input the
+    naive program runs the switch itself, so verification checks that chain. Correct by
+    construction: each thread writes its own element."""
+    cuda = dialect == "cuda"
+    g = "" if cuda else "__global "
+    head = "__global__ void" if cuda else "__kernel void"
+    gid = "blockIdx.x * blockDim.x + threadIdx.x" if cuda else "get_global_id(0)"
+    n = rng.choice((1, 7, 100, 257))
+    key = rng.choice(["k[i] & 3", "(int)(x[i] * 4.0f) & 3", "m"])
+    groups = [["case 0:"], ["case 1:", "case 2:"] if rng.random() < 0.6 else ["case 1:"],
+              ["default:"]]
+    bodies = [["v = v * 2.0f;"], ["v = v + 1.0f;", "v = v * v;"], ["v = -v;"]]
+    order = list(range(3))
+    rng.shuffle(order)
+    lines = [f"#pragma naiveopt sizes(N={n}) array(k, N) array(x, N) array(out, N)",
+             f"{head} s0({g}const int *k, {g}const float *x, {g}float *out, int N)", "{",
+             f"    int i = {gid};", "    if (i < N) {", "        float v = x[i];"]
+    if key == "m":
+        lines.append("        int m = k[i] & 3;")
+    lines.append(f"        switch ({key}) {{")
+    for position, g_ in enumerate(order):
+        last = position == len(order) - 1
+        stmts = list(bodies[g_])
+        if rng.random() < 0.15 and g_ == 0:
+            stmts = ["out[i] = 0.5f;", "return;"]
+        elif not (last and rng.random() < 0.5):
+            stmts.append("break;")
+        lines += ["        " + label for label in groups[g_]]
+        if rng.random() < 0.25:
+            lines += ["        {"] + ["            " + st for st in stmts] + ["        }"]
+        else:
+            lines += ["            " + st for st in stmts]
+    lines += ["        }", "        out[i] = v;", "    }", "}", ""]
+    return "\n".join(lines)
+
+
 #: How often a case reads through an index array (:func:`gather_file`) instead.
 GATHER_SHARE = 0.05
 
@@ -1193,7 +1237,8 @@ def transpose_file(rng: random.Random, dialect: str) -> str:
     transposes, layout changes and column-major outputs are written: the value a read of the
     input at the thread's own element (scaled, summed with a second input, clamped to a
     neighbour, through a local), the ids in either order, the guard as an if or an early
-    return, now and then an output pitch wider than H. coalesce-writes stages these through
+    return, now and then an output pitch wider than H, x and y swapped before the write
+    (``int t = x; x = y; y = t;``). coalesce-writes stages these through
     a tile, on 32-wide warps with several tile rows per thread where the model prefers it
     (at the 4096 it assumes for sizes no -D names). Correct by construction: each thread
     writes one element of its own."""
@@ -1235,6 +1280,9 @@ def transpose_file(rng: random.Random, dialect: str) -> str:
         ids.reverse()
     lines += ids
     if rng.random() < 0.4:
+        if len(body) == 2 and rng.random() < 0.4:
+            # x and y swapped for the write, as transposes reuse them (split-locals)
+            body = [body[0], "int t = x;", "x = y;", "y = t;", f"out[y * {ld} + x] = v;"]
         lines += ["    if (x >= W || y >= H)", "        return;"] + ["    " + b for b in body]
     else:
         lines += ["    if (x < W && y < H) {"] + ["        " + b for b in body] + ["    }"]
@@ -1278,6 +1326,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         source = reduction_file(reduction, dialect)
         guarded = "threads(N)" not in source
         sizes = sized(source, rng, always=True)   # before a variant drops the pragma
+    switching = random.Random(f"{seed}:{index}:switch")
+    if switching.random() < SWITCH_SHARE:
+        source, guarded, reductions = switch_file(switching, dialect), True, False
     gathering = random.Random(f"{seed}:{index}:gather")
     if gathering.random() < GATHER_SHARE:
         source, guarded, reductions = gather_file(gathering, dialect), True, False

@@ -2,7 +2,7 @@
 // floorf and clamped neighbour indices.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: unannotated: the index of src[y0 * srcW + x0] depends on x0, y0
+// XFAIL: unannotated: the index of src[y0_2 * srcW + x0_2] depends on a function call
 #pragma naiveopt sizes(srcW=50, srcH=30, dstW=77, dstH=41) threads(dstW, dstH) block(16, 16)
 #pragma naiveopt array(src, srcH, srcW) array(dst, dstH, dstW)
 __global__ void resizeBilinear(const float *src, float *dst, int srcW, int srcH, int dstW, int dstH)

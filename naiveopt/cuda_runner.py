@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .errors import NaiveoptError
+from .verify.opencl import LocalBytes
 
 
 def available() -> bool:
@@ -177,8 +178,13 @@ class CudaKernel:
                     pointers[position] = _check(cu.cuMemAlloc(a.nbytes))
                     _check(cu.cuMemcpyHtoD(pointers[position], a.ctypes.data, a.nbytes))
             values = []
+            # dynamic shared memory (a __local argument on OpenCL): the launch's bytes, not a
+            # parameter of the CUDA kernel (ir/dynamic_shared.py)
+            shared = sum(a.nbytes for a in args if isinstance(a, LocalBytes))
             for position, width in layout or [(i, 0) for i in range(len(args))]:
                 a = args[position]
+                if isinstance(a, LocalBytes):
+                    continue
                 if width:
                     textures.append(_texture_object(pointers[position], a, width))
                     values.append(np.array(int(textures[-1]), dtype=np.uint64))
@@ -197,7 +203,7 @@ class CudaKernel:
 
             def launch() -> None:
                 _check(cu.cuLaunchKernel(self.function, grid[0], grid[1], grid[2], block[0],
-                                         block[1], block[2], 0, 0, params, 0))
+                                         block[1], block[2], shared, 0, params, 0))
 
             def sample(n: int) -> float:
                 hold_ns[()] = round(n * HOLD_PER_LAUNCH_S * 1e9)

@@ -21,7 +21,7 @@ from pycparser import c_ast
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
-from .ir import async_copy, atomics
+from .ir import async_copy, atomics, dynamic_shared
 from .ir.rewrite import walk
 from .ir.vector import cuda_helpers, used_vectors
 from .ir.textures import host_texture_params
@@ -111,7 +111,8 @@ def _host_code(module: GModule, rewritten: set[str], source_name: str) -> str:
     ``rewritten`` kernels, which call their launchers now, and a comment before it that says
     what changed."""
     text, count = rewrite_launches(module.host_code, {
-        p.name: len(p.params) for p in module.procedures if p.name in rewritten})
+        p.name: dynamic_shared.cuda_arguments(p) for p in module.procedures
+        if p.name in rewritten})
     if count:
         names = ", ".join(f"{k}_launch_from" for k in sorted(rewritten))
         head = (f"// Host code of {source_name}, as written but for its {count} launch(es) "

@@ -20,7 +20,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .ir import GlobalVar, GModule, GProcedure, PredefId, atomics
+from .ir import GlobalVar, GModule, GProcedure, PredefId, atomics, dynamic_shared
 from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
@@ -292,9 +292,15 @@ def untransformable(proc: GProcedure) -> str:
     block with more than one thread along z (their plans reshape x and y only and assume
     every thread of a block has a distinct (x, y)); a coarsened naive kernel (its launch is
     read from its own loop over the rows a thread covers, GPragma.coarsened); an atomic
-    update (the passes' plans read and write elements with plain accesses)."""
+    update (the passes' plans read and write elements with plain accesses); dynamic shared
+    memory (its size comes with the user's launch, which a pass's new block would outgrow,
+    and the passes' shared-memory budgets do not count it)."""
     if proc.keep_launch:
         return proc.keep_launch
+    dynamic = dynamic_shared.params(proc)
+    if dynamic:
+        return (f"the kernel's shared array {dynamic[0].name} is sized by its launch (dynamic "
+                "shared memory): the optimization passes keep such kernels as written")
     updated = atomics.atomic_arrays(proc.body)
     if updated:
         name, op = next(iter(updated.items()))
@@ -600,4 +606,14 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
             what = f"a buffer of {elements(g)} {g.base_type}" if g.dims else "its value"
             notes.append(f"argument {_position(proc, g.name)}: {parameter_text(g)}: {what}")
             notes.append(f"  (the data of the input's {space} {describe(g)})")
+    for p in dynamic_shared.params(proc):
+        if target == "cuda":
+            notes.append(f"dynamic shared memory: {p.name}, sized by the launch:")
+            notes.append(f"  <<<grid, block, bytes>>>; {proc.name}_launch takes "
+                         f"{p.name}_bytes")
+        else:
+            notes.append(f"argument {proc.params.index(p)}: __local {p.base_type} "
+                         f"*{p.name}: dynamic")
+            notes.append(f"  local memory, clSetKernelArg(k, {proc.params.index(p)}, bytes, "
+                         "NULL)")
     return notes

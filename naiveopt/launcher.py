@@ -14,6 +14,7 @@ import os
 from typing import NamedTuple
 
 from .errors import NaiveoptError
+from .ir import dynamic_shared
 from .ir.typenames import INTEGER_WORDS
 from .launch import evaluate
 
@@ -153,7 +154,10 @@ def cuda_launcher(proc, geometry, macros: dict[str, str], replaces_launches: boo
         return (f"// No {name}_launch: {name} reads texture objects the host creates first "
                 "(see the texture lines above).")
     sig = launcher_signature(proc, geometry, macros)
-    decls = sig.decls + [f"int {f}" for f in sig.free]
+    # dynamic shared memory (ir/dynamic_shared.py): its bytes, as the naive launch gave them
+    shared = [f"{p.name}_bytes" for p in dynamic_shared.params(proc)]
+    decls = sig.decls + [f"int {f}" for f in sig.free] + [f"size_t {s}" for s in shared]
+    shared_bytes = shared[0] if shared else "0"
     block = ", ".join(map(str, geometry.block[:3]))
     lines = [f"// {name}_launch: launches {name} with the geometry its output needs "
              "(above), on `stream`.",
@@ -165,12 +169,12 @@ def cuda_launcher(proc, geometry, macros: dict[str, str], replaces_launches: boo
         if checks:
             lines.append(f"    if ({' || '.join(checks)}) {{  // no bounds guard: whole "
                          "steps only")
-            lines.append(f"        {name}<<<dim3(0), dim3({block}), 0, stream>>>"
+            lines.append(f"        {name}<<<dim3(0), dim3({block}), {shared_bytes}, stream>>>"
                          f"({', '.join(sig.names)});  // refused: invalid configuration")
             lines.append("        return cudaPeekAtLastError();")
             lines.append("    }")
     lines.append(f"    dim3 grid({', '.join(sig.grid)}), block({block});")
-    lines.append(f"    {name}<<<grid, block, 0, stream>>>({', '.join(sig.names)});")
+    lines.append(f"    {name}<<<grid, block, {shared_bytes}, stream>>>({', '.join(sig.names)});")
     lines.append("    return cudaPeekAtLastError();")
     lines.append("}")
     if replaces_launches and launcher_problem(proc, geometry, macros) is None:

@@ -371,8 +371,21 @@ UNSUPPORTED = [
      3, 12, "sizeof"),
     ("ptr-to-ptr", "k.cu", "__global__ void k(float **A)\n{\n    A[0][0] = 1.0f;\n}\n",
      1, 27, "pointer-to-pointer"),
-    ("local-ptr-param", "k.cl", "__kernel void k(__global int *A, __local int *B)\n{\n"
-     "    A[0] = B[0];\n}\n", 1, 47, "__local pointer parameters"),
+    # dynamic shared memory (ir/dynamic_shared.py): one extern __shared__ array per kernel,
+    # declared in the kernel, one-dimensional
+    ("extern-shared-twice", "k.cu", "__global__ void k(float *A)\n{\n"
+     "    extern __shared__ float s[];\n    extern __shared__ int t[];\n    s[0] = A[0];\n"
+     "    t[0] = 1;\n    A[1] = s[0] + t[0];\n}\n", 4, 27,
+     "a second extern __shared__ array 't': CUDA places every one at the same address"),
+    ("extern-shared-in-helper", "k.cu", "__device__ float f()\n{\n"
+     "    extern __shared__ float s[];\n    return s[0];\n}\n"
+     "__global__ void k(float *A)\n{\n    A[0] = f();\n}\n", 3, 29,
+     "extern __shared__ 's' in a __device__ function: declare it in the kernel"),
+    ("extern-shared-2d", "k.cu", "__global__ void k(float *A)\n{\n"
+     "    extern __shared__ float s[][16];\n    s[0][0] = A[0];\n    A[1] = s[0][0];\n}\n",
+     3, 29, "extern __shared__ 's' must be a one-dimensional array"),
+    ("extern-not-shared", "k.cu", "__global__ void k(float *A)\n{\n    extern float s[];\n"
+     "    A[1] = s[0];\n}\n", 3, 18, "only extern __shared__ arrays"),
     ("work-dim", "k.cl", "__kernel void k(__global int *A)\n{\n    A[0] = get_work_dim();\n}\n",
      3, 12, "get_work_dim"),
     ("vload", "k.cl", "__kernel void k(__global float *A)\n{\n    float4 v = vload4(0, A);\n"

@@ -114,8 +114,9 @@ def _local_arrays(proc: GProcedure, macros: dict[str, str]
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl):
             dims, t = [], node.type
             while isinstance(t, c_ast.ArrayDecl):
-                try:
-                    dims.append(int(evaluate(to_c(t.dim), {k: int(evaluate(v, {}))
+                try:        # 0: unknown (extern __shared__ s[] has its size at launch)
+                    dims.append(0 if t.dim is None else
+                                int(evaluate(to_c(t.dim), {k: int(evaluate(v, {}))
                                                            for k, v in macros.items()})))
                 except ValueError:
                     dims.append(0)
@@ -129,7 +130,7 @@ def _space(base: str | None, proc: GProcedure, local_arrays) -> str | None:
         return None
     param = proc.param(base)
     if param is not None and param.is_pointer:
-        return "constant" if param.address_space == "constant" else "global"
+        return {"constant": "constant", "local": "shared"}.get(param.address_space, "global")
     if base in local_arrays:
         return local_arrays[base][0]
     return None

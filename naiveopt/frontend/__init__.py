@@ -19,6 +19,7 @@ from pycparser import c_ast
 from ..errors import NaiveoptError, UnsupportedConstruct
 from ..errors import error_at
 from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
+from ..ir import dynamic_shared
 from ..ir.cgen import to_c
 from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
@@ -244,6 +245,11 @@ def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
             module.procedures.append(_procedure(fn, translator, dialect, config, user))
         elif parts.is_device(fn):
             module.helpers.append(_function_def(fn, translator, "__device__"))
+            extern = dynamic_shared.in_helpers(module.helpers[-1:])
+            if extern is not None:
+                raise error_at(extern.coord, f"extern __shared__ '{extern.name}' in a "
+                               "__device__ function: declare it in the kernel and pass the "
+                               "array", path)
     module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
@@ -254,7 +260,8 @@ def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
     module.preamble, module.host_code = parts.split_text(source)
     if dialect == "cuda" and parts.host:
         module.launch_sites = host_launch_sites(
-            source, {p.name: len(p.params) for p in module.procedures}, parts.in_host_code,
+            source, {p.name: dynamic_shared.cuda_arguments(p) for p in module.procedures},
+            parts.in_host_code,
             module.preamble)
     _check_globals_read_only(module)
     helpers = helper_globals(module)
@@ -457,8 +464,6 @@ def _param(cursor: ci.Cursor, translator: Translator, dialect: str) -> Param:
             raise translator.error(cursor, "function pointer parameters are not supported")
         space = {1: "global", 2: "local", 3: "constant"}.get(pointee.get_address_space(),
                                                              "global")
-        if dialect == "opencl" and space == "local":
-            raise translator.error(cursor, "__local pointer parameters are not supported")
         return Param(cursor.spelling, base_type_name(pointee), True,
                      const=pointee.is_const_qualified() or space == "constant",
                      restrict=ctype.is_restrict_qualified(), address_space=space,
@@ -508,9 +513,11 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
+    params += _dynamic_shared(fn, body, params, translator)
+    passed = [p for p in params if p.address_space != "local"]
     decl = c_ast.Decl(fn.spelling, [], [], [], ["__global__"],
-                      c_ast.FuncDecl(c_ast.ParamList([param_decl(p) for p in params])
-                                     if params else None,
+                      c_ast.FuncDecl(c_ast.ParamList([param_decl(p) for p in passed])
+                                     if passed else None,
                                      c_ast.TypeDecl(fn.spelling, [], None,
                                                     c_ast.IdentifierType(["void"]))),
                       None, None)
@@ -523,6 +530,29 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                       file=translator.path, line=fn.location.line, dialect=dialect,
                       pragma=pragma, launch_bounds=_launch_bounds(fn, body_cursor,
                                                                       translator.source_bytes))
+
+
+def _dynamic_shared(fn: ci.Cursor, body: c_ast.Compound, params: list[Param],
+                    translator: Translator) -> list[Param]:
+    """Dynamic shared memory, sized by the launch: a CUDA kernel's ``extern __shared__ T
+    s[];`` (kept in the body) becomes a parameter of address space "local" after the
+    others, as OpenCL passes it (``__local T *s``); an OpenCL kernel's ``__local T *s``
+    parameter stays in its place and its body gains the CUDA declaration, so that the
+    CUDA-style IR reads both alike (ir/dynamic_shared.py). CUDA places every extern
+    __shared__ array of a kernel at one address: a kernel that declares two, which alias,
+    is rejected."""
+    declared = dynamic_shared.declarations(body)
+    if len(declared) > 1:
+        second = declared[1]
+        raise error_at(second.coord, f"a second extern __shared__ array '{second.name}': CUDA "
+                       f"places every one at the same address (it aliases "
+                       f"'{declared[0].name}'); naiveopt reads one per kernel",
+                       translator.path)
+    added = [dynamic_shared.param_of(d) for d in declared]
+    for p in params:
+        if p.address_space == "local":
+            body.block_items = [dynamic_shared.declaration(p)] + list(body.block_items or [])
+    return added
 
 
 def _launch_bounds(fn: ci.Cursor, body: ci.Cursor, source: bytes) -> str:

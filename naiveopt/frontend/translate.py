@@ -374,6 +374,8 @@ class Translator:
         if cursor.storage_class == ci.StorageClass.STATIC and "__shared__" not in storage \
                 and not file_scope:
             raise self.error(cursor, "static variables are not supported in kernels")
+        if cursor.storage_class == ci.StorageClass.EXTERN and not file_scope:
+            return self._dynamic_shared(cursor, storage)
         init_cursor = cs.var_initializer(cursor)
         if ctype.get_canonical().kind == ci.TypeKind.POINTER and \
                 ctype.get_canonical().get_pointee().get_canonical().kind in (
@@ -410,6 +412,27 @@ class Translator:
                                    dims if len(dims) == depth and depth else None)
         quals = list(getattr(type_node, "quals", []) or [])
         return c_ast.Decl(cursor.spelling, quals, [], storage, [], type_node, init, None,
+                          coord=self.coord(cursor))
+
+    def _dynamic_shared(self, cursor: ci.Cursor, storage: list[str]) -> c_ast.Decl:
+        """``extern __shared__ float s[];``: the kernel's dynamic shared memory, whose size
+        the launch gives (its third configuration argument). Kept as written; the front end
+        makes it a parameter of the procedure (address space "local", as OpenCL passes it)."""
+        name, ctype = cursor.spelling, cursor.type
+        if "__shared__" not in storage:
+            raise self.error(cursor, f"extern variable '{name}' is not supported in a "
+                                     "kernel: only extern __shared__ arrays")
+        if ctype.kind != ci.TypeKind.INCOMPLETEARRAY:
+            raise self.error(cursor, f"extern __shared__ '{name}' must be an array of "
+                                     "unspecified size (``extern __shared__ float "
+                                     f"{name}[];``)")
+        elem = ctype.element_type
+        if elem.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.POINTER):
+            raise self.error(cursor, f"extern __shared__ '{name}' must be a one-dimensional "
+                                     "array of scalars or vectors")
+        inner = self.type_node(elem, name, cursor)
+        return c_ast.Decl(name, [], [], ["extern", "__shared__"], [],
+                          c_ast.ArrayDecl(inner, None, []), None, None,
                           coord=self.coord(cursor))
 
     def initializer(self, cursor: ci.Cursor) -> c_ast.Node:

@@ -22,7 +22,9 @@ class Param:
     is_pointer: bool
     const: bool = False            # pointee const for pointers
     restrict: bool = False
-    address_space: str = "global"  # global | constant (pointers only)
+    # global | constant | local (pointers only); local: dynamic shared memory, an OpenCL
+    # __local parameter or CUDA's extern __shared__ array (ir/dynamic_shared.py)
+    address_space: str = "global"
     spelling: str = ""             # base_type as the user wrote it, where a typedef named it
 
 

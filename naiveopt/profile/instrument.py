@@ -142,7 +142,9 @@ def instrument(module: GModule, proc: GProcedure) -> tuple[GModule, list[Site]]:
     module = copy.deepcopy(module)
     kernel = next(p for p in module.procedures if p.name == proc.name)
     module.procedures = [kernel]
-    arrays = {p.name: ("global", p.base_type) for p in kernel.params if p.is_pointer}
+    # a __local parameter (dynamic shared memory) is shared memory, one-dimensional
+    arrays = {p.name: ("shared" if p.address_space == "local" else "global", p.base_type)
+              for p in kernel.params if p.is_pointer}
     pitches: dict[str, list[int]] = {}
     for node, _ in walk(kernel.body):
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl) and \

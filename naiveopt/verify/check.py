@@ -385,6 +385,8 @@ def make_arg(arg: ArgSpec, sizes: dict[str, int], rng: np.random.Generator,
         return dtype.type(value)
     dims = [int(evaluate(d, sizes)) for d in arg.shape]
     count = (int(np.prod(dims)) if dims else 0) * lanes   # a float4 array: 4 floats each
+    if arg.role == "local":                  # dynamic shared memory: its size, no data
+        return opencl.LocalBytes(count * dtype.itemsize)
     if not elem.is_float:
         low, high = (0, 16) if elem.kind == "unsigned" else (-8, 8)
         return rng.integers(low, high + 1, size=count).astype(dtype)

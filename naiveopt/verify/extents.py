@@ -402,7 +402,8 @@ def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) 
         t, bl = sympy.Symbol(f"v_{tid}", integer=True), sympy.Symbol(f"v_{bid}", integer=True)
         variables += [t.name, bl.name]
         constraints += [f"0 <= {t} < {b}", f"0 <= {bl} < {groups}"]
-        for name, value in ((gid, bl * b + t), (tid, t), (bid, bl), (bdim, b), (gdim, groups)):
+        for name, value in ((gid, bl * b + t), (tid, t), (bid, bl), (bdim, sympy.Integer(b)),
+                            (gdim, sympy.Integer(groups))):
             names[sympy.Symbol(name, integer=True)] = value
     for name, value in sizes.items():
         names.setdefault(sympy.Symbol(name, integer=True), sympy.Integer(int(value)))

@@ -55,8 +55,8 @@ class IndexFill:
 def data_values(proc: GProcedure):
     """A function of a node: the integer array parameter whose element the node's value is
     (``idx[i]``, ``(int)idx[i]``, a local only ever assigned such a read), or None."""
-    ints = {p.name for p in proc.params if p.is_pointer and (e := element(p.base_type))
-            and not e.is_float}
+    ints = {p.name for p in proc.params if p.is_pointer and p.address_space != "local" and
+            (e := element(p.base_type)) and not e.is_float}
     aliases = _aliases(proc.body, ints) if ints else {}
 
     def value_of(node) -> str | None:
@@ -75,8 +75,8 @@ def index_facts(proc: GProcedure, shapes: dict[str, list[str]]
                 ) -> tuple[dict[str, IndexFill], dict[str, str]]:
     """The fills of ``proc``'s integer index arrays, and those left unresolved (name -> why).
     ``shapes`` are the arrays whose extents are known."""
-    if not any(p.is_pointer and (e := element(p.base_type)) and not e.is_float
-               for p in proc.params):
+    if not any(p.is_pointer and p.address_space != "local" and (e := element(p.base_type))
+               and not e.is_float for p in proc.params):
         return {}, {}
     value_of = data_values(proc)
     fills: dict[str, IndexFill] = {}

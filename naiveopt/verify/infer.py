@@ -25,7 +25,7 @@ import sympy
 
 from ..analysis.manager import AnalysisManager
 from ..analysis.symbols import SymbolAnalysis
-from ..ir import GModule, GProcedure
+from ..ir import GModule, GProcedure, dynamic_shared
 from ..ir.cgen import to_c
 from ..ir.elements import element
 from ..ir.symbolic import SymbolEnv
@@ -143,8 +143,11 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     block = given.block if given and given.block else None
     geo = geometry(proc, block=block, thread_space=threads)
     shapes = {a.name: a.shape for a in given.args if a.shape} if given else {}
-    pointers = [p for p in proc.params if p.is_pointer]
+    pointers = [p for p in proc.params if p.is_pointer and p.address_space != "local"]
     inferred = extents(proc, env, geo, [p.name for p in pointers])
+    # dynamic shared memory: as many elements as the naive kernel's accesses reach
+    inferred.update(extents(proc, env, geo, [p.name for p in dynamic_shared.params(proc)],
+                            "shared"))
     written = {user(m.array) for m in proc.memory_expressions if m.is_write} | \
         {user(name) for name in stored_through(proc)}
     roles = _roles(proc, module, threads, inferred, fixed, user)
@@ -158,7 +161,11 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     for p in proc.params:
         name = user(p.name)
         elem = element(p.base_type)
-        if p.is_pointer:
+        if p.is_pointer and p.address_space == "local":
+            extent = [inferred[p.name]] if name not in shapes else shapes[name]
+            facts[f"shape {name}"] = "pragma" if name in shapes else "inferred"
+            args.append(ArgSpec(name, "local", p.base_type, list(extent)))
+        elif p.is_pointer:
             if name in shapes:
                 shape, facts[f"shape {name}"] = shapes[name], "pragma"
                 overridden[name] = inferred[p.name]
@@ -203,7 +210,7 @@ def stored_through(proc: GProcedure) -> set[str]:
     (``reinterpret_cast<float4 *>(x)[i] = v``, ``((float2 *)y)[i].x = ...``)."""
     from pycparser import c_ast
 
-    pointers = {p.name for p in proc.params if p.is_pointer}
+    pointers = {p.name for p in proc.params if p.is_pointer and p.address_space != "local"}
     out = set()
     for node, _ in walk(proc.body):
         target = node.lvalue if isinstance(node, c_ast.Assignment) else \

@@ -18,6 +18,7 @@ preferred, since it is what the project installs and what CI has.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -31,6 +32,14 @@ CANARY = 256          # elements of canary on each side of every array
 _CANARY_BITS = np.uint32(0x7FC0DEAD)   # a NaN payload no kernel computes by accident
 #: The canary as bytes, repeated over the zones whatever the element size (char arrays too).
 _CANARY_BYTES = np.array([_CANARY_BITS], dtype=np.uint32).view(np.uint8)
+
+
+@dataclass(frozen=True)
+class LocalBytes:
+    """A ``__local`` pointer argument (dynamic shared memory, ir/dynamic_shared.py): no data,
+    only its size, which the worker passes as ``cl.LocalMemory``."""
+
+    nbytes: int
 
 
 class KernelCrash(Exception):
@@ -114,7 +123,7 @@ def _time(job: tuple) -> tuple[str, object]:
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     mf = cl.mem_flags
     bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
-            if isinstance(a, np.ndarray) else a for a in args]
+            if isinstance(a, np.ndarray) else _local(a) for a in args]
     k = _kernel(program, kernel)
     params = _bind(ctx, args, bufs, layout)    # kept alive while the kernel runs
     k.set_args(*params)
@@ -167,7 +176,7 @@ def _run(job: tuple) -> tuple[str, object]:
                            if CANARY else buf)
             buffers[-1]._parent = buf
         else:
-            buffers.append(a)
+            buffers.append(_local(a))
     _kernel(program, kernel)(queue, global_size, local_size,
                                *_bind(ctx, args, buffers, layout))
     results = []
@@ -184,6 +193,15 @@ def _run(job: tuple) -> tuple[str, object]:
         results.append(host[CANARY:-CANARY].copy())
     queue.finish()
     return "ok", results
+
+
+def _local(arg):
+    """An argument as pyopencl takes it: a LocalBytes as local memory of its size."""
+    if isinstance(arg, LocalBytes):
+        import pyopencl as cl
+
+        return cl.LocalMemory(max(1, arg.nbytes))
+    return arg
 
 
 def _serve(conn) -> None:

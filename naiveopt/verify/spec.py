@@ -30,7 +30,9 @@ TRAFFIC = {"in": 1, "out": 1, "inout": 2}
 @dataclass
 class ArgSpec:
     name: str
-    role: str                     # in | out | inout | size | scalar
+    # in | out | inout | size | scalar | local (dynamic shared memory: an OpenCL __local
+    # argument of shape elements, a CUDA launch's shared-memory bytes; no data)
+    role: str
     type: str                     # C element type: float, double, int, unsigned int, ...
     shape: list[str] = field(default_factory=list)
     value: str | None = None
@@ -189,7 +191,9 @@ def _kernel_from_ir(proc: GProcedure, shapes, scalars, threads, block) -> Kernel
         elem = element(p.base_type)
         floating = elem is None or elem.is_float
         name = user(p.name)
-        if p.is_pointer:
+        if p.is_pointer and p.address_space == "local":
+            args.append(ArgSpec(name, "local", p.base_type, shapes.get(name, [])))
+        elif p.is_pointer:
             args.append(ArgSpec(name, "inout" if name in written else "in", p.base_type,
                                 shapes.get(name, [])))
         elif name in scalars:

@@ -16,7 +16,7 @@ import re
 from pycparser import c_ast
 
 from ...errors import error_at
-from ...ir import GModule, GProcedure, atomics
+from ...ir import GModule, GProcedure, atomics, dynamic_shared
 from ...ir.elements import element
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
@@ -40,6 +40,7 @@ class CUDAToOpenCL(Pass):
     def run_module(self, module: GModule, ctx: PassContext) -> None:
         notes: list[str] = []
         for proc in module.procedures:          # address spaces are looked up by the IR's names
+            dynamic_shared.to_opencl(proc)       # extern __shared__ -> a __local parameter
             _qualify_pointer_params(proc.func.decl.type.args, _space_of(proc))
             bind_textures(proc, "opencl")        # texture objects -> read_only image1d_buffer_t
         before = {p.name: dict(p.renamed) for p in module.procedures}
@@ -68,7 +69,8 @@ class CUDAToOpenCL(Pass):
         for note in _rewrite_body(proc.body, proc.file):
             ctx.remark("analysis", self.name, proc, note)
         shared = {n.name for n, _ in walk(proc.body)
-                  if isinstance(n, c_ast.Decl) and "__local" in n.storage}
+                  if isinstance(n, c_ast.Decl) and "__local" in n.storage} | \
+            {p.name for p in dynamic_shared.params(proc)}
         space = _space_of(proc)
         _qualify_pointer_casts(proc.body, lambda name: "__local" if name in shared
                                else space(name) if name else "__global")
@@ -100,7 +102,9 @@ def _atomics(func: c_ast.FuncDef, shared: set[str]) -> None:
 def _space_of(proc: GProcedure):
     def space(name: str) -> str:
         param = proc.param(name)
-        return "__constant" if param and param.address_space == "constant" else "__global"
+        if param is not None and param.address_space in ("constant", "local"):
+            return f"__{param.address_space}"
+        return "__global"
     return space
 
 

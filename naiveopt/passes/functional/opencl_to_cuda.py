@@ -13,7 +13,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from ...errors import NaiveoptError, error_at
-from ...ir import GModule, GProcedure, atomics
+from ...ir import GModule, GProcedure, atomics, dynamic_shared
 from ...ir.literals import integer_value
 from ...ir.rewrite import map_nodes, walk
 from ..manager import Pass, PassContext
@@ -39,6 +39,8 @@ class OpenCLToCUDA(Pass):
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
         if module.dialect == "opencl" and ctx.target == "cuda":
+            for proc in module.procedures:
+                _check_one_dynamic_array(proc)
             for tree in [h.body for h in module.helpers] + [p.body for p in module.procedures]:
                 _check_cuda_has(tree, helpers, module.path)
 
@@ -113,6 +115,18 @@ def _check_cuda_has(tree: c_ast.Node, helpers: set[str], path: str) -> None:
         name = call_name(node)
         if name and name not in cuda and not name.startswith("make_"):
             raise _located(node, path, f"OpenCL built-in '{name}' has no CUDA translation")
+
+
+def _check_one_dynamic_array(proc: GProcedure) -> None:
+    """A CUDA kernel has one dynamic shared-memory array (every ``extern __shared__``
+    declaration names the same address): an OpenCL kernel that takes two __local pointers
+    has no CUDA form that keeps its parameters, and is a located error."""
+    local = dynamic_shared.params(proc)
+    if len(local) > 1:
+        raise NaiveoptError(f"kernel '{proc.name}' takes {len(local)} __local pointer "
+                            f"parameters ({', '.join(p.name for p in local)}): a CUDA kernel "
+                            "has one dynamic shared-memory array; write the CUDA output of "
+                            "a kernel that takes one", proc.file, proc.line, 1)
 
 
 def _dimension(node: c_ast.FuncCall, args: list[c_ast.Node], path: str) -> str:

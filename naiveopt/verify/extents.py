@@ -28,6 +28,7 @@ from pycparser import c_ast
 
 from ..ir import GLoop, GProcedure, MemoryExpression, atomics
 from ..ir.cgen import to_c
+from ..ir.literals import integer_value
 from ..ir.rewrite import walk
 from ..ir.symbolic import CDiv, CMod, IntMax, IntMin, SymbolEnv, Unresolved, to_sympy
 from ..launch import LaunchGeometry
@@ -259,8 +260,9 @@ def _null_test(node) -> bool:
 
 def _range(lp: GLoop):
     """The iterator's range [lower, upper) of a loop: the loop analysis's for a counting-up
-    loop; for one counting down (``for (k = m - 1; k >= 0; k--)``, ``k -= s``) from its
-    header: [bound (+1 for ``>``), start + 1). None when the header says neither."""
+    loop; for one counting down (``for (k = m - 1; k >= 0; k--)``, ``k -= s``, or halving:
+    ``s >>= 1``) from its header: [bound (+1 for ``>``), start + 1). None when the header
+    says neither."""
     if lp.lower is not None and lp.upper is not None:
         return lp.lower, lp.upper
     node, it = lp.node, lp.iterator
@@ -269,12 +271,12 @@ def _range(lp: GLoop):
     cond, step = node.cond, node.next
     down = isinstance(step, c_ast.UnaryOp) and step.op in ("--", "p--") and \
         isinstance(step.expr, c_ast.ID) and step.expr.name == it or \
-        isinstance(step, c_ast.Assignment) and step.op == "-=" and \
-        isinstance(step.lvalue, c_ast.ID) and step.lvalue.name == it or \
-        isinstance(step, c_ast.Assignment) and step.op == "=" and \
-        isinstance(step.lvalue, c_ast.ID) and step.lvalue.name == it and \
-        isinstance(step.rvalue, c_ast.BinaryOp) and step.rvalue.op == "-" and \
-        isinstance(step.rvalue.left, c_ast.ID) and step.rvalue.left.name == it
+        isinstance(step, c_ast.Assignment) and isinstance(step.lvalue, c_ast.ID) and \
+        step.lvalue.name == it and (
+            step.op == "-=" or step.op in ("/=", ">>=") and _shrinks(step.op[:-1], step.rvalue)
+            or step.op == "=" and isinstance(step.rvalue, c_ast.BinaryOp) and
+            isinstance(step.rvalue.left, c_ast.ID) and step.rvalue.left.name == it and
+            (step.rvalue.op == "-" or _shrinks(step.rvalue.op, step.rvalue.right)))
     if not down or not isinstance(cond, c_ast.BinaryOp):
         return None
     ops = {">=": 0, ">": 1}
@@ -287,6 +289,17 @@ def _range(lp: GLoop):
         return None
     return (c_ast.BinaryOp("+", bound, c_ast.Constant("int", str(ops[op]))),
             c_ast.BinaryOp("+", lp.lower, c_ast.Constant("int", "1")))
+
+
+def _shrinks(op: str, amount) -> bool:
+    """Whether ``it op amount`` brings a positive iterator down towards 0: halving loops
+    (``s >>= 1``, ``s /= 2``, the tree reductions' ``for (s = blockDim.x / 2; s > 0; s >>=
+    1)``). Their values lie between the bound and the start, as a decrement's do (a
+    superset of them, which keeps the extent safe)."""
+    if not isinstance(amount, c_ast.Constant) or amount.type != "int":
+        return False
+    value = integer_value(amount.value)
+    return value is not None and (op == ">>" and value >= 1 or op == "/" and value >= 2)
 
 
 def _opaque(expr) -> set:

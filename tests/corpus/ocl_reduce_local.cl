@@ -2,7 +2,6 @@
 // the reduction whitepaper starts from; one partial sum per work-group.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: rejected: __local pointer parameters are not supported
 #pragma naiveopt sizes(n=1000, ngroups=4) threads(1024) block(256)
 #pragma naiveopt array(g_idata, n) array(g_odata, ngroups)
 __kernel void reduce0(__global float *g_idata, __global float *g_odata, unsigned int n,

@@ -34,6 +34,6 @@ __global__ void block_sums(const float *in, float *sums, int n)
 // CUDA: dynamic shared memory: partial, sized by the launch:
 // CUDA: __global__ void block_sums(const float *in, float *sums, int n) {
 // CUDA: extern __shared__ float partial[];
-// CUDA: block_sums_launch(const float *in, float *sums, int n, int globalDimX,
-// CUDA-NEXT: size_t partial_bytes, cudaStream_t stream = 0)
+// CUDA: block_sums_launch(const float *in, float *sums, int n,
+// CUDA-NEXT: int globalDimX, size_t partial_bytes,
 // CUDA: block_sums<<<grid, block, partial_bytes, stream>>>(in, sums, n);

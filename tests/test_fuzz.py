@@ -17,8 +17,8 @@ import pytest
 
 import naiveopt
 from naiveopt.fuzz.campaign import Outcome, campaign, reduce, reproducer, run_case
-from naiveopt.fuzz.generate import (KernelGenerator, atomic_file, gather_file, generate_case,
-                                    switch_file, transpose_file)
+from naiveopt.fuzz.generate import (KernelGenerator, atomic_file, dynamic_shared_file,
+                                    gather_file, generate_case, switch_file, transpose_file)
 from naiveopt.passes.options import MEMORIES
 from naiveopt.passes.pipeline import optimization_pass_names
 
@@ -232,6 +232,26 @@ def test_generator_writes_reads_through_index_arrays():
     for case in [c for c in cases if "#pragma" not in c.source][:2]:
         outcome = run_case(case)
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
+def test_generator_writes_dynamic_shared_memory():
+    """Some cases keep a block's values in shared memory the launch sizes (CUDA's extern
+    __shared__, OpenCL's __local parameter anywhere in the list): tree sums halving or
+    doubling their stride, block reversal, neighbour sums; they verify, with the local
+    memory sized from the accesses, and no optimization pass changes them."""
+    cases = [c for c in (generate_case(7, i, [], ("global",)) for i in range(300))
+             if re.search(r"extern __shared__|__local \w+ \*", c.source)]
+    assert len(cases) >= 4 and {c.dialect for c in cases} == {"cuda", "opencl"}
+    big = "".join(dynamic_shared_file(random.Random(seed), dialect)
+                  for seed in range(40) for dialect in ("cuda", "opencl"))
+    for form in ("extern __shared__ float", "extern __shared__ int", "s >>= 1", "s /= 2",
+                 "s *= 2", "[get_local_size(0) - 1 - t]", "(__local float *", ", __local",
+                 "(t + 1) % blockDim.x]"):
+        assert form in big, form
+    for case in cases[:2]:
+        outcome = run_case(case)
+        assert outcome.kind in ("passed", "skipped"), (outcome.kind, outcome.detail)
+        assert not any("] applied" in r for r in outcome.remarks), outcome.remarks
 
 
 def test_generator_writes_switches():

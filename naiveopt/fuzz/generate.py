@@ -1118,6 +1118,59 @@ def atomic_file(rng: random.Random, dialect: str) -> str:
     return "\n".join(lines + ["}", ""])
 
 
+#: How often a case keeps a block's values in dynamic shared memory
+#: (:func:`dynamic_shared_file`) instead.
+DYNAMIC_SHARED_SHARE = 0.04
+
+
+def dynamic_shared_file(rng: random.Random, dialect: str) -> str:
+    """A kernel whose shared scratch the launch sizes: CUDA's ``extern __shared__ T s[];``,
+    OpenCL's ``__local T *s`` parameter (first, between or last): a block's tree sum
+    (halving ``s >>= 1`` / ``s /= 2`` with sequential addressing, or doubling ``s *= 2``
+    with interleaved addressing) with one result per block, a block-reversed copy, or a
+    neighbour sum within the block. Threads past N load 0, so every element the kernel
+    reads is written first. The passes keep such kernels as written: the case checks the
+    front end, both translations and verification, which sizes the local memory from the
+    accesses. Correct by construction: barriers separate the writes from the reads."""
+    cuda = dialect == "cuda"
+    form = rng.choice(["halving", "doubling", "reverse", "neighbour"])
+    elem = rng.choice(["float", "float", "int"])
+    g = "" if cuda else "__global "
+    head = "__global__ void" if cuda else "__kernel void"
+    tid, gid, bid, bdim = (("threadIdx.x", "blockIdx.x * blockDim.x + threadIdx.x",
+                            "blockIdx.x", "blockDim.x") if cuda else
+                           ("get_local_id(0)", "get_global_id(0)", "get_group_id(0)",
+                            "get_local_size(0)"))
+    sync = "__syncthreads();" if cuda else "barrier(CLK_LOCAL_MEM_FENCE);"
+    name = rng.choice(["sdata", "tile", "scratch"])
+    n = rng.choice((1, 7, 100, 257, 1001))
+    zero = "0.0f" if elem == "float" else "0"
+    params = [f"{g}const {elem} *v", f"{g}{elem} *out", "int N"]
+    if not cuda:
+        params.insert(rng.randrange(len(params) + 1), f"__local {elem} *{name}")
+    lines = [f"#pragma naiveopt sizes(N={n}) threads(N)",
+             f"{head} d0({', '.join(params)})", "{"]
+    if cuda:
+        lines.append(f"    extern __shared__ {elem} {name}[];")
+    lines += [f"    int t = {tid};", f"    int i = {gid};",
+              f"    {name}[t] = i < N ? v[i] : {zero};", f"    {sync}"]
+    if form == "halving":
+        step = rng.choice(["s >>= 1", "s /= 2"])
+        lines += [f"    for (int s = {bdim} / 2; s > 0; {step}) {{", "        if (t < s)",
+                  f"            {name}[t] += {name}[t + s];", f"        {sync}", "    }",
+                  "    if (t == 0)", f"        out[{bid}] = {name}[0];"]
+    elif form == "doubling":
+        lines += [f"    for (int s = 1; s < {bdim}; s *= 2) {{",
+                  "        if (t % (2 * s) == 0)",
+                  f"            {name}[t] += {name}[t + s];", f"        {sync}", "    }",
+                  "    if (t == 0)", f"        out[{bid}] = {name}[0];"]
+    elif form == "reverse":
+        lines += ["    if (i < N)", f"        out[i] = {name}[{bdim} - 1 - t];"]
+    else:
+        lines += ["    if (i < N)", f"        out[i] = {name}[t] + {name}[(t + 1) % {bdim}];"]
+    return "\n".join(lines + ["}", ""])
+
+
 #: How often a case branches by a switch (:func:`switch_file`) instead.
 SWITCH_SHARE = 0.04
 
@@ -1335,6 +1388,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     atomic = random.Random(f"{seed}:{index}:atomic")
     if atomic.random() < ATOMIC_SHARE:
         source, guarded, reductions = atomic_file(atomic, dialect), True, False
+    dynamic = random.Random(f"{seed}:{index}:dynamic-shared")
+    if dynamic.random() < DYNAMIC_SHARED_SHARE:
+        source, guarded, reductions = dynamic_shared_file(dynamic, dialect), False, False
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)

@@ -86,7 +86,7 @@ def test_generator_reaches_arrays_through_local_pointers():
     memory expressions are those of the kernel without pointers."""
     from naiveopt.frontend import parse_module
 
-    pointered = [c for c in (generate_case(11, i, [], ("global",)) for i in range(80))
+    pointered = [c for c in (generate_case(11, i, [], ("global",)) for i in range(120))
                  if "_at = " in c.source]
     assert len(pointered) >= 5
     text = "".join(c.source for c in pointered)

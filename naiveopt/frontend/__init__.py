@@ -25,7 +25,7 @@ from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
-from . import host, named_constants, prelude
+from . import host, named_constants, prelude, templates
 from .launch_sites import host_launch_sites
 from ..verify.expr import evaluate
 from ..ir.typenames import type_node as ir_type_node, without_integer_casts
@@ -190,10 +190,18 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
     a sentinel value (:func:`_macro_literals`: clang folds macros away, and the twin parse is
     how a literal is traced back to the macro it came from)."""
     defines = dict(defines or {})
+    instances = templates.Instances()
     if dialect_of(path) == "cuda" and named_constants.candidates(source):
         source = named_constants.rewrite(path, source, macro_defines(source, defines))
+    if dialect_of(path) == "cuda" and "template" in source:
+        source, instances = templates.instantiate(path, source,
+                                                  macro_defines(source, defines))
     macros = macro_defines(source, defines)
-    module = _parse(path, source, macros)
+    try:
+        module = _parse(path, source, macros)
+    except NaiveoptError as err:
+        raise instances.locate(err, path) from None
+    instances.relocate(module)
     fixed, overridable = fixed_macros(source, defines)
     module.fixed, module.overridable = dict(fixed), set(overridable)
     return SourceUnit(path, source, module.dialect, defines, macros, fixed, overridable, module)
@@ -222,9 +230,9 @@ def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
         raise parts.explain(err)
     for cursor in parts.device:
         if cursor.kind == K.FUNCTION_TEMPLATE:
-            raise UnsupportedConstruct("templates are not supported: write the kernel for one "
-                                       "type", path, cursor.location.line,
-                                       cursor.location.column)
+            raise UnsupportedConstruct("__device__ function templates are not supported: "
+                                       "write the function for one type", path,
+                                       cursor.location.line, cursor.location.column)
     file_macros = object_macros(source)
     macro_values = _integer_macros(file_macros, defines)
     macro_at = _macro_literals(tu, path, source, dialect, defines, macro_values,

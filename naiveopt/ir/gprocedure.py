@@ -195,6 +195,9 @@ class GProcedure:
     # the arguments of the kernel's own __launch_bounds__ (``256, 2``; '' if none): a CUDA
     # output whose launch did not change keeps them (emit.with_launch_contract)
     launch_bounds: str = ""
+    # the kernel template instance this kernel is, as the user wrote it (``MatrixMulCUDA<16>``;
+    # '' for an ordinary kernel): frontend/templates.py
+    instance_of: str = ""
     # identifiers the translations renamed because the dialect reserves the user's name:
     # name in the tree and params -> the user's name (passes.functional.names)
     renamed: dict[str, str] = field(default_factory=dict)

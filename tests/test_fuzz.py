@@ -254,6 +254,18 @@ def test_generator_writes_dynamic_shared_memory():
         assert not any("] applied" in r for r in outcome.remarks), outcome.remarks
 
 
+def test_generator_writes_kernel_templates():
+    """Some CUDA cases write their first kernel as a template over its element type with
+    explicit instantiations (frontend/templates.py reads each as a kernel of its own); they
+    verify."""
+    cases = [c for c in (generate_case(7, i, [], ("global",)) for i in range(300))
+             if "template <typename T>" in c.source]
+    assert len(cases) >= 2, len(cases)
+    assert all("template __global__ void k0<float>(" in c.source for c in cases)
+    outcome = run_case(cases[0])
+    assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
 def test_generator_writes_switches():
     """Some cases branch by a switch (grouped labels, the default anywhere, braced cases, a
     case that returns, a last case without break), in both dialects; they verify, the

@@ -198,7 +198,7 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
                                                   macro_defines(source, defines))
     macros = macro_defines(source, defines)
     try:
-        module = _parse(path, source, macros)
+        module = _parse(path, source, macros, instances.line)
     except NaiveoptError as err:
         raise instances.locate(err, path) from None
     instances.relocate(module)
@@ -213,8 +213,11 @@ def parse_module(path: str, source: str, defines: dict[str, str] | None = None) 
     return parse_unit(path, source, defines).module
 
 
-def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
-    """The GModule of a file; ``defines`` are the -D definitions that are its macros."""
+def _parse(path: str, source: str, defines: dict[str, str],
+           line_of=lambda line: line) -> GModule:
+    """The GModule of a file; ``defines`` are the -D definitions that are its macros;
+    ``line_of`` gives the user's line of a line of ``source`` (a template instance's
+    definition follows the file, frontend/templates.py)."""
     dialect = dialect_of(path)
     if "\0" in source:
         raise NaiveoptError("the file is binary, not a kernel source", path, 1, 1)
@@ -244,11 +247,13 @@ def _parse(path: str, source: str, defines: dict[str, str]) -> GModule:
                  if c.kind == K.FUNCTION_DECL and c.is_definition()]
     config = _config_from_macros(file_macros, defines)
     pragma_lines = _pragmas_by_line(source)
-    previous_end = 0
+    spans = [(line_of(f.location.line), line_of(f.extent.end.line)) for f in functions]
     for fn in functions:
         _check_not_recursive(fn, translator)
-        user = [text for line, text in pragma_lines if previous_end < line < fn.location.line]
-        previous_end = fn.extent.end.line
+        # the pragma lines between the function before it and its head
+        start = line_of(fn.location.line)
+        previous_end = max((end for _, end in spans if end < start), default=0)
+        user = [text for line, text in pragma_lines if previous_end < line < start]
         if _is_kernel(fn, dialect):
             module.procedures.append(_procedure(fn, translator, dialect, config, user))
         elif parts.is_device(fn):

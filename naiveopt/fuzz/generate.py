@@ -1420,6 +1420,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     cost_model = "unlimited" if generator.stencils else "default"
     source = unverifiable(source, seed, index, guarded)
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
+    source = template_variant(source, random.Random(f"{seed}:{index}:template"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -1684,6 +1685,41 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
         if rng.random() < 0.2:
             lines[n] += rng.choice(["  // tile size", " /* threads */"])
     return "\n".join(lines)
+
+
+#: Share of CUDA cases (without host code) whose first kernel is a template over its float
+#: element type (:func:`template_variant`).
+TEMPLATE_SHARE = 0.1
+
+
+def template_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases without host code, the first kernel as a template over its
+    element type (``template <typename T> __global__ void k0(const T *A, ...)``, ``float``
+    in its body as ``T``), instantiated for float explicitly (``template __global__ void
+    k0<float>(const float *, ...);``) and, now and then, a second time for a type no launch
+    uses, so the file holds two instances (frontend/templates.py reads each as a kernel of
+    its own, ``k0_float``). Only files whose kernels declare no typedef'd or vector types."""
+    if dialect != "cuda" or "<<<" in source or rng.random() >= TEMPLATE_SHARE:
+        return source
+    m = re.search(r"__global__ void (\w+)\(([^)]*)\)\s*\{", source)
+    if m is None or re.search(r"\b(float[234]|double|typedef|T)\b", source) or \
+            "float" not in m.group(2):
+        return source
+    start = m.start()
+    depth, end = 0, m.end() - 1
+    for end in range(m.end() - 1, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[end], 0)
+        if depth == 0:
+            break
+    kernel = re.sub(r"\bfloat\b", "T", source[start:end + 1])
+    types = ", ".join(" ".join(re.sub(r"\w+$", "", p.strip()).split())
+                      for p in m.group(2).split(","))
+    instances = [f"template __global__ void {m.group(1)}<float>({types});"]
+    if rng.random() < 0.3:
+        other = types.replace("float", "int")
+        instances.append(f"template __global__ void {m.group(1)}<int>({other});")
+    return (source[:start] + "template <typename T>\n" + kernel + "\n" +
+            "\n".join(instances) + source[end + 1:])
 
 
 #: How often a case's initialized constant table is a local of its kernel instead

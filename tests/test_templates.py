@@ -18,7 +18,7 @@ from conftest import compile_cuda
 #: The CUDA samples' matrixMul shape: a tile size as a template parameter, both instances
 #: launched by the block size the host picks at run time.
 MATMUL = """\
-#pragma naiveopt sizes(wA=37, wB=48, hA=80) threads(wB, hA)
+#pragma naiveopt sizes(wA=37, wB=64, hA=96) threads(wB, hA)
 template <int BLOCK_SIZE>
 __global__ void MatrixMulCUDA(float *C, float *A, float *B, int wA, int wB)
 {
@@ -74,13 +74,33 @@ def test_each_launched_instance_is_a_kernel_verified_in_both_dialects(target):
     # the template parameter is a macro of each instance: the analyses read it as the
     # block constant it is, the output keeps a name for it
     assert "#define MatrixMulCUDA_32_BLOCK_SIZE 32" in code
-    assert "by * MatrixMulCUDA_32_BLOCK_SIZE + ty" in code
-    assert "template" not in code.replace("(a kernel template)", "")
+    assert "BLOCK_SIZE>" not in code and "MatrixMulCUDA<" not in code.replace(
+        "instance of MatrixMulCUDA<", "")
     if target == "cuda":
-        # the host code launches the instances by their names, and nothing else of it moved
-        assert "MatrixMulCUDA_16<<<grid, threads>>>(C, A, B, wA, wB);" in code
-        assert "MatrixMulCUDA_32<<<grid, threads>>>(C, A, B, wA, wB);" in code
+        # the host code launches the instances through their launchers (both are staged,
+        # which changes their launch), and nothing else of it moved
+        assert "MatrixMulCUDA_16_launch_from(grid, threads, C, A, B, wA, wB);" in code
+        assert "MatrixMulCUDA_32_launch_from(grid, threads, C, A, B, wA, wB);" in code
         assert "naiveopt: kernel template instances" not in code
+
+
+def test_an_instance_argument_is_its_block_where_the_hosts_block_is_a_variable():
+    """The host picks MatrixMulCUDA<32> for 32 x 32 blocks (``dim3 threads(block_size,
+    block_size)``, unreadable to naiveopt): the instance's own argument is its naive block, so
+    its index reads as the global id and the product is staged; the launch is the <32>
+    instance's, not the default 16 x 16."""
+    result = naiveopt.optimize(MATMUL, filename="mm.cu")
+    remarks = "\n".join(r.message for r in result.remarks)
+    assert "MatrixMulCUDA_32_BLOCK_SIZE = 32 taken as the block size along x" in remarks
+    assert "the argument of the template instance MatrixMulCUDA<32>" in remarks
+    staged = {k.name for k in result.kernels if "thread-block-merge" in k.passes}
+    assert staged == {"MatrixMulCUDA_16", "MatrixMulCUDA_32"}
+    assert "MatrixMulCUDA_32<<<dim3((wB + 31) / 32," in result.code
+    # a readable host block that disagrees with the argument still wins over it
+    other = MATMUL.replace("dim3 threads(block_size, block_size);", "dim3 threads(8, 8);")
+    result = naiveopt.optimize(other, filename="mm.cu")
+    assert "MatrixMulCUDA_32_BLOCK_SIZE not taken as the block size along x: line 22: the " \
+        "host code launches it with 8 threads along x, not 32" in "\n".join(r.message for r in result.remarks)
 
 
 @pytest.mark.parametrize("target", ["cuda", "opencl"])

@@ -42,6 +42,8 @@ class Instances:
 
     lines: int = 0                                   # the user's file's line count
     names: dict[str, str] = field(default_factory=dict)     # instance -> "k<16>"
+    # instance -> the macros of its number arguments (MatrixMulCUDA_16_BLOCK_SIZE)
+    constants: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # (first physical line of a definition, its last, the template line it starts at)
     spans: list[tuple[int, int, int]] = field(default_factory=list)
 
@@ -68,6 +70,7 @@ class Instances:
             module.host_code = module.host_code[:module.host_code.index(_MARK)].rstrip() + "\n"
         for proc in module.procedures:
             proc.instance_of = self.names.get(proc.name, "")
+            proc.instance_constants = self.constants.get(proc.name, ())
             proc.line = self.line(proc.line) if self.spans else proc.line
         for tree in [p.func for p in module.procedures] + list(module.helpers):
             for node, _ in walk(tree):
@@ -131,6 +134,7 @@ def instantiate(path: str, source: str, defines: dict[str, str]) -> tuple[str, I
             # the analyses read a macro in an index as a block constant, as they do the
             # CUDA samples' BLOCK_SIZE, and the output keeps a name for it
             macros = {p: f"{name}_{p}" for p, a in values.items() if p in numbers}
+            found.constants[name] = tuple(macros.values())
             defines = "".join(f"#define {macros[p]} {_number(values[p])}\n" for p in macros)
             appended.append((defines, _substitute(head + body, template.spelling, name,
                                                   {**values, **macros}), origin))

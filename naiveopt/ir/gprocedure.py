@@ -198,6 +198,10 @@ class GProcedure:
     # the kernel template instance this kernel is, as the user wrote it (``MatrixMulCUDA<16>``;
     # '' for an ordinary kernel): frontend/templates.py
     instance_of: str = ""
+    # the macros standing for its number template arguments (``MatrixMulCUDA_16_BLOCK_SIZE``):
+    # the host code chose the instance, so such a constant in a thread's index is the block
+    # the host launches it with (passes/functional/predefined.py)
+    instance_constants: tuple[str, ...] = ()
     # identifiers the translations renamed because the dialect reserves the user's name:
     # name in the tree and params -> the user's name (passes.functional.names)
     renamed: dict[str, str] = field(default_factory=dict)

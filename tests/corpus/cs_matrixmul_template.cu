@@ -2,12 +2,12 @@
 // (`template <int BLOCK_SIZE> __global__ void MatrixMulCUDA(...)`), here the naive product
 // indexed through it, launched as MatrixMulCUDA<16> or MatrixMulCUDA<32> by the block size the
 // host picks at run time. Each instance is a kernel of its own (MatrixMulCUDA_16,
-// MatrixMulCUDA_32), the parameter a macro of each; the host's block is a variable, so the
-// macro is not taken as the block (the default 16 x 16 is), and neither instance is staged.
+// MatrixMulCUDA_32), the parameter a macro of each; the host's block is a variable, but the
+// host chose the instance for it, so each instance's argument is taken as its block (16 x 16,
+// 32 x 32) and both are staged.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: thread-block-merge: not staged for reuse: not of the form A(id + c, k + c) or A(k + c, id + c)
-// XFAIL: thread-merge: no staged loop to merge threads over
+// XFAIL(MatrixMulCUDA_16): thread-merge: divides neither the naive block 16x16 nor the thread space
 #pragma naiveopt sizes(wA=37, wB=64, hA=96) threads(wB, hA)
 template <int BLOCK_SIZE>
 __global__ void MatrixMulCUDA(float *C, float *A, float *B, int wA, int wB)

@@ -180,7 +180,10 @@ class Predefined(Pass):
                 why = (f"the naive launch's block is {proc.pragma.block_dim[i]} along {axis} "
                        "(metadata or pragma), not " + str(c))
             else:
-                why = _host_block_disagrees(proc, module, i, c)
+                # an instance's own template argument (MatrixMulCUDA<16>'s BLOCK_SIZE): the
+                # host chose the instance for its block, also where that block is a variable
+                instance = set(names) <= set(proc.instance_constants)
+                why = _host_block_disagrees(proc, module, i, c, unreadable_ok=instance)
             if why:
                 ctx.remark("missed", self.name, proc, f"{texts[axis]}: {names[0]} not taken as "
                            f"the block size along {axis}: {why}")
@@ -205,7 +208,10 @@ class Predefined(Pass):
         proc.pragma.block_constant = (block[0], block[1])
         ctx.remark("analysis", self.name, proc, "; ".join(
             f"{texts[a]}: {sorted({to_c(k) for k in found[a]})[0]} = {b} taken as the block "
-            f"size along {a} (no blockDim.{a}: the naive launch has {b}-wide blocks there)"
+            f"size along {a} (no blockDim.{a}: the naive launch has {b}-wide blocks there"
+            + (f"; the argument of the template instance {proc.instance_of}, which the host "
+               "chooses for its block)" if proc.instance_constants and
+               {to_c(k) for k in found[a]} <= set(proc.instance_constants) else ")")
             for a, b in zip("xy", block) if b))
 
 
@@ -279,9 +285,11 @@ def _constant_step(node: c_ast.Node | None, name: str, proc: GProcedure, module)
     return step if step and step > 0 else None
 
 
-def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int) -> str:
+def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int,
+                          unreadable_ok: bool = False) -> str:
     """Why the host code's launches of ``proc`` do not show a block of ``c`` along ``axis``,
-    or '' when they all do (or there are none)."""
+    or '' when they all do (or there are none); ``unreadable_ok``: a launch whose block
+    naiveopt cannot evaluate does not disagree."""
     from ...frontend.launch_sites import launch_block
 
     for site in module.launch_sites:
@@ -291,6 +299,8 @@ def _host_block_disagrees(proc: GProcedure, module, axis: int, c: int) -> str:
             return f"line {site.line}: the host code's use of the kernel is not a launch " \
                    "naiveopt can read"
         block = launch_block(site, module.host_code, module.fixed)
+        if block is None and unreadable_ok:
+            continue
         if block is None:
             return (f"line {site.line}: the host code launches it with block "
                     f"'{site.config[1].strip()}', which naiveopt cannot evaluate")

@@ -57,6 +57,11 @@ class Access:
     # index arrays whose values the index or a loop bound holds, each read as a variable in
     # [0, FREE_VALUES) (verify/indices.py fills them so)
     data: set[str] = field(default_factory=set)
+    # a plain store (not an atomic update), whose domain is exactly where it runs: every
+    # condition and loop bound read, no return or break the domain leaves out (a race
+    # between two such stores is certain: Extent.overlap)
+    write: bool = False
+    exact: bool = False
 
 
 @dataclass
@@ -82,6 +87,24 @@ class Extent:
 
     def __str__(self) -> str:
         return f"inferred({self.array})"
+
+    def overlap(self, sizes: dict[str, int]) -> str:
+        """Two threads of the naive launch that certainly store to the same element at
+        ``sizes``, said as a witness (``threads (x=48, y=0) and (x=0, y=1) both write
+        C[48]``), or '' where no exact store shows one (verify/check.py: such a kernel's
+        result depends on the order its threads run in, so a mismatch proves nothing)."""
+        sizes = {**{ir: sizes[user] for ir, user in self.renamed.items() if user in sizes},
+                 **sizes}
+        stores = [a for a in self.accesses if a.write and a.exact and not a.why]
+        for i, first in enumerate(stores):
+            for second in stores[i:]:
+                try:
+                    found = _overlap(first, second, sizes, self.geometry)
+                except (NoExtent, ValueError):
+                    continue
+                if found:
+                    return found.replace("ARRAY", self.array)
+        return ""
 
     @property
     def why(self) -> str:
@@ -121,13 +144,16 @@ def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
     data = _DataValues(data_values(proc), env)
     updated = {id(atomics.atomic_target(n)) for n, _ in walk(proc.body)
                if atomics.atomic_target(n) is not None}
+    plain = _plain_control(proc)
     for m in proc.memory_expressions:
         if m.array in out and m.space in spaces:
             # a store through data values (out[idx[i]] = v) races wherever two values meet,
             # and random values meet: only reads and atomic updates take them
             scatter = m.is_write and id(m.node) not in updated
-            out[m.array].accesses.append(_access(m, context.get(id(m.node)), env,
-                                                 None if scatter else data))
+            access = _access(m, context.get(id(m.node)), env, None if scatter else data)
+            access.write = scatter
+            access.exact = access.exact and plain
+            out[m.array].accesses.append(access)
     for name, why in _escapes(proc, set(arrays)).items() if space == "global" else ():
         out[name].accesses.append(Access(sympy.Integer(0), [], [], why))
     return out
@@ -215,7 +241,9 @@ def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | No
             ) -> Access:
     if context is None:
         return Access(sympy.Integer(0), [], [], f"the access {to_c(m.node)} was not found")
-    loops, conditions = context
+    loops, held = context
+    conditions = [c for c, _ in held]
+    exact = all(whole for _, whole in held)
     node = m.node
     bounded: list = []
     arrays: set[str] = set()
@@ -231,6 +259,10 @@ def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | No
     why = _unresolved(index, f"the index of {to_c(m.node)}")
     for lp in loops:
         found = _range(lp)
+        # a counting-up loop of known step is its range; one read from its header (counting
+        # down, halving) covers a superset of its values
+        exact = exact and lp.lower is not None and lp.upper is not None and \
+            lp.step is not None and lp.step > 0
         if found is None:
             why = why or f"the loop over {lp.iterator or '?'} has no bound naiveopt can read " \
                 f"({lp.why_not_canonical or 'no iterator'})"
@@ -244,7 +276,9 @@ def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | No
             _unresolved(upper, f"the bound of the loop over {lp.iterator}")
         bounded.append((lp.iterator, lower, upper, lp.step))
     readable = [c for c in conditions if c is not None and not _opaque(c)]
-    return Access(index, bounded, readable, why, arrays if not why else set())
+    exact = exact and len(readable) == len(conditions) and not arrays
+    return Access(index, bounded, readable, why, data=arrays if not why else set(),
+                  exact=exact and not why)
 
 
 def _null_test(node) -> bool:
@@ -339,13 +373,13 @@ def _visit(node, loops, conds, loop_of, env, out) -> None:
         out[id(node)] = (list(loops), list(conds))
     if isinstance(node, (c_ast.If, c_ast.TernaryOp)):      # both branches, each under its test
         _visit(node.cond, loops, conds, loop_of, env, out)
-        _visit(node.iftrue, loops, conds + [condition(node.cond, env)], loop_of, env, out)
-        _visit(node.iffalse, loops, conds + [condition(node.cond, env, negate=True)],
+        _visit(node.iftrue, loops, conds + [_held(node.cond, env)], loop_of, env, out)
+        _visit(node.iffalse, loops, conds + [_held(node.cond, env, negate=True)],
                loop_of, env, out)
         return
     if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
         _visit(node.left, loops, conds, loop_of, env, out)
-        _visit(node.right, loops, conds + [condition(node.left, env, negate=node.op == "||")],
+        _visit(node.right, loops, conds + [_held(node.left, env, negate=node.op == "||")],
                loop_of, env, out)
         return
     if isinstance(node, c_ast.Compound):
@@ -353,7 +387,7 @@ def _visit(node, loops, conds, loop_of, env, out) -> None:
         for item in node.block_items or []:
             _visit(item, loops, held, loop_of, env, out)
             if isinstance(item, c_ast.If) and _leaves(item.iftrue) and item.iffalse is None:
-                held = held + [condition(item.cond, env, negate=True)]   # early return
+                held = held + [_held(item.cond, env, negate=True)]   # early return
         return
     if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)) and id(node) in loop_of:
         lp = loop_of[id(node)]
@@ -363,6 +397,42 @@ def _visit(node, loops, conds, loop_of, env, out) -> None:
         return
     for _, child in node.children():
         _visit(child, loops, conds, loop_of, env, out)
+
+
+def _held(node, env: SymbolEnv, negate: bool = False) -> tuple:
+    """(the condition ``node`` as :func:`condition` reads it, whether it read all of it)."""
+    lost: list[bool] = []
+    return condition(node, env, negate, lost), not lost
+
+
+def _plain_control(proc: GProcedure) -> bool:
+    """Whether every path through the kernel is what the access domains say: no break,
+    continue, goto or switch, and returns only as early returns (``if (...) return;``) in a
+    block outside any loop."""
+    loops = {id(lp.node) for lp in proc.loops}
+    early: set[int] = set()
+
+    def visit(node, in_loop: bool) -> bool:
+        if isinstance(node, (c_ast.Break, c_ast.Continue, c_ast.Goto, c_ast.Switch,
+                             c_ast.Label)):
+            return False
+        if isinstance(node, c_ast.Return):
+            return id(node) in early
+        if isinstance(node, c_ast.Compound) and not in_loop:
+            for item in node.block_items or []:
+                if isinstance(item, c_ast.If) and item.iffalse is None and _leaves(item.iftrue):
+                    early.add(id(item.iftrue))
+                    if isinstance(item.iftrue, c_ast.Compound):
+                        early.add(id(item.iftrue.block_items[-1]))
+        inside = in_loop or id(node) in loops or isinstance(
+            node, (c_ast.For, c_ast.While, c_ast.DoWhile))
+        return all(visit(child, inside) for _, child in node.children())
+
+    body = proc.body
+    items = body.block_items or [] if isinstance(body, c_ast.Compound) else []
+    if items and isinstance(items[-1], c_ast.Return):
+        early.add(id(items[-1]))
+    return visit(body, False)
 
 
 def _leaves(stmt) -> bool:
@@ -379,14 +449,17 @@ _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 
 
-def condition(node, env: SymbolEnv, negate: bool = False):
+def condition(node, env: SymbolEnv, negate: bool = False, lost: list | None = None):
     """``node`` (or its negation) as a sympy relation / And / Or over the kernel's symbols, or
     None where it is not a comparison of integer expressions naiveopt can read (the domain is
-    then left larger: an extent over it stays safe)."""
+    then left larger: an extent over it stays safe). Where a part is left out, True is
+    appended to ``lost``."""
+    lost = [] if lost is None else lost
     if isinstance(node, c_ast.UnaryOp) and node.op == "!":
-        return condition(node.expr, env, not negate)
+        return condition(node.expr, env, not negate, lost)
     if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
-        left, right = condition(node.left, env, negate), condition(node.right, env, negate)
+        left = condition(node.left, env, negate, lost)
+        right = condition(node.right, env, negate, lost)
         conj = (node.op == "&&") != negate
         if conj:                       # a && b: what of it is readable still holds
             parts = [p for p in (left, right) if p is not None]
@@ -396,9 +469,11 @@ def condition(node, env: SymbolEnv, negate: bool = False):
         op = _NEGATED[node.op] if negate else node.op
         left, right = to_sympy(node.left, env), to_sympy(node.right, env)
         if _opaque(left) or _opaque(right):
+            lost.append(True)
             return None
         relation = _RELATIONS[op](left, right, evaluate=False)
         return relation
+    lost.append(True)
     return None
 
 
@@ -455,6 +530,79 @@ def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) 
     if value.is_infty() or value.is_neginfty():
         raise NoExtent(f"the index {access.index} is unbounded over the kernel's loops")
     return int(value.to_python())
+
+
+def _overlap(first: Access, second: Access, sizes: dict[str, int],
+             geometry: LaunchGeometry) -> str:
+    """A witness that two distinct threads run ``first`` and ``second`` on the same element
+    at ``sizes`` ('' when none do): one isl set over both threads' ids and the element, the
+    loop iterators of each existentially quantified."""
+    import islpy as isl
+
+    global_size, local = geometry.sizes(sizes)
+    sides, gids = [], []
+    for prefix, access in (("a", first), ("b", second)):
+        names: dict[sympy.Symbol, sympy.Expr] = {}
+        free, hidden, constraints = [], [], []
+        ids = []
+        for axis, g, b in zip("xyz", global_size, local):
+            gid, tid, bid, bdim, gdim = _AXES[axis]
+            groups = -(-g // b)
+            t = sympy.Symbol(f"{prefix}_t{axis}", integer=True)
+            bl = sympy.Symbol(f"{prefix}_b{axis}", integer=True)
+            free[:0] = [bl.name, t.name]        # z, y, x: the first pair is row-major
+            constraints += [f"0 <= {t} < {b}", f"0 <= {bl} < {groups}"]
+            ids.append(bl * b + t)
+            for name, value in ((gid, bl * b + t), (tid, t), (bid, bl),
+                                (bdim, sympy.Integer(b)), (gdim, sympy.Integer(groups))):
+                names[sympy.Symbol(name, integer=True)] = value
+        for name, value in sizes.items():
+            names.setdefault(sympy.Symbol(name, integer=True), sympy.Integer(int(value)))
+        for it, lower, upper, step in access.loops:
+            v = sympy.Symbol(f"{prefix}_it_{it}", integer=True)
+            lo, hi = _sub(lower, names), _sub(upper, names)
+            names[sympy.Symbol(it, integer=True)] = v
+            hidden.append(v.name)
+            constraints.append(f"{_isl(lo)} <= {v} < {_isl(hi)}")
+            if step and step > 1:
+                hidden.append(f"{prefix}_e_{it}")
+                constraints.append(f"{v} = {_isl(lo)} + {step}*{prefix}_e_{it}")
+        for cond in access.conditions:
+            cond = _sub(cond, names)
+            if cond is sympy.true:
+                continue
+            text = _isl_condition(cond)
+            if text is None:
+                raise NoExtent(f"the condition {cond} is not affine")
+            constraints.append(f"({text})")
+        index = _sub(access.index, names)
+        if index.free_symbols - {sympy.Symbol(n, integer=True) for n in free + hidden}:
+            raise NoExtent(f"the index {access.index} names a value no size set gives")
+        constraints.append(f"elem = {_isl(index)}")
+        sides.append((free, hidden, constraints))
+        gids.append(ids)
+    apart = " or ".join(f"({_isl(a)} < {_isl(b)} or {_isl(a)} > {_isl(b)})"
+                        for a, b in zip(*gids))
+    free = ["elem"] + sides[0][0] + sides[1][0]
+    hidden = sides[0][1] + sides[1][1]
+    body = " and ".join(sides[0][2] + sides[1][2] + [f"({apart})"])
+    text = f"{{ [{', '.join(free)}] : " + \
+        (f"exists ({', '.join(hidden)} : {body})" if hidden else body) + " }"
+    try:
+        point = isl.Set(text).lexmin().sample_point()     # the first element, thread
+    except isl.Error as exc:
+        raise NoExtent("not affine at these sizes") from exc
+    if point.is_void():
+        return ""
+    value = {name: int(point.get_coordinate_val(isl.dim_type.set, i).to_python())
+             for i, name in enumerate(free)}
+
+    def thread(prefix: str) -> str:
+        shown = [f"{axis}={value[f'{prefix}_b{axis}'] * b + value[f'{prefix}_t{axis}']}"
+                 for axis, b, g in zip("xyz", local, global_size) if axis == "x" or g > 1]
+        return f"({', '.join(shown)})"
+
+    return f"threads {thread('a')} and {thread('b')} both write ARRAY[{value['elem']}]"
 
 
 def _sub(expr, names):

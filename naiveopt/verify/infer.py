@@ -200,7 +200,8 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     defines = [name for name in roles if name in module.macros]
     spec = KernelSpec(proc.name, threads, naive_block, args, defines=defines,
                       per_thread=proc.pragma.naive_coarsen,
-                      provenance=facts, limits=limits, overridden=overridden)
+                      provenance=facts, limits=limits, overridden=overridden,
+                      accesses={user(name): extent for name, extent in inferred.items()})
     return _Kernel(spec, guarded, geo.block[:2], roles, inferred, dict(fixed))
 
 

@@ -64,6 +64,10 @@ class KernelSpec:
     # outputs along (x, y) each naive thread covers: a coarsened kernel's naive grid covers
     # block * per_thread (GPragma.coarsened)
     per_thread: tuple[int, int] = (1, 1)
+    # the naive kernel's accesses of each array as verify/extents.Extent (also where a pragma
+    # gave the shape): a mismatch on an array that two of its threads store to at the same
+    # element is the naive kernel's race, not the output's fault (verify/check.py)
+    accesses: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

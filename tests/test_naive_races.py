@@ -1,0 +1,116 @@
+"""Naive kernels that race at the sizes verification runs them at (verify/extents.Extent.overlap,
+verify/check._naive_race): where two threads of the naive launch certainly store to one
+element (an unguarded kernel whose extra threads write past a row's end), the naive result
+depends on the order the threads run in, so a mismatch there is no failure of the output:
+verification says the naive kernel races, with a witness, and does not call it failed. Where
+naiveopt cannot be sure (a condition it cannot read, a break), it claims no race."""
+from __future__ import annotations
+
+import pytest
+
+import naiveopt
+from naiveopt.verify.check import _naive_race
+
+from test_infer import kernel
+
+#: The CUDA samples' naive product: no bounds guard, so a thread space that is not a multiple
+#: of the block launches threads past the row's end that write the next row's elements.
+UNGUARDED = """\
+#pragma naiveopt sizes(wA=37, wB=48, hA=80) threads(wB, hA) block(32, 32)
+__global__ void mm(float *C, float *A, float *B, int wA, int wB)
+{
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0;
+    for (int k = 0; k < wA; ++k)
+        sum += A[row * wA + k] * B[k * wB + col];
+    C[row * wB + col] = sum;
+}
+"""
+
+
+def overlap(source: str, array: str, sizes: dict[str, int]) -> str:
+    k, _, _ = kernel(source)
+    return k.accesses[array].overlap(sizes)
+
+
+def test_unguarded_threads_past_the_width_race_with_a_witness():
+    found = overlap(UNGUARDED, "C", {"wA": 37, "wB": 48, "hA": 80})
+    # the first pair: thread (48, 0), past the 48-wide row, writes row 1's first element,
+    # which thread (0, 1) writes too
+    assert found == "threads (x=48, y=0) and (x=0, y=1) both write C[48]", found
+    # at a width that is a multiple of the block no two threads meet
+    assert overlap(UNGUARDED, "C", {"wA": 37, "wB": 64, "hA": 96}) == ""
+    # reads never race
+    assert overlap(UNGUARDED, "A", {"wA": 37, "wB": 48, "hA": 80}) == ""
+
+
+def test_a_guarded_kernel_does_not_race():
+    guarded = UNGUARDED.replace("    float sum = 0;",
+                                "    if (row >= hA || col >= wB) return;\n    float sum = 0;")
+    guarded = guarded.replace("__global__ void mm(float *C, float *A, float *B, int wA, int wB)",
+                              "__global__ void mm(float *C, float *A, float *B, int wA, int wB,"
+                              " int hA)")
+    assert overlap(guarded, "C", {"wA": 37, "wB": 48, "hA": 80}) == ""
+
+
+REDUCE = """\
+#pragma naiveopt sizes(n=1000) threads(n) block(256)
+__global__ void partial(const float *x, float *out, int n)
+{
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int k = 128; k > 0; k >>= 1) {
+        if (threadIdx.x < k)
+            s[threadIdx.x] += s[threadIdx.x + k];
+        __syncthreads();
+    }
+    STORE
+}
+"""
+
+
+def test_one_store_per_block_by_its_first_thread_does_not_race_and_every_thread_does():
+    one = REDUCE.replace("STORE", "if (threadIdx.x == 0) out[blockIdx.x] = s[0];")
+    assert overlap(one, "out", {"n": 1000}) == ""
+    # every thread of the block storing the same sum is a race (a benign one: verification
+    # only asks when the outputs differ)
+    every = REDUCE.replace("STORE", "out[blockIdx.x] = s[0];")
+    assert overlap(every, "out", {"n": 1000}) == \
+        "threads (x=0) and (x=1) both write out[0]"
+
+
+@pytest.mark.parametrize("store", [
+    # the condition reads data: naiveopt cannot know which threads store
+    "if (x[i] > 0.0f) out[0] = 1.0f;",
+    # a break ends the loop early for some threads: the domain is a superset
+    "for (int j = 0; j < n; j++) { if (x[j] > 1.0f) break; out[j] = 2.0f; }",
+])
+def test_no_race_is_claimed_where_the_domain_is_not_exact(store):
+    source = REDUCE.replace("STORE", "if (i < n) { " + store + " }")
+    assert overlap(source, "out", {"n": 1000}) == ""
+
+
+def test_a_mismatch_on_a_racing_array_is_reported_as_the_naive_kernels_race():
+    k, _, _ = kernel(UNGUARDED)
+    sizes = {"wA": 37, "wB": 48, "hA": 80}
+    why = _naive_race(k, sizes, "C[1584] = np.float32(2.5), naive kernel gives np.float32(1.5)")
+    assert why.startswith("the naive kernel races: threads (x=48, y=0) and (x=0, y=1) both "
+                          "write C[48] at these sizes"), why
+    assert "the first difference: C[1584]" in why
+    assert "a thread space that is a multiple of its block" in why
+    # a mismatch on an array without overlapping stores is a failure as before
+    assert _naive_race(k, {"wA": 37, "wB": 64, "hA": 96}, "C[5] = 1, naive kernel gives 2") \
+        == ""
+
+
+def test_a_racing_naive_kernel_is_never_a_failed_output():
+    """End to end: whatever order PoCL runs the threads in, the racing kernel is either
+    passed (the orders agreed) or not verified with the race said, never 'failed'."""
+    result = naiveopt.optimize(UNGUARDED, filename="mm.cu")
+    (k,) = result.kernels
+    assert k.verification.status in ("passed", "skipped"), k.verification
+    if k.verification.status == "skipped":
+        assert "the naive kernel races" in k.verification.detail

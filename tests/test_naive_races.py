@@ -114,3 +114,70 @@ def test_a_racing_naive_kernel_is_never_a_failed_output():
     assert k.verification.status in ("passed", "skipped"), k.verification
     if k.verification.status == "skipped":
         assert "the naive kernel races" in k.verification.detail
+
+
+#: The CUDA samples' naive product as they index it: a BLOCK_SIZE macro, the output's offset
+#: through a local, no width the index implies for the thread space (it is free: globalDimX).
+SAMPLES = """\
+#define BLOCK_SIZE 16
+PRAGMA
+__global__ void mm(float *C, float *A, float *B, int wA, int wB)
+{
+    int bx = blockIdx.x, by = blockIdx.y;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float Csub = 0;
+    for (int k = 0; k < wA; ++k)
+        Csub += A[(by * BLOCK_SIZE + ty) * wA + k] * B[k * wB + bx * BLOCK_SIZE + tx];
+    int c = wB * BLOCK_SIZE * by + BLOCK_SIZE * bx;
+    C[c + wB * ty + tx] = Csub;
+}
+"""
+
+SCALE = """
+__global__ void scale(float *x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = a * x[i];
+}
+void host(float *x, int n) { scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n); }
+"""
+
+
+def _sets(detail: str) -> list[dict[str, int]]:
+    import re
+
+    return [{k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", group)}
+            for group in re.findall(r"\(([^()]*)\): C match", detail)]
+
+
+def test_inferred_free_extents_stop_at_the_row_width():
+    """Without pragmas, the free x extent of the unguarded product was a multiple of every
+    block in the file (768, past wB = 331: a race, and a false 'failed'); it is cut to the
+    largest number of whole 16-wide blocks within the row, in both size sets."""
+    result = naiveopt.optimize(SAMPLES.replace("PRAGMA", "") + SCALE, filename="mm.cu")
+    mm = next(k for k in result.kernels if k.name == "mm")
+    assert mm.verification.status == "passed", mm.verification.detail
+    sets = _sets(mm.verification.detail)
+    assert len(sets) == 2
+    for sizes in sets:
+        assert sizes["globalDimX"] <= sizes["wB"] and sizes["globalDimX"] % 16 == 0, sizes
+        assert sizes["globalDimX"] > sizes["wB"] - 16, sizes       # the largest such
+
+
+@pytest.mark.parametrize("pragma,expected", [
+    # no threads clause, no array shapes: x at the row width (3 blocks: 64 would race),
+    # y open to the most blocks
+    ("#pragma naiveopt sizes(wA=37, wB=48, hA=80)", {"globalDimX": 48, "globalDimY": 128}),
+    # C's shape given: y stops at its 80 rows
+    ("#pragma naiveopt sizes(wA=37, wB=48, hA=80) array(C, hA, wB)",
+     {"globalDimX": 48, "globalDimY": 80}),
+])
+def test_pragma_sizes_without_threads_give_the_free_extents_a_value(pragma, expected):
+    """A ``sizes(...)`` pragma without ``threads(...)`` on an unguarded kernel was 'thread space
+    unknown'; the free extents now get the largest whole number of naive blocks at which the
+    naive kernel stays in the pragma's arrays and does not race."""
+    result = naiveopt.optimize(SAMPLES.replace("PRAGMA", pragma), filename="mm.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    (sizes,) = _sets(k.verification.detail)
+    assert {d: sizes[d] for d in expected} == expected

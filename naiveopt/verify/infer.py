@@ -112,9 +112,11 @@ def file_spec(inference: Inference, final: GModule) -> FileSpec:
         sizes = given.sizes
         provenance["sizes"] = "pragma"
         named = set().union(*sizes.values())
+        sizes = _free_extents(inference, sizes, named)
+        named = set().union(*sizes.values())
         for k in inference.kernels.values():
-            # a free extent (globalDimZ) the pragma's sizes do not give: the thread space is
-            # unknown, and the check says which pragma gives it
+            # a free extent (globalDimZ) the pragma's sizes do not give and no value fits:
+            # the thread space is unknown, and the check says which pragma gives it
             if any(t in _FREE_DIMS and t not in named for t in k.spec.threads or ()):
                 k.spec.threads = None
     else:
@@ -123,6 +125,108 @@ def file_spec(inference: Inference, final: GModule) -> FileSpec:
     kernels = {name: k.spec for name, k in inference.kernels.items()}
     return FileSpec("pragma" if given and given.sizes else "inferred", sizes, kernels,
                     provenance=provenance)
+
+
+#: The most naive blocks an unguarded axis that the pragma's sizes leave open is given.
+FREE_BLOCKS = 8
+
+
+def _free_extents(inference: Inference, sets: dict[str, dict[str, int]], named: set[str]
+                  ) -> dict[str, dict[str, int]]:
+    """The pragma's size sets with a value for each free extent of an unguarded x or y axis
+    (``globalDimY``: no bounds guard, no width its index implies) that they do not name: the
+    largest number of whole naive blocks, up to FREE_BLOCKS, at which every kernel using it
+    stays inside the arrays whose shape the pragma gives and no two of its threads store to
+    one element (the naive kernel would race). Without such a value the extent stays open
+    (the thread space is unknown, as before)."""
+    free = {t for k in inference.kernels.values() for t in (k.spec.threads or ())[:2]
+            if t in _FREE_DIMS[:2] and t not in named}
+    if not free:
+        return sets
+    out = {name: dict(values) for name, values in sets.items()}
+    steps = {}
+    for dim in free:
+        axis = _FREE_DIMS.index(dim)
+        steps[dim] = math.lcm(*(int(k.naive_block[axis]) * k.spec.per_thread[axis]
+                                for k in inference.kernels.values()
+                                if dim in (k.spec.threads or ())))
+    # one extent at a time, the others open at one block: stores and extents only grow
+    # with the thread space, so the greedy choice is the largest that fits
+    for dim in sorted(free):
+        users = [k for k in inference.kernels.values() if dim in (k.spec.threads or ())]
+        for values in out.values():
+            blocks = _most_blocks(FREE_BLOCKS, lambda m: all(
+                _fits(k, {**k.fixed, **{d: steps[d] for d in free}, **values,
+                          dim: steps[dim] * m}) for k in users))
+            if not blocks:
+                break
+            values[dim] = steps[dim] * blocks
+        else:
+            continue
+        for values in out.values():         # one set without a value: none has one
+            values.pop(dim, None)
+    return out
+
+
+def _most_blocks(most: int, fits) -> int:
+    """The largest m in 1..``most`` with ``fits(m)``, 0 if none: fits holds for every m below
+    one it holds for (a smaller thread space stores less), so a binary search finds it."""
+    lo, hi = 0, most
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _unraced(found: dict[str, _Kernel], sets: dict[str, dict[str, int]]) -> None:
+    """Cut each free extent of an unguarded axis (``globalDimX``) in ``sets`` to the largest
+    number of whole naive blocks at which no kernel's threads store to one element: a free
+    extent past a row's width makes the unguarded threads there write the next row's
+    elements, and the naive kernel race (its output would depend on the order its threads
+    run in)."""
+    for values in sets.values():
+        for dim in _FREE_DIMS[:2]:
+            users = [k for k in found.values() if dim in (k.spec.threads or ())]
+            if dim not in values or not users:
+                continue
+            axis = _FREE_DIMS.index(dim)
+            step = math.lcm(*(int(k.naive_block[axis]) * k.spec.per_thread[axis]
+                              for k in users))
+
+            def fits(m: int) -> bool:
+                sizes = {**values, dim: step * m}
+                return all(not _races(k, {**k.fixed, **sizes}) for k in users)
+
+            if fits(values[dim] // step) or values[dim] % step:
+                continue
+            blocks = _most_blocks(values[dim] // step - 1, fits)
+            if blocks:
+                values[dim] = step * blocks
+
+
+def _races(k: _Kernel, sizes: dict[str, int]) -> bool:
+    try:
+        return any(extent.overlap(sizes) for extent in k.spec.accesses.values())
+    except (ValueError, ZeroDivisionError, TypeError):
+        return False
+
+
+def _fits(k: _Kernel, sizes: dict[str, int]) -> bool:
+    """Whether the naive kernel ``k`` at ``sizes`` stays inside the arrays whose shape the
+    pragma gives and no two of its threads store to one element."""
+    try:
+        for extent in k.spec.accesses.values():
+            extent.geometry.sizes(sizes)        # the launch at these sizes (ValueError: open)
+        for name, extent in k.spec.overridden.items():
+            shape = next(a.shape for a in k.spec.args if a.name == name)
+            if extent(sizes) > math.prod(int(evaluate(d, sizes)) for d in shape):
+                return False
+        return not any(extent.overlap(sizes) for extent in k.spec.accesses.values())
+    except (ValueError, ZeroDivisionError, TypeError, StopIteration):
+        return False
 
 
 def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
@@ -401,6 +505,9 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
     sets = {"inferred": test}
     if odd != test:
         sets["inferred-odd"] = odd
+    _unraced(found, sets)
+    if sets.get("inferred-odd") == test:
+        del sets["inferred-odd"]
     return sets
 
 
@@ -499,7 +606,8 @@ def facts(spec: FileSpec, kernel: KernelSpec, sets: dict[str, dict[str, int]],
                     own[name] = extent({**macros, **sizes})
                 except ValueError:
                     own[name] = None
-            if own != counts:        # the pragma's shape and the kernel's accesses disagree
+            # the pragma's shape and the kernel's accesses disagree (where both are known)
+            if own != counts and None not in own.values():
                 arrays[arg.name]["inferred_elements"] = own
     scalars = {a.name: {"source": where(f"value {a.name}", "pragma"), "value": a.value}
                for a in kernel.args if a.role == "scalar"}

@@ -266,6 +266,26 @@ def test_generator_writes_kernel_templates():
     assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
+def test_generator_writes_block_size_templates(monkeypatch):
+    """Some templated cases are templates over the block constants their ids use (the CUDA
+    samples' ``template <int BLOCK_SIZE>``), instantiated explicitly or launched by a host
+    function with a block read from a variable; naiveopt takes the instance's argument as its
+    block, and they verify."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "TEMPLATE_SHARE", 1.0)
+    cases = [c for c in (generate_case(1141, i, [], ("global",)) for i in range(120))
+             if "template <int TB_X" in c.source]
+    assert len(cases) >= 2, len(cases)
+    assert any("<<<grid, threads>>>" in c.source for c in cases)
+    assert all("blockIdx.x * TB_X" in c.source or "TB_X * blockIdx.x" in c.source
+               for c in cases)
+    hosted = next(c for c in cases if "<<<grid, threads>>>" in c.source)
+    outcome = run_case(hosted)
+    assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+    assert any("the argument of the template instance k0<" in r for r in outcome.remarks)
+
+
 def test_generator_writes_switches():
     """Some cases branch by a switch (grouped labels, the default anywhere, braced cases, a
     case that returns, a last case without break), in both dialects; they verify, the

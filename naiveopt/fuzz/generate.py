@@ -199,6 +199,8 @@ class KernelGenerator:
         # threadIdx.x``, BLOCK_X #defined as the naive block): None keeps every id as before
         self.block_constants: random.Random | None = None
         self.block_macros: dict[str, int] = {}
+        # the stream that leaves an unguarded kernel's threads(...) out of its pragma
+        self.open_threads: random.Random | None = None
 
     # ------------------------------------------------------------------ file
     def file(self) -> str:
@@ -232,8 +234,13 @@ class KernelGenerator:
         sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
         parts = [f"sizes({sizes})"]
         threads = kernels[0].threads
-        # A guarded kernel's thread space is read from its guard unless the pragma says it.
-        if not guarded or (len(kernels) == 1 and self.rng.random() < 0.5):
+        # A guarded kernel's thread space is read from its guard unless the pragma says it;
+        # an unguarded one's, now and then, from the width its written index implies or as
+        # a free extent sized to the pragma's arrays (verify/infer.py; a stream of its own)
+        open_space = not guarded and self.open_threads is not None and \
+            self.open_threads.random() < OPEN_THREADS_SHARE
+        if (not guarded and not open_space) or \
+                (guarded and len(kernels) == 1 and self.rng.random() < 0.5):
             parts.append(f"threads({', '.join(threads)})")
         if self.rng.random() < 0.8 or not guarded:
             parts.append(f"block({block[0]}, {block[1]})" if len(threads) == 2
@@ -1353,6 +1360,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.spell = random.Random(f"{seed}:{index}:spell")
     generator.taps = random.Random(f"{seed}:{index}:taps")
     generator.block_constants = random.Random(f"{seed}:{index}:block-constant")
+    generator.open_threads = random.Random(f"{seed}:{index}:open-threads")
     source = generator.file()
     guarded = generator.guarded           # its kernels bound their own thread space
     # launch-geometry kernels from a stream of their own: the cases above keep their draws
@@ -1687,6 +1695,9 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     return "\n".join(lines)
 
 
+#: Share of unguarded cases whose pragma leaves threads(...) out (KernelGenerator.pragma).
+OPEN_THREADS_SHARE = 0.3
+
 #: Share of CUDA cases (without host code) whose first kernel is a template over its float
 #: element type (:func:`template_variant`).
 TEMPLATE_SHARE = 0.1
@@ -1711,15 +1722,46 @@ def template_variant(source: str, rng: random.Random, dialect: str) -> str:
         depth += {"{": 1, "}": -1}.get(source[end], 0)
         if depth == 0:
             break
-    kernel = re.sub(r"\bfloat\b", "T", source[start:end + 1])
     types = ", ".join(" ".join(re.sub(r"\w+$", "", p.strip()).split())
                       for p in m.group(2).split(","))
+    macros = {name: value for name, value in re.findall(r"^#define (BLOCK_[XY]) (\d+)$",
+                                                        source, re.M)
+              if re.search(rf"\b{name}\b", source[start:end + 1])}
+    if macros and rng.random() < 0.5:
+        return _number_template(source, start, end, m.group(1), m.group(2), types, macros,
+                                rng)
+    kernel = re.sub(r"\bfloat\b", "T", source[start:end + 1])
     instances = [f"template __global__ void {m.group(1)}<float>({types});"]
     if rng.random() < 0.3:
         other = types.replace("float", "int")
         instances.append(f"template __global__ void {m.group(1)}<int>({other});")
     return (source[:start] + "template <typename T>\n" + kernel + "\n" +
             "\n".join(instances) + source[end + 1:])
+
+
+def _number_template(source: str, start: int, end: int, name: str, params: str, types: str,
+                     macros: dict[str, str], rng: random.Random) -> str:
+    """The CUDA samples' form of :func:`template_variant`: the kernel a template over the
+    block constants its ids use (``template <int TB_X> ... blockIdx.x * TB_X + threadIdx.x``)
+    instantiated at the naive block, explicitly or, half the time, by a host function that
+    launches the instance with a block it reads from a variable (``dim3 threads(bx, by)``:
+    naiveopt takes the instance's argument as its block)."""
+    order = sorted(macros)
+    kernel = source[start:end + 1]
+    for macro in order:
+        kernel = re.sub(rf"\b{macro}\b", f"TB_{macro[-1]}", kernel)
+    head = "template <" + ", ".join(f"int TB_{m[-1]}" for m in order) + ">\n"
+    args = ", ".join(macros[m] for m in order)
+    if rng.random() < 0.5:
+        tail = f"template __global__ void {name}<{args}>({types});"
+    else:
+        names = [re.search(r"(\w+)$", p.strip()).group(1) for p in params.split(",")]
+        sides = ", ".join(["bx", "by"][:2 if "BLOCK_Y" in macros else 1])
+        tail = "\n".join([
+            f"void launch_{name}({params}, int bx, int by)", "{",
+            f"    dim3 threads({sides});", "    dim3 grid(1);",
+            f"    {name}<{args}><<<grid, threads>>>({', '.join(names)});", "}"])
+    return source[:start] + head + kernel + "\n" + tail + source[end + 1:]
 
 
 #: How often a case's initialized constant table is a local of its kernel instead

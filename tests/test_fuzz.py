@@ -496,3 +496,22 @@ def test_streaming_cases_transpose_and_map_and_get_staged_or_vectorized():
         vectorized += "[vectorize] applied" in text
     assert passed >= 8 and staged >= 3 and rows >= 1 and vectorized >= 2, \
         (passed, staged, rows, vectorized)
+
+
+def test_generator_leaves_threads_out_of_some_unguarded_pragmas():
+    """Unguarded kernels whose pragma gives sizes and shapes but no threads(...): the thread
+    space is the width the written index implies or a free extent sized to the pragma's
+    arrays (verify/infer.py); they verify."""
+    from naiveopt.fuzz.generate import KernelGenerator
+
+    found = []
+    for seed in range(300):
+        generator = KernelGenerator(random.Random(seed), "cuda", random.Random(f"{seed}:x"))
+        generator.open_threads = random.Random(f"{seed}:open")
+        source = generator.file()
+        if not generator.guarded and "threads(" not in source:
+            found.append(source)
+    assert len(found) >= 2, len(found)
+    for source in found[:2]:
+        result = naiveopt.optimize(source, filename="k.cu")
+        assert result.verified, [k.verification.detail for k in result.kernels]

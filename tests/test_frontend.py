@@ -487,18 +487,16 @@ def test_front_passes_leave_tree_in_cuda_terms_for_opencl_input():
 
 
 def test_templates_naiveopt_cannot_instantiate_are_rejected_with_their_location():
-    """A kernel template the file never instantiates (naiveopt cannot choose its arguments)
-    and a __device__ function template (frontend/templates.py instantiates kernels only)."""
+    """A kernel template the file never instantiates (naiveopt cannot choose its arguments);
+    a __device__ function template is one helper per instance called."""
     with pytest.raises(NaiveoptError) as info:
         parse_module("k.cu", "template <typename T>\n__global__ void k(T *A) { A[0] = 1; }\n",
                      {})
     assert info.value.line == 2
     assert "kernel template 'k' is never instantiated in this file" in info.value.message
-    with pytest.raises(UnsupportedConstruct) as info:
-        parse_module("k.cu", "template <typename T>\n__device__ T sq(T x) { return x * x; }\n"
-                     "__global__ void k(float *A) { A[0] = sq(A[1]); }\n", {})
-    assert info.value.line == 2
-    assert "__device__ function templates are not supported" in info.value.message
+    module = parse_module("k.cu", "template <typename T>\n__device__ T sq(T x) { return x * x; "
+                          "}\n__global__ void k(float *A) { A[0] = sq(A[1]); }\n", {})
+    assert [h.decl.name for h in module.helpers] == ["sq_float"]
 
 
 def test_errors_in_a_local_header_are_reported_at_the_include_line(tmp_path):

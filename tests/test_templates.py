@@ -103,6 +103,68 @@ def test_an_instance_argument_is_its_block_where_the_hosts_block_is_a_variable()
         "host code launches it with 8 threads along x, not 32" in "\n".join(r.message for r in result.remarks)
 
 
+#: __device__ function templates: one called from a kernel template (concrete only in its
+#: instances), one calling another, one called explicitly and from a plain kernel, one unused.
+DEVICE = """\
+template <typename T>
+__device__ T square(T v)
+{
+    return v * v;
+}
+
+template <typename T>
+__device__ __forceinline__ T twice(T v) { return square(v) + square(v); }
+
+template <typename T>
+__global__ void k(const T *x, T *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = twice(x[i]) + square<T>(x[i]);
+}
+
+__global__ void plain(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = square(x[i]);
+}
+
+template <typename T> __device__ T unused(T v) { return v; }
+
+void run(const float *x, float *y, const double *xd, double *yd, int n)
+{
+    k<<<(n + 255) / 256, 256>>>(x, y, n);
+    k<double><<<(n + 255) / 256, 256>>>(xd, yd, n);
+    plain<<<(n + 255) / 256, 256>>>(x, y, n);
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_device_function_templates_are_one_helper_per_instance_called(target):
+    result = naiveopt.optimize(DEVICE, filename="dev.cu", target=target)
+    assert result.verified, [k.verification.detail for k in result.kernels]
+    assert [k.name for k in result.kernels] == ["plain", "k_float", "k_double"]
+    code = " ".join(result.code.split())
+    for helper in ("float square_float(float v)", "double square_double(double v)",
+                   "float twice_float(float v)", "double twice_double(double v)"):
+        assert helper in code, helper
+    # callees before their callers; the unused template is gone
+    assert code.index("square_float(float v) {") < code.index("twice_float(float v) {")
+    assert "unused(" not in code and "T unused" not in code
+    assert "return square_double(v) + square_double(v);" in code
+    assert "y[i] = twice_float(x[i]) + square_float(x[i]);" in code
+
+
+def test_an_error_inside_a_device_template_points_at_its_line():
+    source = DEVICE.replace("    return v * v;\n", "    return v * v;\n    goto done;\ndone:;\n")
+    with pytest.raises(NaiveoptError) as info:
+        naiveopt.optimize(source, filename="dev.cu", verify=False)
+    assert info.value.line == 5, info.value
+    assert "goto" in info.value.message
+
+
 @pytest.mark.parametrize("target", ["cuda", "opencl"])
 def test_type_arguments_explicit_deduced_and_instantiated(target):
     result = naiveopt.optimize(TYPED, filename="axpy.cu", target=target)
@@ -147,7 +209,7 @@ def test_a_template_never_instantiated_is_a_located_error():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH: CUDA output "
                     "not compiled")
 def test_cuda_outputs_with_their_host_code_compile(tmp_path):
-    for source, name in ((MATMUL, "mm.cu"), (TYPED, "axpy.cu")):
+    for source, name in ((MATMUL, "mm.cu"), (TYPED, "axpy.cu"), (DEVICE, "dev.cu")):
         result = naiveopt.optimize(source, filename=name, verify=False)
         path = tmp_path / name.replace(".cu", "_out.cu")
         path.write_text(result.code)

@@ -16,8 +16,14 @@ Line numbers stay the user's: the template's lines keep their count (the instanc
 prototypes stand on its first line, so the host code may launch them) and the instances'
 definitions follow the file's last line; :class:`Instances` maps a location inside one back
 to the template's line. A kernel template that the file never instantiates is a located
-error (naiveopt cannot pick its arguments), as are template-template parameters and
-``__device__`` function templates (still "templates are not supported").
+error (naiveopt cannot pick its arguments), as are template-template parameters.
+
+``__device__`` function templates (``template <typename T> __device__ T warpSum(T v)``) are
+instances too: one helper per instance the code calls (``warpSum_float``), explicit or
+deduced. A call inside a kernel template is concrete only in the kernel's instances, so the
+file is instantiated in rounds: kernel templates first, then the device templates that no
+remaining template calls; a device template nothing calls is dropped. Each round's
+definitions follow the mark before the earlier rounds' (callees first, as C wants them).
 """
 from __future__ import annotations
 
@@ -82,39 +88,74 @@ class Instances:
                         node.coord = f"{file}:{self.line(int(line))}:{rest}"
 
 
+#: Rounds of instantiation: a ``__device__`` template called from a kernel template's body
+#: is instantiated in the round after the kernel's instances exist (its calls are concrete
+#: there), one called from that device template's instance in the next.
+ROUNDS = 4
+
+
 def instantiate(path: str, source: str, defines: dict[str, str]) -> tuple[str, Instances]:
-    """``source`` with each kernel template replaced by its instances (module docstring)."""
+    """``source`` with each kernel template and ``__device__`` function template replaced by
+    its instances (module docstring)."""
     found = Instances(lines=source.count("\n") + 1)
     if "template" not in source:
         return source, found
+    text = source
+    for number in range(ROUNDS):
+        text, more = _round(path, text, defines, found, number == 0)
+        if not more:
+            break
+    return text, found
+
+
+def _round(path: str, source: str, defines: dict[str, str], found: Instances,
+           first: bool) -> tuple[str, bool]:
+    """One round: the kernel templates (``first`` round only: each must be instantiated) and
+    the device templates the file calls concretely, replaced by their instances; device
+    templates no concrete code calls are left for the next round, or, when nothing else
+    changed, removed (nothing calls them). Returns the text and whether another round may
+    find more."""
     tu = cs.parse(path, source, "cuda", defines)
-    kernels = [c for c in tu.cursor.get_children()
-               if c.kind == K.FUNCTION_TEMPLATE and c.location.file is not None
-               and c.location.file.name == path
-               and any(ch.kind == K.CUDAGLOBAL_ATTR for ch in c.get_children())]
-    if not kernels:
-        return source, found
+    templates = [c for c in tu.cursor.get_children()
+                 if c.kind == K.FUNCTION_TEMPLATE and c.location.file is not None
+                 and c.location.file.name == path]
+    kernels = [c for c in templates
+               if any(ch.kind == K.CUDAGLOBAL_ATTR for ch in c.get_children())]
+    devices = [c for c in templates if c not in kernels and
+               any(ch.kind == K.CUDADEVICE_ATTR for ch in c.get_children())]
+    if not kernels and not devices:
+        return source, False
     data = source.encode()
     edits: list[tuple[int, int, str]] = []          # (start, end, text) in bytes
     appended: list[tuple[str, str, int]] = []        # (defines, definition, template line)
-    for template in kernels:
+    uses = {id(t): _uses(tu, t, path) for t in devices}
+    # a device template is instantiated once no other template is left that might call it
+    # (its calls there are not concrete yet): kernel templates first, then device templates
+    # that no remaining one names
+    texts = {id(t): data[t.extent.start.offset:t.extent.end.offset].decode() for t in devices}
+    called = [] if kernels else [
+        t for t in devices if uses[id(t)] and not any(
+            re.search(rf"\b{re.escape(t.spelling)}\b", texts[id(o)])
+            for o in devices if o is not t)]
+    for template in kernels + called:
         params = _params(template, path)
         numbers = {c.spelling for c in template.get_children()
                    if c.kind == K.TEMPLATE_NON_TYPE_PARAMETER}
-        refs = _uses(tu, template, path)
-        first: dict[tuple[str, ...], int] = {}        # instance -> where the file first names it
+        refs = uses.get(id(template)) or _uses(tu, template, path)
+        first_use: dict[tuple[str, ...], int] = {}   # instance -> where the file first names it
         for ref, args in refs:
-            first[args] = min(first.get(args, ref.extent.start.offset), ref.extent.start.offset)
+            first_use[args] = min(first_use.get(args, ref.extent.start.offset),
+                                  ref.extent.start.offset)
         for m in _EXPLICIT.finditer(source):
             if m.group(1) != template.spelling:
                 continue
             args = tuple(a.strip() for a in _split(m.group(2)))
             if len(args) == len(params):
                 at = len(source[:m.start()].encode())
-                first[args] = min(first.get(args, at), at)
+                first_use[args] = min(first_use.get(args, at), at)
             start, end = len(source[:m.start()].encode()), len(source[:m.end()].encode())
             edits.append((start, end, _blank(data[start:end].decode())))
-        instances = sorted(first, key=first.get)
+        instances = sorted(first_use, key=first_use.get)
         if not instances:
             raise NaiveoptError(
                 f"kernel template '{template.spelling}' is never instantiated in this file: "
@@ -123,10 +164,12 @@ def instantiate(path: str, source: str, defines: dict[str, str]) -> tuple[str, I
                 f"instantiate it: template __global__ void {template.spelling}<...>(...);)",
                 path, template.location.line, template.location.column)
         head, body, origin = _parts(template, data, params)
+        origin = found.line(origin)      # a template line of the user's (not an instance's)
         prototypes = []
         for args in instances:
             name = _instance_name(template.spelling, args)
-            found.names[name] = f"{template.spelling}<{', '.join(args)}>"
+            if template in kernels:
+                found.names[name] = f"{template.spelling}<{', '.join(args)}>"
             values = dict(zip(params, args))
             prototype = _substitute(_uncommented(head), template.spelling, name, values)
             prototypes.append(" ".join(prototype.split()) + ";")
@@ -134,32 +177,49 @@ def instantiate(path: str, source: str, defines: dict[str, str]) -> tuple[str, I
             # the analyses read a macro in an index as a block constant, as they do the
             # CUDA samples' BLOCK_SIZE, and the output keeps a name for it
             macros = {p: f"{name}_{p}" for p, a in values.items() if p in numbers}
-            found.constants[name] = tuple(macros.values())
-            defines = "".join(f"#define {macros[p]} {_number(values[p])}\n" for p in macros)
-            appended.append((defines, _substitute(head + body, template.spelling, name,
-                                                  {**values, **macros}), origin))
+            if template in kernels:
+                found.constants[name] = tuple(macros.values())
+            defines_text = "".join(f"#define {macros[p]} {_number(values[p])}\n"
+                                   for p in macros)
+            appended.append((defines_text, _substitute(head + body, template.spelling, name,
+                                                       {**values, **macros}), origin))
         start, end = template.extent.start.offset, template.extent.end.offset
         edits.append((start, end, " ".join(prototypes) +
                       "\n" * data[start:end].count(b"\n")))
         for ref, args in refs:
             edits.append((ref.extent.start.offset, ref.extent.end.offset,
                           _instance_name(template.spelling, args)))
+    waiting = [t for t in devices if t not in called]
+    if not edits and not any(uses[id(t)] for t in waiting):
+        # no concrete call is left to any of them: nothing that remains calls them
+        for template in waiting:
+            start, end = template.extent.start.offset, template.extent.end.offset
+            edits.append((start, end, _blank(data[start:end].decode())))
     out = bytearray(data)
     for start, end, text in sorted(edits, reverse=True):
         out[start:end] = text.encode()
     text = out.decode()
+    if not appended:
+        return text, False             # what is left (called, in a cycle) is an error later
     if not text.endswith("\n"):
         text += "\n"
-    text += _MARK + "\n"
-    line = text.count("\n") + 1
-    for defines, definition, origin in appended:
-        text += defines
-        line += defines.count("\n")
-        text += definition + "\n"
+    if _MARK not in text:
+        text += _MARK + "\n"
+    # this round's definitions go first after the mark: a later round's instances are what
+    # the earlier ones call, and the output keeps the order (C wants a callee first)
+    at = text.index(_MARK) + len(_MARK) + 1
+    line = text[:at].count("\n") + 1
+    added, spans = "", []
+    for defines_text, definition, origin in appended:
+        added += defines_text
+        line += defines_text.count("\n")
+        added += definition + "\n"
         count = definition.count("\n") + 1
-        found.spans.append((line, line + count - 1, origin))
+        spans.append((line, line + count - 1, origin))
         line += count
-    return text, found
+    shift = added.count("\n")
+    found.spans = spans + [(a + shift, b + shift, o) for a, b, o in found.spans]
+    return text[:at] + added + text[at:], bool(waiting)
 
 
 def _params(template: ci.Cursor, path: str) -> list[str]:

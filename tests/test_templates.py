@@ -215,3 +215,28 @@ def test_cuda_outputs_with_their_host_code_compile(tmp_path):
         path.write_text(result.code)
         done = compile_cuda(str(path), str(tmp_path))
         assert done.returncode == 0, done.stderr
+
+
+def test_a_named_constant_read_inside_a_kernel_template():
+    """``static const int W = 5;`` read by a kernel template is read by device code only in
+    its instances: templates are instantiated before named constants become macros."""
+    source = """\
+static const int W = 5;
+
+template <typename T>
+__global__ void taps(const T *x, T *y, int n)
+{
+    const T w[W] = {1, 2, 3, 2, 1};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n - W) {
+        T s = 0;
+        for (int k = 0; k < W; k++)
+            s += w[k] * x[i + k];
+        y[i] = s;
+    }
+}
+template __global__ void taps<float>(const float *, float *, int);
+"""
+    result = naiveopt.optimize(source, filename="taps.cu")
+    assert result.verified, [k.verification.detail for k in result.kernels]
+    assert "#define W 5" in result.code or "#define W ((int)5)" in result.code

@@ -191,11 +191,13 @@ def parse_unit(path: str, source: str, defines: dict[str, str] | None = None) ->
     how a literal is traced back to the macro it came from)."""
     defines = dict(defines or {})
     instances = templates.Instances()
-    if dialect_of(path) == "cuda" and named_constants.candidates(source):
-        source = named_constants.rewrite(path, source, macro_defines(source, defines))
+    # templates first: a named constant read inside a kernel template is read by device code
+    # only once the template's instances are kernels (both rewrites keep the lines)
     if dialect_of(path) == "cuda" and "template" in source:
         source, instances = templates.instantiate(path, source,
                                                   macro_defines(source, defines))
+    if dialect_of(path) == "cuda" and named_constants.candidates(source):
+        source = named_constants.rewrite(path, source, macro_defines(source, defines))
     macros = macro_defines(source, defines)
     try:
         module = _parse(path, source, macros, instances.line)

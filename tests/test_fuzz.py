@@ -259,7 +259,7 @@ def test_generator_writes_kernel_templates():
     explicit instantiations (frontend/templates.py reads each as a kernel of its own); they
     verify."""
     cases = [c for c in (generate_case(7, i, [], ("global",)) for i in range(300))
-             if "template <typename T>" in c.source]
+             if "template <typename T>\n__global__" in c.source]
     assert len(cases) >= 2, len(cases)
     assert all("template __global__ void k0<float>(" in c.source for c in cases)
     outcome = run_case(cases[0])
@@ -515,3 +515,15 @@ def test_generator_leaves_threads_out_of_some_unguarded_pragmas():
     for source in found[:2]:
         result = naiveopt.optimize(source, filename="k.cu")
         assert result.verified, [k.verification.detail for k in result.kernels]
+
+
+def test_generator_writes_device_function_templates():
+    """Some CUDA cases' helper is a __device__ function template, called with its argument
+    explicit (``combine<float>(...)``) or deduced from casts; they verify."""
+    cases = [c for c in (generate_case(1144, i, [], ("global",)) for i in range(300))
+             if "__device__ T combine(T a, T b)" in c.source]
+    assert len(cases) >= 2, len(cases)
+    calls = "".join(c.source for c in cases)
+    assert "combine<float>(" in calls or "combine((float)(" in calls
+    outcome = run_case(cases[0])
+    assert outcome.kind == "passed", (outcome.kind, outcome.detail)

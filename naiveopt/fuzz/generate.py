@@ -201,6 +201,8 @@ class KernelGenerator:
         self.block_macros: dict[str, int] = {}
         # the stream that leaves an unguarded kernel's threads(...) out of its pragma
         self.open_threads: random.Random | None = None
+        # whether the helper is a __device__ function template (CUDA; generate_case draws it)
+        self.helper_template = False
 
     # ------------------------------------------------------------------ file
     def file(self) -> str:
@@ -254,6 +256,11 @@ class KernelGenerator:
     def helper_lines(self) -> list[str]:
         spec = "__device__ " if self.dialect == "cuda" else ""
         weight = "CT[1]" if self.table and self.extra.random() < 0.5 else "0.5f"
+        if self.helper_template:
+            # a __device__ function template (frontend/templates.py: one helper per instance
+            # called), called with its argument explicit or deduced from casts
+            return ["template <typename T>", "__device__ T combine(T a, T b)", "{",
+                    f"    return a * b + {weight} * a;", "}", ""]
         return [f"{spec}float combine(float a, float b)", "{",
                 f"    return a * b + {weight} * a;", "}", ""]
 
@@ -577,7 +584,11 @@ class KernelGenerator:
             op = rng.choice(["+", "-", "*", "*"])
             return f"{self.expr(scope, depth + 1)} {op} {self.expr(scope, depth + 1)}"
         if depth < 2 and self.helper and roll < 0.42:
-            return f"combine({self.expr(scope, depth + 1)}, {self.expr(scope, depth + 1)})"
+            a, b = self.expr(scope, depth + 1), self.expr(scope, depth + 1)
+            if self.helper_template:
+                return f"combine<float>({a}, {b})" if len(a) % 2 else \
+                    f"combine((float)({a}), (float)({b}))"
+            return f"combine({a}, {b})"
         if roll < 0.85:
             if self.table and self.extra.random() < 0.3:
                 return f"{self.table_read(scope)} * {self.read(scope, depth)}"
@@ -1361,6 +1372,8 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.taps = random.Random(f"{seed}:{index}:taps")
     generator.block_constants = random.Random(f"{seed}:{index}:block-constant")
     generator.open_threads = random.Random(f"{seed}:{index}:open-threads")
+    generator.helper_template = dialect == "cuda" and \
+        random.Random(f"{seed}:{index}:helper-template").random() < HELPER_TEMPLATE_SHARE
     source = generator.file()
     guarded = generator.guarded           # its kernels bound their own thread space
     # launch-geometry kernels from a stream of their own: the cases above keep their draws
@@ -1695,6 +1708,9 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     return "\n".join(lines)
 
 
+#: Share of CUDA cases whose helper (where they draw one) is a __device__ function template.
+HELPER_TEMPLATE_SHARE = 0.3
+
 #: Share of unguarded cases whose pragma leaves threads(...) out (KernelGenerator.pragma).
 OPEN_THREADS_SHARE = 0.3
 
@@ -1713,8 +1729,8 @@ def template_variant(source: str, rng: random.Random, dialect: str) -> str:
     if dialect != "cuda" or "<<<" in source or rng.random() >= TEMPLATE_SHARE:
         return source
     m = re.search(r"__global__ void (\w+)\(([^)]*)\)\s*\{", source)
-    if m is None or re.search(r"\b(float[234]|double|typedef|T)\b", source) or \
-            "float" not in m.group(2):
+    if m is None or re.search(r"\b(float[234]|double|typedef)\b", source) or \
+            re.search(r"\bT\b", source[m.start():]) or "float" not in m.group(2):
         return source
     start = m.start()
     depth, end = 0, m.end() - 1

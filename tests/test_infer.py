@@ -439,3 +439,36 @@ __kernel void f(__global const float *in, __global float *out, __constant float 
     assert k.provenance["shape mask"] == "inferred"
     (res,) = naiveopt.optimize(src, filename="f.cl").kernels
     assert res.verification.status == "passed", res.verification.detail
+
+
+BINS = """
+__global__ void classify(const float *x, int *counts, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int bin;
+    float v = x[i];
+    BODY
+    atomicAdd(&counts[bin], 1);
+}
+"""
+
+
+@pytest.mark.parametrize("body", [
+    "if (v < -0.5f) bin = 0; else if (v < 0.0f) bin = 1; else if (v < 0.5f) bin = 2; "
+    "else bin = 3;",
+    "switch ((int)(v * 2.0f + 2.0f)) { case 0: bin = 0; break; case 1: bin = 1; break; "
+    "case 2: bin = 2; break; default: bin = 3; }",
+])
+def test_a_bin_set_to_constants_on_branches_bounds_the_extent(body):
+    """A local every assignment of which is a constant (an if chain, a switch) ranges over
+    those constants: counts[bin] reaches 4 elements, and the histogram verifies unannotated."""
+    source = BINS.replace("BODY", body)
+    assert extent(source, "counts", {"n": 100}) == 4
+    result = naiveopt.optimize(source, filename="k.cu")
+    assert result.verified, [k.verification.detail for k in result.kernels]
+
+
+def test_a_bin_computed_on_one_branch_stays_unknown():
+    source = BINS.replace("BODY", "if (v < 0.0f) bin = 0; else bin = (int)(v * 4.0f);")
+    assert "depends on bin" in why(source, "counts")

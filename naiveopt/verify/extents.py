@@ -145,12 +145,14 @@ def extents(proc: GProcedure, env: SymbolEnv, geometry: LaunchGeometry,
     updated = {id(atomics.atomic_target(n)) for n, _ in walk(proc.body)
                if atomics.atomic_target(n) is not None}
     plain = _plain_control(proc)
+    chosen = _constant_locals(proc, env)
     for m in proc.memory_expressions:
         if m.array in out and m.space in spaces:
             # a store through data values (out[idx[i]] = v) races wherever two values meet,
             # and random values meet: only reads and atomic updates take them
             scatter = m.is_write and id(m.node) not in updated
-            access = _access(m, context.get(id(m.node)), env, None if scatter else data)
+            access = _access(m, context.get(id(m.node)), env, None if scatter else data,
+                             chosen)
             access.write = scatter
             access.exact = access.exact and plain
             out[m.array].accesses.append(access)
@@ -237,8 +239,38 @@ class _DataValues:
         return expr
 
 
-def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | None
-            ) -> Access:
+def _constant_locals(proc: GProcedure, env: SymbolEnv) -> dict[str, tuple[int, int]]:
+    """The locals every assignment of which is an integer constant, with the least and
+    greatest of them: a bin chosen by branches (``if (v < 0.5f) bin = 2; else bin = 3;``, a
+    switch's cases). An index through one ranges over those values (a superset of the ones
+    it takes, which keeps an extent safe)."""
+    values: dict[str, list[int]] = {}
+    spoiled: set[str] = set(env.loops) | {p.name for p in proc.params}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.TypeDecl):
+            target, value = node.name, node.init
+            if value is None:
+                values.setdefault(target, [])
+                continue
+        elif isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID):
+            target, value = node.lvalue.name, node.rvalue if node.op == "=" else None
+        elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--", "&") \
+                and isinstance(node.expr, c_ast.ID):
+            spoiled.add(node.expr.name)
+            continue
+        else:
+            continue
+        number = to_sympy(value, env) if value is not None else None
+        if isinstance(number, sympy.Integer):
+            values.setdefault(target, []).append(int(number))
+        else:
+            spoiled.add(target)
+    return {name: (min(found), max(found)) for name, found in values.items()
+            if found and name not in spoiled}
+
+
+def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | None,
+            chosen: dict[str, tuple[int, int]] | None = None) -> Access:
     if context is None:
         return Access(sympy.Integer(0), [], [], f"the access {to_c(m.node)} was not found")
     loops, held = context
@@ -256,6 +288,16 @@ def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | No
     if subscript is not None and _opaque(index) and data is not None:
         index = data.read(subscript, bounded, arrays) or index
     index = index * m.vector_width + (m.vector_width - 1) if m.vector_width > 1 else index
+    by_branch = False
+    for atom in _opaque(index):
+        name = str(atom.args[0]).split("_", 1)[-1]
+        if chosen and name in chosen:
+            # a local set to constants on several branches: a variable over their range
+            low, high = chosen[name]
+            v = sympy.Symbol(f"nv_local_{name}", integer=True)
+            index = index.xreplace({atom: v})
+            bounded.append((v.name, sympy.Integer(low), sympy.Integer(high + 1), None))
+            by_branch = True
     why = _unresolved(index, f"the index of {to_c(m.node)}")
     for lp in loops:
         found = _range(lp)
@@ -276,7 +318,7 @@ def _access(m: MemoryExpression, context, env: SymbolEnv, data: _DataValues | No
             _unresolved(upper, f"the bound of the loop over {lp.iterator}")
         bounded.append((lp.iterator, lower, upper, lp.step))
     readable = [c for c in conditions if c is not None and not _opaque(c)]
-    exact = exact and len(readable) == len(conditions) and not arrays
+    exact = exact and len(readable) == len(conditions) and not arrays and not by_branch
     return Access(index, bounded, readable, why, data=arrays if not why else set(),
                   exact=exact and not why)
 

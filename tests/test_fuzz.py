@@ -527,3 +527,20 @@ def test_generator_writes_device_function_templates():
     assert "combine<float>(" in calls or "combine((float)(" in calls
     outcome = run_case(cases[0])
     assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
+def test_atomic_histograms_choose_bins_by_branches():
+    """Some atomic histograms choose the bin by an if chain or a switch of constants, with
+    no array(bins, ...) in the pragma: the extent is the constants' range, and they verify."""
+    found = {}
+    for seed in range(400):
+        for dialect in ("cuda", "opencl"):
+            source = atomic_file(random.Random(seed), dialect)
+            if "int b;" in source or "int b = 0;" in source:
+                found.setdefault((dialect, "switch" in source), source)
+    assert {form for _, form in found} == {True, False}, list(found)
+    for (dialect, _), source in found.items():
+        result = naiveopt.optimize(source, filename="a.cu" if dialect == "cuda" else "a.cl")
+        assert result.verified, [k.verification.detail for k in result.kernels]
+        (k,) = result.kernels
+        assert set(k.verification.facts["arrays"]["bins"]["elements"].values()) <= {4, 6}

@@ -1069,6 +1069,10 @@ def coarsened_file(rng: random.Random, dialect: str) -> str:
 ATOMIC_SHARE = 0.05
 
 
+#: Share of atomic histograms whose bin is chosen by branches (:func:`atomic_file`).
+BRANCH_BINS_SHARE = 0.3
+
+
 def atomic_file(rng: random.Random, dialect: str) -> str:
     """A kernel that updates elements atomically, as histograms, sums into one value and
     row or column sums are written: a histogram of masked integers (``bins[v[i] & 63]``), a
@@ -1114,7 +1118,20 @@ def atomic_file(rng: random.Random, dialect: str) -> str:
     lines = [f"#pragma naiveopt sizes(N={n}) {arrays}",
              f"{head} a0({space}const {elem} *v, {space}{'int' if form == 'histogram' else elem}"
              f" *{out}, int N)", "{", f"    int i = {i};"]
-    if form == "histogram":
+    if form == "histogram" and rng.random() < BRANCH_BINS_SHARE:
+        # the bin chosen by branches, each a constant (an if chain or a switch), and no
+        # array(bins, ...) in the pragma: its extent is the constants' range (verify/extents)
+        lines[0] = lines[0].replace(" array(bins, 64)", "")
+        if rng.random() < 0.5:
+            chain = ["    int b;", "    if (v[i] < 2)", "        b = 0;", "    else if (v[i] < 4)",
+                     "        b = 3;", "    else", "        b = 1;"]
+        else:
+            chain = ["    int b = 0;", "    switch (v[i] & 3) {", "    case 0:", "        b = 2;",
+                     "        break;", "    case 1:", "    case 2:", "        b = 5;",
+                     "        break;", "    default:", "        b = 1;", "    }"]
+        lines += ["    if (i >= N)", "        return;"] + chain + \
+            [f"    {add}({address('bins', 'b')}, 1);"]
+    elif form == "histogram":
         bin_ = address("bins", "v[i] & 63")
         update = f"atomic_inc({bin_})" if not cuda and rng.random() < 0.5 else \
             f"{add}({bin_}, 1)"

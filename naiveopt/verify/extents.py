@@ -520,49 +520,77 @@ def condition(node, env: SymbolEnv, negate: bool = False, lost: list | None = No
 
 
 # ------------------------------------------------------------------ the isl computation
-def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) -> int:
-    import islpy as isl
+@dataclass
+class _Domain:
+    """Where one access runs at concrete sizes, as isl text pieces: ``threads`` (its thread's
+    block and thread ids, outer axis first) and ``hidden`` (loop iterators and step
+    multiples) are the variables; ``bounds`` the launch's and the loops' constraints,
+    ``conditions`` the enclosing conditions' (None where one is not affine at these sizes);
+    ``index`` the flat index over them; ``gids`` the thread's global id per axis."""
 
+    threads: list[str]
+    hidden: list[str]
+    bounds: list[str]
+    conditions: list[str | None]
+    index: sympy.Expr
+    gids: list[sympy.Expr]
+
+
+def _domain(access: Access, sizes: dict[str, int], geometry: LaunchGeometry,
+            prefix: str = "v") -> _Domain:
     global_size, local = geometry.sizes(sizes)
     names: dict[sympy.Symbol, sympy.Expr] = {}
-    variables, constraints, extra = [], [], []
+    threads, hidden, bounds, gids = [], [], [], []
     for axis, g, b in zip("xyz", global_size, local):
         gid, tid, bid, bdim, gdim = _AXES[axis]
         groups = -(-g // b)
-        t, bl = sympy.Symbol(f"v_{tid}", integer=True), sympy.Symbol(f"v_{bid}", integer=True)
-        variables += [t.name, bl.name]
-        constraints += [f"0 <= {t} < {b}", f"0 <= {bl} < {groups}"]
+        t = sympy.Symbol(f"{prefix}_t{axis}", integer=True)
+        bl = sympy.Symbol(f"{prefix}_b{axis}", integer=True)
+        threads[:0] = [bl.name, t.name]        # z, y, x: a lexmin is row-major
+        bounds += [f"0 <= {t} < {b}", f"0 <= {bl} < {groups}"]
+        gids.append(bl * b + t)
         for name, value in ((gid, bl * b + t), (tid, t), (bid, bl), (bdim, sympy.Integer(b)),
                             (gdim, sympy.Integer(groups))):
             names[sympy.Symbol(name, integer=True)] = value
     for name, value in sizes.items():
         names.setdefault(sympy.Symbol(name, integer=True), sympy.Integer(int(value)))
     for it, lower, upper, step in access.loops:
-        v = sympy.Symbol(f"v_it_{it}", integer=True)
+        v = sympy.Symbol(f"{prefix}_it_{it}", integer=True)
         lo, hi = _sub(lower, names), _sub(upper, names)
         names[sympy.Symbol(it, integer=True)] = v
-        variables.append(v.name)
-        extra.append(f"{_isl(lo)} <= {v} and {v} < {_isl(hi)}")
+        hidden.append(v.name)
+        bounds.append(f"{_isl(lo)} <= {v} < {_isl(hi)}")
         if step and step > 1:
-            extra.append(f"exists (e_{it} : {v} = {_isl(lo)} + {step}*e_{it})")
+            hidden.append(f"{prefix}_e_{it}")
+            bounds.append(f"{v} = {_isl(lo)} + {step}*{prefix}_e_{it}")
+    conditions = []
     for cond in access.conditions:
-        text = _isl_condition(_sub(cond, names))
-        if text is not None:
-            extra.append(text)
+        cond = _sub(cond, names)
+        if cond is not sympy.true:
+            conditions.append(_isl_condition(cond))
     index = _sub(access.index, names)
-    free = {s.name for s in index.free_symbols} - set(variables)
+    free = {s.name for s in index.free_symbols} - set(threads + hidden)
     if free:
         raise NoExtent(f"the index {access.index} names {', '.join(sorted(free))}, which no "
                        "size set gives")
-    space = f"[{', '.join(variables)}]"
-    domain = isl.Set(f"{{ {space} : {' and '.join(constraints)} }}")
-    for text in extra:
+    return _Domain(threads, hidden, bounds, conditions, index, gids)
+
+
+def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) -> int:
+    import islpy as isl
+
+    d = _domain(access, sizes, geometry)
+    space = f"[{', '.join(d.threads + d.hidden)}]"
+    domain = isl.Set(f"{{ {space} : {' and '.join(d.bounds)} }}")
+    for text in d.conditions:
+        if text is None:
+            continue
         try:        # a condition that is not affine at these sizes is left out (domain larger)
             domain = domain.intersect(isl.Set(f"{{ {space} : {text} }}"))
         except isl.Error:
             continue
     try:
-        value = isl.PwAff(f"{{ {space} -> [({_isl(index)})] }}").intersect_domain(
+        value = isl.PwAff(f"{{ {space} -> [({_isl(d.index)})] }}").intersect_domain(
             domain).max_val()
     except isl.Error as exc:
         raise NoExtent(f"the index {access.index} is not affine in the thread ids and loop "
@@ -581,53 +609,15 @@ def _overlap(first: Access, second: Access, sizes: dict[str, int],
     loop iterators of each existentially quantified."""
     import islpy as isl
 
-    global_size, local = geometry.sizes(sizes)
-    sides, gids = [], []
-    for prefix, access in (("a", first), ("b", second)):
-        names: dict[sympy.Symbol, sympy.Expr] = {}
-        free, hidden, constraints = [], [], []
-        ids = []
-        for axis, g, b in zip("xyz", global_size, local):
-            gid, tid, bid, bdim, gdim = _AXES[axis]
-            groups = -(-g // b)
-            t = sympy.Symbol(f"{prefix}_t{axis}", integer=True)
-            bl = sympy.Symbol(f"{prefix}_b{axis}", integer=True)
-            free[:0] = [bl.name, t.name]        # z, y, x: the first pair is row-major
-            constraints += [f"0 <= {t} < {b}", f"0 <= {bl} < {groups}"]
-            ids.append(bl * b + t)
-            for name, value in ((gid, bl * b + t), (tid, t), (bid, bl),
-                                (bdim, sympy.Integer(b)), (gdim, sympy.Integer(groups))):
-                names[sympy.Symbol(name, integer=True)] = value
-        for name, value in sizes.items():
-            names.setdefault(sympy.Symbol(name, integer=True), sympy.Integer(int(value)))
-        for it, lower, upper, step in access.loops:
-            v = sympy.Symbol(f"{prefix}_it_{it}", integer=True)
-            lo, hi = _sub(lower, names), _sub(upper, names)
-            names[sympy.Symbol(it, integer=True)] = v
-            hidden.append(v.name)
-            constraints.append(f"{_isl(lo)} <= {v} < {_isl(hi)}")
-            if step and step > 1:
-                hidden.append(f"{prefix}_e_{it}")
-                constraints.append(f"{v} = {_isl(lo)} + {step}*{prefix}_e_{it}")
-        for cond in access.conditions:
-            cond = _sub(cond, names)
-            if cond is sympy.true:
-                continue
-            text = _isl_condition(cond)
-            if text is None:
-                raise NoExtent(f"the condition {cond} is not affine")
-            constraints.append(f"({text})")
-        index = _sub(access.index, names)
-        if index.free_symbols - {sympy.Symbol(n, integer=True) for n in free + hidden}:
-            raise NoExtent(f"the index {access.index} names a value no size set gives")
-        constraints.append(f"elem = {_isl(index)}")
-        sides.append((free, hidden, constraints))
-        gids.append(ids)
-    apart = " or ".join(f"({_isl(a)} < {_isl(b)} or {_isl(a)} > {_isl(b)})"
-                        for a, b in zip(*gids))
-    free = ["elem"] + sides[0][0] + sides[1][0]
-    hidden = sides[0][1] + sides[1][1]
-    body = " and ".join(sides[0][2] + sides[1][2] + [f"({apart})"])
+    a, b = _domain(first, sizes, geometry, "a"), _domain(second, sizes, geometry, "b")
+    if None in a.conditions + b.conditions:
+        raise NoExtent("a condition is not affine at these sizes")
+    apart = " or ".join(f"({_isl(x)} < {_isl(y)} or {_isl(x)} > {_isl(y)})"
+                        for x, y in zip(a.gids, b.gids))
+    free = ["elem"] + a.threads + b.threads
+    hidden = a.hidden + b.hidden
+    body = " and ".join(a.bounds + b.bounds + [f"({c})" for c in a.conditions + b.conditions]
+                        + [f"elem = {_isl(a.index)}", f"elem = {_isl(b.index)}", f"({apart})"])
     text = f"{{ [{', '.join(free)}] : " + \
         (f"exists ({', '.join(hidden)} : {body})" if hidden else body) + " }"
     try:
@@ -638,10 +628,11 @@ def _overlap(first: Access, second: Access, sizes: dict[str, int],
         return ""
     value = {name: int(point.get_coordinate_val(isl.dim_type.set, i).to_python())
              for i, name in enumerate(free)}
+    global_size, local = geometry.sizes(sizes)
 
     def thread(prefix: str) -> str:
-        shown = [f"{axis}={value[f'{prefix}_b{axis}'] * b + value[f'{prefix}_t{axis}']}"
-                 for axis, b, g in zip("xyz", local, global_size) if axis == "x" or g > 1]
+        shown = [f"{axis}={value[f'{prefix}_b{axis}'] * size + value[f'{prefix}_t{axis}']}"
+                 for axis, size, g in zip("xyz", local, global_size) if axis == "x" or g > 1]
         return f"({', '.join(shown)})"
 
     return f"threads {thread('a')} and {thread('b')} both write ARRAY[{value['elem']}]"

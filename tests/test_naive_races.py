@@ -97,10 +97,12 @@ def test_a_mismatch_on_a_racing_array_is_reported_as_the_naive_kernels_race():
     k, _, _ = kernel(UNGUARDED)
     sizes = {"wA": 37, "wB": 48, "hA": 80}
     why = _naive_race(k, sizes, "C[1584] = np.float32(2.5), naive kernel gives np.float32(1.5)")
-    assert why.startswith("the naive kernel races: threads (x=48, y=0) and (x=0, y=1) both "
-                          "write C[48] at these sizes"), why
+    assert why.startswith("the naive kernel races: threads (x=48, y=32) and (x=0, y=33) both "
+                          "write C[1584] at these sizes"), why
     assert "the first difference: C[1584]" in why
     assert "a thread space that is a multiple of its block" in why
+    # a difference at an element only one thread stores to is the output's: a failure
+    assert _naive_race(k, sizes, "C[5] = np.float32(2.5), naive kernel gives 1.5") == ""
     # a mismatch on an array without overlapping stores is a failure as before
     assert _naive_race(k, {"wA": 37, "wB": 64, "hA": 96}, "C[5] = 1, naive kernel gives 2") \
         == ""

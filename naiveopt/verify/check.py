@@ -157,17 +157,19 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
 
 
 def _naive_race(kernel: KernelSpec, sizes: dict[str, int], failure: str) -> str:
-    """Why a mismatch at ``sizes`` proves nothing ('' when it does): the array it was found
-    in is one that two threads of the naive launch store to at the same element (an
+    """Why a mismatch at ``sizes`` proves nothing ('' when it does): the element it was found
+    at is one that two threads of the naive launch store to (an
     unguarded kernel whose extra threads write past a row's end, the pragma's thread space
     not a multiple of its block), so the naive kernel's own result depends on the order its
     threads run in."""
-    array = failure.split("[", 1)[0]
-    extent = kernel.accesses.get(array)
+    found = re.match(r"(\w+)\[(\d+)\]", failure)
+    extent = kernel.accesses.get(found.group(1)) if found else None
     if extent is None:
         return ""
     try:
-        witness = extent.overlap(sizes)
+        # the element that differs must be one two threads store to: a difference
+        # elsewhere is the output's
+        witness = extent.overlap(sizes, int(found.group(2)))
     except (ValueError, ArithmeticError):
         return ""
     if not witness:

@@ -88,18 +88,19 @@ class Extent:
     def __str__(self) -> str:
         return f"inferred({self.array})"
 
-    def overlap(self, sizes: dict[str, int]) -> str:
+    def overlap(self, sizes: dict[str, int], element: int | None = None) -> str:
         """Two threads of the naive launch that certainly store to the same element at
-        ``sizes``, said as a witness (``threads (x=48, y=0) and (x=0, y=1) both write
-        C[48]``), or '' where no exact store shows one (verify/check.py: such a kernel's
-        result depends on the order its threads run in, so a mismatch proves nothing)."""
+        ``sizes`` (to ``element`` where it is given), said as a witness (``threads (x=48,
+        y=0) and (x=0, y=1) both write C[48]``), or '' where no exact store shows one
+        (verify/check.py: such a kernel's result there depends on the order its threads run
+        in, so a mismatch there proves nothing)."""
         sizes = {**{ir: sizes[user] for ir, user in self.renamed.items() if user in sizes},
                  **sizes}
         stores = [a for a in self.accesses if a.write and a.exact and not a.why]
         for i, first in enumerate(stores):
             for second in stores[i:]:
                 try:
-                    found = _overlap(first, second, sizes, self.geometry)
+                    found = _overlap(first, second, sizes, self.geometry, element)
                 except (NoExtent, ValueError):
                     continue
                 if found:
@@ -603,7 +604,7 @@ def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) 
 
 
 def _overlap(first: Access, second: Access, sizes: dict[str, int],
-             geometry: LaunchGeometry) -> str:
+             geometry: LaunchGeometry, element: int | None = None) -> str:
     """A witness that two distinct threads run ``first`` and ``second`` on the same element
     at ``sizes`` ('' when none do): one isl set over both threads' ids and the element, the
     loop iterators of each existentially quantified."""
@@ -617,7 +618,8 @@ def _overlap(first: Access, second: Access, sizes: dict[str, int],
     free = ["elem"] + a.threads + b.threads
     hidden = a.hidden + b.hidden
     body = " and ".join(a.bounds + b.bounds + [f"({c})" for c in a.conditions + b.conditions]
-                        + [f"elem = {_isl(a.index)}", f"elem = {_isl(b.index)}", f"({apart})"])
+                        + [f"elem = {_isl(a.index)}", f"elem = {_isl(b.index)}", f"({apart})"]
+                        + ([f"elem = {int(element)}"] if element is not None else []))
     text = f"{{ [{', '.join(free)}] : " + \
         (f"exists ({', '.join(hidden)} : {body})" if hidden else body) + " }"
     try:

@@ -733,3 +733,27 @@ __global__ void k(float *y, const float *x, int n)
     (kernel,) = result.kernels
     assert kernel.verification.status == "passed", kernel.verification.detail
     assert "#define CW 4" in result.code
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_row_pointer_declared_in_a_grid_stride_loop_body_is_an_offset(target):
+    """The OpenCL SDK's MatVecMulUncoalesced0: ``const float *row = M + y * width;`` inside
+    ``for (y = id; y < height; y += size)``. y changes in the loop's increment, outside the
+    block that declares the pointer, so each iteration's pointer sees its own y: an offset
+    (was refused as 'offsets by y, which changes after the pointer is set')."""
+    source = """\
+__kernel void mv(const __global float *M, const __global float *V, uint width, uint height,
+                 __global float *W)
+{
+    for (uint y = get_global_id(0); y < height; y += get_global_size(0)) {
+        const __global float *row = M + y * width;
+        float dot = 0;
+        for (uint x = 0; x < width; ++x)
+            dot += row[x] * V[x];
+        W[y] = dot;
+    }
+}
+"""
+    result = naiveopt.optimize(source, filename="mv.cl", target=target)
+    assert result.verified, [k.verification.detail for k in result.kernels]
+    assert "M[y * width + x]" in result.code or "coalesce" in result.kernels[0].passes

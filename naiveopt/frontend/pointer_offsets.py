@@ -15,8 +15,10 @@ dereferenced; :class:`PointerOffsets` proves both or the file is refused with a 
 naming the reason:
 
 - the pointer is never assigned after its declaration (no ``p++``, no ``p = q``);
-- no variable of the offset is assigned after the declaration, nor anywhere in a loop that
-  contains the declaration (the offset would be evaluated anew at each use);
+- no variable of the offset is assigned while the pointer lives, between the declaration and
+  the end of its block (the offset is evaluated anew at each use); a loop's increment
+  outside that block is no such assignment (``for (y = ...; y < h; y += n) { const float
+  *row = M + y * w; ... }`` declares the pointer anew in each iteration);
 - the pointer's element type is the parameter's (a cast to another element type reinterprets
   bytes, which an index of the parameter cannot say);
 - every use indexes it (``p[e]``) or dereferences it (``*p``, ``*(p + e)``).
@@ -33,7 +35,6 @@ import clang.cindex as ci
 from pycparser import c_ast
 
 K = ci.CursorKind
-_LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
 _WRITES = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 
 
@@ -88,7 +89,7 @@ class PointerOffsets:
         self.error, self.expr = error, expr
         self.aliases: dict[tuple[int, str], Alias] = {}
         self._writes: dict[tuple[int, str], dict[tuple[int, str], list[int]]] = {}
-        self._loops: dict[tuple[int, str], list[tuple[int, int]]] = {}
+        self._scopes: dict[tuple[int, str], list[tuple[int, int]]] = {}
 
     # ------------------------------------------------------------ declarations
     def declare(self, decl: ci.Cursor, init: ci.Cursor | None) -> None:
@@ -155,14 +156,19 @@ class PointerOffsets:
 
     def _check_offset_fixed(self, decl: ci.Cursor, init: ci.Cursor, fn: ci.Cursor,
                             writes: dict) -> None:
-        """Every variable of the offset keeps its value from the declaration on."""
+        """Every variable of the offset keeps its value while the pointer lives: from the
+        declaration to the end of the block that declares it (or the ``for`` whose header
+        does). A write before the declaration in that block runs before it, and one outside
+        the block (a loop's increment around it: ``for (y = id; y < h; y += n) { const float
+        *row = M + y * w; ... }``) runs while no instance of the pointer lives: each
+        iteration declares it anew."""
         at = decl.extent.start.offset
-        loops = [span for span in self._loops[_key(fn)] if span[0] <= at < span[1]]
+        end = min((hi for lo, hi in self._scopes[_key(fn)] if lo <= at < hi), default=None)
         for ref in init.walk_preorder():
             if ref.kind != K.DECL_REF_EXPR or ref.referenced is None or is_pointer(ref):
                 continue
             for where in writes.get(_key(ref.referenced), []):
-                if where > at or any(lo <= where < hi for lo, hi in loops):
+                if where > at and (end is None or where < end):
                     raise self.error(decl, f"local pointer '{decl.spelling}' offsets by "
                                      f"'{ref.spelling}', which changes after the pointer is "
                                      "set: index the array instead")
@@ -181,11 +187,11 @@ class PointerOffsets:
         if key in self._writes:
             return self._writes[key]
         writes: dict[tuple[int, str], list[int]] = {}
-        loops = []
+        scopes = []
         for c in fn.walk_preorder():
             target = None
-            if c.kind in _LOOPS:
-                loops.append((c.extent.start.offset, c.extent.end.offset))
+            if c.kind in (K.COMPOUND_STMT, K.FOR_STMT):
+                scopes.append((c.extent.start.offset, c.extent.end.offset))
             elif c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
                 if binary_operator(c) in _WRITES:
                     target = strip(next(iter(c.get_children())))
@@ -193,7 +199,7 @@ class PointerOffsets:
                 target = strip(next(iter(c.get_children())))
             if target is not None and target.kind == K.DECL_REF_EXPR and target.referenced:
                 writes.setdefault(_key(target.referenced), []).append(c.extent.start.offset)
-        self._writes[key], self._loops[key] = writes, loops
+        self._writes[key], self._scopes[key] = writes, scopes
         return writes
 
     # -------------------------------------------------------------------- uses

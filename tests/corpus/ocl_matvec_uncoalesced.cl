@@ -2,7 +2,6 @@
 // global size, uint sizes.
 // EXPECT-PASSES: coalesce|vectorize
 // EXPECT: verified
-// XFAIL: rejected: local pointer 'row' offsets by 'y', which changes after the pointer is set: index the array instead
 #pragma naiveopt sizes(width=77, height=300) threads(height)
 #pragma naiveopt array(M, height, width) array(V, width) array(W, height)
 __kernel void MatVecMulUncoalesced0(const __global float* M,

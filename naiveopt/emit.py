@@ -23,7 +23,7 @@ from .ir import GModule, GProcedure
 from .ir.cgen import to_c
 from .ir import async_copy, atomics, dynamic_shared
 from .ir.rewrite import walk
-from .ir.vector import cuda_helpers, used_vectors
+from .ir.vector import cuda_helpers, cuda_operators, used_vectors, vector_types
 from .ir.textures import host_texture_params
 from .ir.globals import declaration
 from .ir.typenames import typedef_lines, used_names
@@ -261,7 +261,15 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
     if target != "cuda":
         return []
     trees = [p.func for p in module.procedures]
-    return cuda_helpers(used_vectors(trees)) + async_copy.cuda_helpers(trees)
+    return _operators(module, trees) + cuda_helpers(used_vectors(trees)) + \
+        async_copy.cuda_helpers(trees)
+
+
+def _operators(module: GModule, trees: list) -> list[str]:
+    """The CUDA operators on vector types an OpenCL kernel's arithmetic needs (ir/vector.py)."""
+    if module.dialect != "opencl":
+        return []
+    return cuda_operators(vector_types(trees + [h for h in module.helpers]))
 
 
 #: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body,
@@ -303,6 +311,7 @@ def render_cuda_kernels(module: GModule, procs: list[GProcedure]) -> str:
     parts = [f"#include <{h}>" for h in headers_for(used_names(module))]
     parts += [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
     parts += typedef_lines(module, "cuda")
+    parts += _operators(module, [p.func for p in procs])
     parts += cuda_helpers(used_vectors([p.func for p in procs]))
     parts += async_copy.cuda_helpers([p.func for p in procs])
     parts += [declaration(g, "cuda") for g in module.globals]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from dataclasses import dataclass, field
 
@@ -401,3 +402,24 @@ def xfail_table() -> str:
 
 if __name__ == "__main__":
     sys.stdout.write(xfail_table() + "\n")
+
+
+OPENCL_FILES = sorted(f for f in os.listdir(CORPUS) if f.endswith(".cl"))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH: CUDA outputs of "
+                    "the OpenCL files not compiled")
+@pytest.mark.parametrize("name", OPENCL_FILES)
+def test_cuda_output_of_each_opencl_file_compiles(name, tmp_path):
+    """An OpenCL kernel's CUDA output compiles with nvcc: the translation's built-ins, and
+    OpenCL's component-wise vector operators (``a * x[i] + y[i]`` on float4), which CUDA
+    lacks and the output brings (ir/vector.cuda_operators)."""
+    from conftest import compile_cuda
+
+    with open(os.path.join(CORPUS, name), encoding="utf-8") as fh:
+        source = fh.read()
+    result = naiveopt.optimize(source, filename=name, target="cuda", verify=False)
+    path = tmp_path / (name[:-3] + ".cu")
+    path.write_text(result.code)
+    done = compile_cuda(str(path), str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]

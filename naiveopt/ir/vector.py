@@ -130,3 +130,61 @@ def cuda_helpers(used: list[tuple[str, str, int]]) -> list[str]:
                        f"        *({vtype} *)p = v;\n    }} else {{\n"
                        f"        {scalars}\n    }}\n}}")
     return out
+
+
+# ------------------------------------------------------------------ OpenCL vector arithmetic
+#: OpenCL vector types CUDA also has, by their element type (CUDA's names are the same).
+_ARITHMETIC = {"float": "float", "double": "double", "int": "int", "uint": "unsigned int",
+               "short": "short", "ushort": "unsigned short", "char": "signed char",
+               "uchar": "unsigned char"}
+
+
+def vector_types(trees: list[c_ast.Node]) -> list[tuple[str, str, int]]:
+    """The (vector type, element type, width) of each OpenCL vector type the trees name
+    (``float4``, ``uint2``), in a stable order."""
+    import re
+
+    pattern = re.compile(r"^(" + "|".join(_ARITHMETIC) + r")([234])$")
+    found = set()
+    for tree in trees:
+        stack = [tree]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, c_ast.IdentifierType):
+                for name in n.names:
+                    m = pattern.match(name)
+                    if m:
+                        found.add((name, _ARITHMETIC[m.group(1)], int(m.group(2))))
+            stack.extend(child for _, child in n.children())
+    return sorted(found)
+
+
+def cuda_operators(types: list[tuple[str, str, int]]) -> list[str]:
+    """The component-wise operators OpenCL C defines on vector types and CUDA does not
+    (``a * x[i] + y[i]`` on float4): + - * / between two vectors or a vector and a scalar,
+    unary minus, and the compound assignments, for a CUDA output of an OpenCL kernel. Left
+    out where the CUDA samples' helper_math.h, which defines the same, is included first."""
+    if not types:
+        return []
+    lines = ["// clang-format off", "#ifndef HELPER_MATH_H  // operators OpenCL C has on vectors"]
+    for vtype, elem, width in types:
+        lanes = LANES[:width]
+
+        def make(expr: str) -> str:
+            return f"make_{vtype}(" + ", ".join(expr.format(c=c) for c in lanes) + ")"
+
+        head = "__device__ __forceinline__"
+        for op in "+-*/":
+            lines.append(f"{head} {vtype} operator{op}({vtype} a, {vtype} b) {{ return "
+                         f"{make('a.{c} ' + op + ' b.{c}')}; }}")
+            lines.append(f"{head} {vtype} operator{op}({vtype} a, {elem} b) {{ return "
+                         f"{make('a.{c} ' + op + ' b')}; }}")
+            lines.append(f"{head} {vtype} operator{op}({elem} a, {vtype} b) {{ return "
+                         f"{make('a ' + op + ' b.{c}')}; }}")
+            lines.append(f"{head} {vtype} &operator{op}=({vtype} &a, {vtype} b) {{ "
+                         + " ".join(f"a.{c} {op}= b.{c};" for c in lanes) + " return a; }")
+            lines.append(f"{head} {vtype} &operator{op}=({vtype} &a, {elem} b) {{ "
+                         + " ".join(f"a.{c} {op}= b;" for c in lanes) + " return a; }")
+        lines.append(f"{head} {vtype} operator-({vtype} a) {{ return {make('-a.{c}')}; }}")
+    lines += ["#endif", "// clang-format on"]
+    return ["\n".join(lines)]

@@ -905,6 +905,11 @@ def grid_stride_file(rng: random.Random, dialect: str) -> str:
         arrays = ["array(A, N, K)", "array(X, K)", "array(B, N)"]
         body = ["    float acc = 0.0f;", "    for (int l = 0; l < K; l++)",
                 "        acc += A[i * K + l] * X[l];", "    B[i] = acc;"]
+        if rng.random() < 0.4:
+            # the OpenCL SDK's row pointer, declared anew in each iteration of the loop
+            space_ = "__global " if dialect == "opencl" else ""
+            body[1:3] = [f"    const {space_}float *row = A + i * K;",
+                         "    for (int l = 0; l < K; l++)", "        acc += row[l] * X[l];"]
     else:
         arrays = ["array(A, N)", "array(P, T)"]
         decls.insert(0, f"int tid = {gid};")

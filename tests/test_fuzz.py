@@ -544,3 +544,29 @@ def test_atomic_histograms_choose_bins_by_branches():
         assert result.verified, [k.verification.detail for k in result.kernels]
         (k,) = result.kernels
         assert set(k.verification.facts["arrays"]["bins"]["elements"].values()) <= {4, 6}
+
+
+def test_a_cuda_output_that_does_not_compile_is_a_bug():
+    """The campaign compiles each kernel's CUDA form (the resource query): an OpenCL kernel
+    whose CUDA output nvcc rejects (a vector ``mad``, which CUDA does not have) is a bug of
+    naiveopt's, not a pass."""
+    from naiveopt.fuzz.campaign import cuda_compiles
+    from naiveopt.fuzz.generate import Case
+    from naiveopt.passes.options import PipelineOptions
+
+    source = """\
+__kernel void k(__global const float4 *x, __global float4 *y, int n)
+{
+    int i = get_global_id(0);
+    if (i < n)
+        y[i] = mad(x[i], x[i], y[i]);
+}
+"""
+    result = naiveopt.optimize(source, filename="k.cl", target="cuda", verify=False)
+    case = Case(0, 0, source, "opencl", "cuda", "sm_90", PipelineOptions(), {})
+    if any("NVRTC is not available" in r.message for r in result.remarks):
+        pytest.skip("neither NVRTC nor nvcc: the CUDA form is not compiled")
+    broken = cuda_compiles(result, case)
+    assert broken.startswith("the CUDA output does not compile:"), broken
+    assert cuda_compiles(result, Case(0, 0, source, "opencl", "opencl", "sm_90",
+                                      PipelineOptions(), {})) == ""

@@ -3,7 +3,9 @@
 A case's outcome is one of:
 
 - ``passed``: every kernel was optimized and verified against its input;
-- ``miscompile``: a kernel failed verification (the output computes something else);
+- ``miscompile``: a kernel failed verification (the output computes something else), or the
+  output breaks a contract: its header's unverified lines, its host code's launches, or, for
+  a CUDA output on an NVIDIA arch, a kernel NVRTC/nvcc does not compile;
 - ``crash``: naiveopt raised something other than its located NaiveoptError (a traceback), or
   a pass failed internally and the pass manager kept the kernel as it was (its warning lines);
 - ``rejected``: naiveopt refused the input with a located error (a generator gap, not a bug;
@@ -74,7 +76,8 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
     remarks = tuple(str(r) for r in result.remarks)
     if result.internal_errors:     # the pass manager's safety net caught a pass's bug
         return Outcome("crash", "\n".join(result.internal_error_messages()), applied, remarks)
-    broken = unverified_contract(result) or host_launch_contract(result)
+    broken = unverified_contract(result) or host_launch_contract(result) or \
+        cuda_compiles(result, case)
     if broken:
         return Outcome("miscompile", broken, applied, remarks)
     failed = [k for k in result.kernels if k.verification.status == "failed"]
@@ -86,6 +89,17 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
         return Outcome("skipped", "; ".join(f"{k.name}: {k.verification.detail}"
                                             for k in skipped), applied, remarks)
     return Outcome("passed", "", applied, remarks)
+
+
+def cuda_compiles(result, case: Case) -> str:
+    """What NVRTC or nvcc said about the kernels' CUDA form ('' when it compiled, or when the
+    case is not a CUDA output for an NVIDIA arch): the resource query compiles each kernel,
+    and a CUDA output that does not compile is naiveopt's bug (the front end accepted it)."""
+    if case.target != "cuda" or not case.arch.startswith("sm_"):
+        return ""
+    failed = [r for r in result.remarks if r.pass_name == "nvcc" and
+              ("NVRTC failed:" in r.message or "nvcc failed:" in r.message)]
+    return f"the CUDA output does not compile: {failed[0].message}" if failed else ""
 
 
 def unverified_contract(result) -> str:

@@ -269,7 +269,7 @@ def _operators(module: GModule, trees: list) -> list[str]:
     """The CUDA operators on vector types an OpenCL kernel's arithmetic needs (ir/vector.py)."""
     if module.dialect != "opencl":
         return []
-    return cuda_operators(vector_types(trees + [h for h in module.helpers]))
+    return cuda_operators(vector_types(trees + list(module.helpers)), _called(module))
 
 
 #: clang-format style of emitted code: LLVM layout, 4-space indents, braces on every body,

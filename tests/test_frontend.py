@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 
 import pytest
 
@@ -216,7 +217,7 @@ def test_opencl_builtins_to_cuda():
     assert "const int blockDimX = blockDim.x;" in code
     assert "__shared__ float tile[64];" in code
     assert "__syncthreads();" in code
-    assert "fmaf(" in code
+    assert "fma(" in code and "fmaf(" not in code      # mad: the overloaded fma, not fmaf
     for opencl_only in ("get_local_id", "get_global_id", "get_group_id", "get_local_size",
                         "barrier", "__local", "__global ", "__kernel", "mad("):
         assert opencl_only not in code, opencl_only
@@ -757,3 +758,51 @@ __kernel void mv(const __global float *M, const __global float *V, uint width, u
     result = naiveopt.optimize(source, filename="mv.cl", target=target)
     assert result.verified, [k.verification.detail for k in result.kernels]
     assert "M[y * width + x]" in result.code or "coalesce" in result.kernels[0].passes
+
+
+def test_opencl_double_math_keeps_double_precision_in_cuda():
+    """``mad``/``fma``/``rsqrt`` of doubles were written fmaf/rsqrtf in CUDA, which round
+    their arguments to float (verification, which runs the OpenCL form, could not see it):
+    the generic, overloaded names keep a double double."""
+    source = """\
+__kernel void k(__global const double *x, __global double *y, int n)
+{
+    int i = get_global_id(0);
+    if (i < n)
+        y[i] = mad(x[i], 3.0, y[i]) + fma(x[i], x[i], 1.0) + rsqrt(x[i] + 2.0);
+}
+"""
+    result = optimize(source, "k.cl", target="cuda")
+    code = code_only(result.code)
+    assert "fma(x[i], 3.0, y[i]) + fma(x[i], x[i], 1.0) + rsqrt(x[i] + 2.0)" in code
+    assert "fmaf" not in code and "rsqrtf" not in code
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_opencl_vector_math_compiles_as_cuda(tmp_path):
+    """OpenCL applies math built-ins and operators to vectors per component; the CUDA output
+    brings the overloads its kernels call (ir/vector.cuda_operators) and compiles."""
+    from conftest import compile_cuda
+
+    source = """\
+__kernel void vm(__global const float4 *x, __global float4 *y, __global const double2 *d,
+                 __global double2 *e, int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        float4 v = sqrt(fabs(x[i])) + fmax(x[i], y[i]);
+        y[i] = mad(v, x[i], y[i]) - native_exp(-v) * 0.5f;
+        y[i] *= 2.0f;
+        e[i] = fma(d[i], d[i], e[i]) + sqrt(d[i]);
+    }
+}
+"""
+    result = optimize(source, "vm.cl", target="cuda")
+    assert result.verified, result.kernels[0].verification.detail
+    assert "__device__ __forceinline__ float4 sqrt(float4 a)" in result.code
+    assert "__device__ __forceinline__ double2 fma(double2 a, double2 b, double2 c)" in \
+        result.code
+    path = tmp_path / "vm.cu"
+    path.write_text(result.code)
+    done = compile_cuda(str(path), str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]

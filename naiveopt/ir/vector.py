@@ -159,11 +159,29 @@ def vector_types(trees: list[c_ast.Node]) -> list[tuple[str, str, int]]:
     return sorted(found)
 
 
-def cuda_operators(types: list[tuple[str, str, int]]) -> list[str]:
+#: Math functions (as the CUDA output spells them) that OpenCL applies component-wise to
+#: vectors: the output overloads those its kernels call on its vector types, by arity.
+_GENERIC = {1: ("sqrt", "rsqrt", "exp", "exp2", "log", "log2", "fabs", "sin", "cos", "floor",
+                "ceil", "tanh", "round", "trunc"),
+            2: ("fmax", "fmin", "pow", "fmod"), 3: ("fma",)}
+_COMPONENT_WISE = {
+    "float": {1: _GENERIC[1] + ("sqrtf", "rsqrtf", "expf", "exp2f", "__expf", "logf", "log2f",
+                                "__logf", "fabsf", "sinf", "cosf", "__sinf", "__cosf", "floorf",
+                                "ceilf", "tanhf", "roundf", "truncf"),
+              2: _GENERIC[2] + ("fmaxf", "fminf", "powf", "__powf", "__fdividef", "fmodf"),
+              3: _GENERIC[3] + ("fmaf",)},
+    "double": _GENERIC,
+}
+
+
+def cuda_operators(types: list[tuple[str, str, int]], called: set[str] = frozenset()
+                   ) -> list[str]:
     """The component-wise operators OpenCL C defines on vector types and CUDA does not
     (``a * x[i] + y[i]`` on float4): + - * / between two vectors or a vector and a scalar,
-    unary minus, and the compound assignments, for a CUDA output of an OpenCL kernel. Left
-    out where the CUDA samples' helper_math.h, which defines the same, is included first."""
+    unary minus, the compound assignments, and the math functions of ``called`` that
+    OpenCL applies per component (``sqrt(v)``, ``fmax(a, b)``, ``mad(a, b, c)``), for a CUDA
+    output of an OpenCL kernel. Left out where the CUDA samples' helper_math.h, which
+    defines most of the same, is included first."""
     if not types:
         return []
     lines = ["// clang-format off", "#ifndef HELPER_MATH_H  // operators OpenCL C has on vectors"]
@@ -186,5 +204,11 @@ def cuda_operators(types: list[tuple[str, str, int]]) -> list[str]:
             lines.append(f"{head} {vtype} &operator{op}=({vtype} &a, {elem} b) {{ "
                          + " ".join(f"a.{c} {op}= b;" for c in lanes) + " return a; }")
         lines.append(f"{head} {vtype} operator-({vtype} a) {{ return {make('-a.{c}')}; }}")
+        for arity, names in _COMPONENT_WISE.get(elem, {}).items():
+            for name in sorted(set(names) & set(called)):
+                params = ", ".join(f"{vtype} {p}" for p in "abc"[:arity])
+                args = ", ".join(f"{p}.{{c}}" for p in "abc"[:arity])
+                lines.append(f"{head} {vtype} {name}({params}) {{ return "
+                             f"{make(name + '(' + args + ')')}; }}")
     lines += ["#endif", "// clang-format on"]
     return ["\n".join(lines)]

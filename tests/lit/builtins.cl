@@ -1,4 +1,4 @@
-// OpenCL built-ins in CUDA: renamed (native_sin -> __sinf, mad -> fmaf), written as an
+// OpenCL built-ins in CUDA: renamed (native_sin -> __sinf, mad -> fma), written as an
 // expression (clamp -> min(max()), mix), or resolved by argument type where CUDA splits an
 // overloaded built-in (as_int of a float -> __float_as_int, mul_hi of uint -> __umulhi). A
 // built-in CUDA has no form of is a located error for a CUDA target.
@@ -17,5 +17,5 @@ __kernel void mathy(__global const float *x, __global float *y, __global uint *h
 
 // EXPLAIN: mathy: verification passed
 // CHECK: float v = __sinf(x[i]) + min(max(x[i], -0.5f), 0.5f) + (x[i] + (1.0f - x[i]) * 0.25f);
-// CHECK: y[i] = fmaf(v, 2.0f, 1.0f) + ((float)(__float_as_int(x[i]) & 1));
+// CHECK: y[i] = fma(v, 2.0f, 1.0f) + ((float)(__float_as_int(x[i]) & 1));
 // CHECK: h[i] = __umulhi(h[i], 2654435761u) + __popc(h[i]);

@@ -69,10 +69,12 @@ SHARED_FUNCTIONS = frozenset({
 CUDA_WITHOUT_OPENCL = frozenset({"__brev", "__ffs"})
 
 #: OpenCL built-ins that CUDA spells differently (the rest of its math, e.g. sqrt/fabs/min,
-#: exists in both: SHARED_FUNCTIONS).
+#: fma/rsqrt, exists in both: SHARED_FUNCTIONS, whose C++ overloads keep a double argument
+#: double; ``mad`` becomes the generic ``fma`` for the same reason, not float-only ``fmaf``).
+#: The native_ and half_ functions take floats only.
 OPENCL_TO_CUDA_MATH = {"native_exp": "__expf", "native_log": "__logf",
-                       "native_divide": "__fdividef", "mad": "fmaf", "rsqrt": "rsqrtf",
-                       "fma": "fmaf", "native_sin": "__sinf", "native_cos": "__cosf",
+                       "native_divide": "__fdividef", "mad": "fma",
+                       "native_sin": "__sinf", "native_cos": "__cosf",
                        "native_tan": "__tanf", "native_powr": "__powf", "native_exp2": "exp2f",
                        "native_exp10": "__exp10f", "native_log2": "__log2f",
                        "native_log10": "__log10f", "native_sqrt": "sqrtf",

@@ -547,11 +547,14 @@ def test_atomic_histograms_choose_bins_by_branches():
 
 
 def test_a_cuda_output_that_does_not_compile_is_a_bug():
-    """The campaign compiles each kernel's CUDA form (the resource query): an OpenCL kernel
-    whose CUDA output nvcc rejects (a vector ``mad``, which CUDA does not have) is a bug of
-    naiveopt's, not a pass."""
+    """The campaign compiles each kernel's CUDA form (the resource query): a CUDA output on
+    an NVIDIA arch whose kernel NVRTC or nvcc rejects is a bug of naiveopt's; one that
+    compiles, an OpenCL output, or an AMD arch are not judged so."""
+    from types import SimpleNamespace
+
     from naiveopt.fuzz.campaign import cuda_compiles
     from naiveopt.fuzz.generate import Case
+    from naiveopt.passes.manager import Remark
     from naiveopt.passes.options import PipelineOptions
 
     source = """\
@@ -564,9 +567,12 @@ __kernel void k(__global const float4 *x, __global float4 *y, int n)
 """
     result = naiveopt.optimize(source, filename="k.cl", target="cuda", verify=False)
     case = Case(0, 0, source, "opencl", "cuda", "sm_90", PipelineOptions(), {})
-    if any("NVRTC is not available" in r.message for r in result.remarks):
-        pytest.skip("neither NVRTC nor nvcc: the CUDA form is not compiled")
-    broken = cuda_compiles(result, case)
-    assert broken.startswith("the CUDA output does not compile:"), broken
-    assert cuda_compiles(result, Case(0, 0, source, "opencl", "opencl", "sm_90",
-                                      PipelineOptions(), {})) == ""
+    assert cuda_compiles(result, case) == ""          # vector mad: fma overloads come along
+    rejected = SimpleNamespace(remarks=[Remark(
+        "missed", "nvcc", "k", "resource query skipped: NVRTC failed: kernel.cu(5): error: "
+        "no instance of overloaded function \"fma\" matches the argument list")])
+    assert cuda_compiles(rejected, case).startswith(
+        "the CUDA output does not compile: resource query skipped: NVRTC failed")
+    for target, arch in (("opencl", "sm_90"), ("cuda", "gfx90a")):
+        other = Case(0, 0, source, "opencl", target, arch, PipelineOptions(), {})
+        assert cuda_compiles(rejected, other) == ""

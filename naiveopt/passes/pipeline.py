@@ -16,6 +16,7 @@ from .functional.canonicalize.loop_iterators import LoopIterators
 from .functional.canonicalize.merge_guards import MergeGuards
 from .functional.canonicalize.sink_declarations import SinkDeclarations
 from .functional.canonicalize.split_locals import SplitLocals
+from .functional.canonicalize.vector_locals import VectorLocals
 from .functional.canonicalize.thread_ids import ThreadIds
 from .functional.canonicalize.while_to_for import WhileToFor
 from .functional.cuda_to_opencl import CUDAToOpenCL
@@ -51,13 +52,14 @@ def translation_passes() -> list[Pass]:
 
 def default_canonicalization_passes() -> list[Pass]:
     """The canonicalization passes, in order: helpers written out first (the others then see
-    what they read and compute), thread ids next (later passes see ids), const
+    what they read and compute), integer vector locals split into their components (a
+    thread's ``int2`` position), thread ids next (later passes see ids), const
     values before the loops read their bounds, grid-stride and while loops before their
     iterators move into them, declarations sunk after that (an iterator read after its loop
     is then declared where it gets its final value), a local per definition where
     straight-line code reassigns one (after the sinking made C89 locals' first assignments
     their declarations), guards last."""
-    return [InlineHelpers(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(),
+    return [InlineHelpers(), VectorLocals(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(),
             LoopIterators(), SinkDeclarations(), SplitLocals(), MergeGuards()]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import naiveopt
-from naiveopt.verify.check import _naive_race
+from naiveopt.verify.check import Mismatch, _naive_race
 
 from test_infer import kernel
 
@@ -96,16 +96,19 @@ def test_no_race_is_claimed_where_the_domain_is_not_exact(store):
 def test_a_mismatch_on_a_racing_array_is_reported_as_the_naive_kernels_race():
     k, _, _ = kernel(UNGUARDED)
     sizes = {"wA": 37, "wB": 48, "hA": 80}
-    why = _naive_race(k, sizes, "C[1584] = np.float32(2.5), naive kernel gives np.float32(1.5)")
+    why = _naive_race(k, sizes, Mismatch("C[1584] = np.float32(2.5), naive kernel gives "
+                                         "np.float32(1.5)", "C", 1584))
     assert why.startswith("the naive kernel races: threads (x=48, y=32) and (x=0, y=33) both "
                           "write C[1584] at these sizes"), why
     assert "the first difference: C[1584]" in why
     assert "a thread space that is a multiple of its block" in why
     # a difference at an element only one thread stores to is the output's: a failure
-    assert _naive_race(k, sizes, "C[5] = np.float32(2.5), naive kernel gives 1.5") == ""
+    assert _naive_race(k, sizes, Mismatch("C[5] = 2.5, naive kernel gives 1.5", "C", 5)) == ""
+    # a difference from the NumPy reference names no element of the naive run
+    assert _naive_race(k, sizes, Mismatch("C differs from the reference")) == ""
     # a mismatch on an array without overlapping stores is a failure as before
-    assert _naive_race(k, {"wA": 37, "wB": 64, "hA": 96}, "C[5] = 1, naive kernel gives 2") \
-        == ""
+    assert _naive_race(k, {"wA": 37, "wB": 64, "hA": 96},
+                       Mismatch("C[5] = 1, naive kernel gives 2", "C", 5)) == ""
 
 
 def test_a_racing_naive_kernel_is_never_a_failed_output():
@@ -145,11 +148,11 @@ void host(float *x, int n) { scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n); }
 """
 
 
-def _sets(detail: str) -> list[dict[str, int]]:
+def _sets(detail: str, array: str = "C") -> list[dict[str, int]]:
     import re
 
     return [{k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", group)}
-            for group in re.findall(r"\(([^()]*)\): C match", detail)]
+            for group in re.findall(rf"\(([^()]*)\): {array} match", detail)]
 
 
 def test_inferred_free_extents_stop_at_the_row_width():
@@ -183,3 +186,88 @@ def test_pragma_sizes_without_threads_give_the_free_extents_a_value(pragma, expe
     assert k.verification.status == "passed", k.verification.detail
     (sizes,) = _sets(k.verification.detail)
     assert {d: sizes[d] for d in expected} == expected
+
+
+#: An unguarded reversal: thread i reads A[N - 1 - i], so a thread space past N reads before
+#: A's start (B, twice as long, does not stop it).
+REVERSE = """\
+PRAGMA
+__global__ void rev(const float *A, float *B, int N)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    B[i] = 2.0f * A[N - 1 - i];
+}
+"""
+
+
+def test_free_extents_keep_every_index_at_or_above_zero():
+    """A free extent was cut only where an index went past an array's end or stores raced:
+    the reversal's ``A[N - 1 - i]`` at globalDimX = 128 (8 blocks, B's 2N elements) read A
+    from index -64, and the check ran the naive kernel on memory before A's start. It stops
+    at N now."""
+    pragma = "#pragma naiveopt sizes(N=64) block(16) array(A, N) array(B, 2 * N)"
+    result = naiveopt.optimize(REVERSE.replace("PRAGMA", pragma), filename="rev.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    (sizes,) = _sets(k.verification.detail, "B")
+    assert sizes["globalDimX"] == 64
+
+
+def test_the_least_index_of_an_access():
+    k, _, _ = kernel(REVERSE.replace("PRAGMA", "#pragma naiveopt block(16) threads(T)"))
+    assert k.accesses["A"].least({"N": 64, "T": 64}) == 0
+    assert k.accesses["A"].least({"N": 64, "T": 80}) == -16
+    assert k.accesses["B"].least({"N": 64, "T": 80}) == 0
+    assert k.accesses["A"].outside({"N": 64, "T": 80}, 64) == "reads A[-16]"
+    assert k.accesses["B"].outside({"N": 64, "T": 80}, 64) == "writes B[79]"
+    assert k.accesses["A"].outside({"N": 64, "T": 64}, 64) == ""
+
+
+@pytest.mark.parametrize("condition", [
+    "flag[i] > 0",          # data
+    "i + offset < N",       # a scalar no size set gives (the OpenCL SDK's transpose)
+])
+def test_no_outside_access_is_claimed_where_a_condition_is_left_out(condition):
+    """``outside`` speaks only for exact domains: behind a condition on data, or on a scalar
+    the sizes do not give, the access may run for no thread past the end."""
+    source = f"""\
+#pragma naiveopt block(16) threads(T)
+__global__ void k(const float *A, float *B, const int *flag, int offset, int N)
+{{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if ({condition})
+        B[i] = A[N - 1 - i];
+}}
+"""
+    k, _, _ = kernel(source)
+    assert k.accesses["A"].least({"N": 64, "T": 80}) == -16     # conservative for sizes
+    assert k.accesses["A"].outside({"N": 64, "T": 80}, 64) == ""
+
+
+def test_sizes_at_which_the_naive_kernel_leaves_its_arrays_are_not_run():
+    """Fuzz 20261 case 140: array shapes given, sizes inferred, and the inferred thread space
+    of the unguarded kernel wider than D's N rows. Running the naive kernel there wrote past
+    D (PoCL crashed, or the output's run did and the case counted as a miscompile); the
+    check now says which access leaves which array and runs nothing."""
+    source = """\
+#pragma naiveopt block(16, 4) array(A, 2 * N) array(C, (M + 2), (N + 2)) array(D, N, (M + 1))
+__global__ void k0(const float *__restrict__ A, const float *C, float *D, int N, int M, int K)
+{
+    size_t i;
+    i = blockIdx.x * 16 + threadIdx.x;
+    int j = (unsigned)blockIdx.y * blockDim.y + threadIdx.y;
+    float acc = 0.0f;
+    for (int k = K - 1; k >= 0; k--)
+        acc += A[N - 1 - i] + A[i];
+    for (int k = 0; k < K; k += 1) {
+        float t1 = C[j * (N + 2) + i];
+        acc += t1 * t1;
+    }
+    *(D + (i * (M + 1) + j)) = acc;
+}
+"""
+    result = naiveopt.optimize(source, filename="k0.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "skipped", k.verification.detail
+    assert "the naive kernel writes D[" in k.verification.detail
+    assert "outside D's" in k.verification.detail

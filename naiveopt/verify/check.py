@@ -8,6 +8,7 @@ kernel itself cannot run on make it 'skipped' with the reason (docs/kernel-metad
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -39,6 +40,19 @@ _SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, range, len, bool, int, 
                                           tuple, list, zip, slice, enumerate)}
 _SAFE_BUILTINS["__import__"] = _numpy_only_import
 REF_RTOL = 1e-3
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where the output first differs: the array and flat element (None for a difference
+    from the NumPy reference, which names no element of the naive run), said as ``text``."""
+
+    text: str
+    array: str | None = None
+    element: int | None = None
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass
@@ -125,12 +139,13 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
                             "or a bounds guard")
     checks, unproven = [], []
     for set_name, sizes in sets.items():
-        beyond = _past_tables(kernel, {**_macro_sizes(naive, sizes), **sizes})
+        full = {**_macro_sizes(naive, sizes), **sizes}
+        beyond = _past_tables(kernel, full) or _outside_arrays(kernel, full)
         if beyond:
             return Verification("skipped", f"{set_name} sizes {sizes}: {beyond}", checks)
         try:
-            failure, check, weak = _check_sizes(kernel, {**_macro_sizes(naive, sizes), **sizes},
-                                                naive, output, macros or {}, seed, sizes)
+            failure, check, weak = _check_sizes(kernel, full, naive, output, macros or {},
+                                                seed, sizes)
         except ValueError as exc:
             return Verification("skipped", f"cannot check: {exc}")
         except Unverifiable as exc:
@@ -141,7 +156,7 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
         except opencl.KernelCrash as exc:
             return Verification("failed", f"{set_name} sizes {sizes}: {exc}", checks)
         if failure:
-            race = _naive_race(kernel, {**_macro_sizes(naive, sizes), **sizes}, failure)
+            race = _naive_race(kernel, full, failure)
             if race:
                 return Verification("skipped", f"{set_name} sizes {sizes}: {race}", checks)
             return Verification("failed", f"{set_name} sizes {sizes}: {failure}", checks)
@@ -156,20 +171,19 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
     return Verification("passed", "; ".join(checks), checks)
 
 
-def _naive_race(kernel: KernelSpec, sizes: dict[str, int], failure: str) -> str:
+def _naive_race(kernel: KernelSpec, sizes: dict[str, int], failure: Mismatch) -> str:
     """Why a mismatch at ``sizes`` proves nothing ('' when it does): the element it was found
     at is one that two threads of the naive launch store to (an
     unguarded kernel whose extra threads write past a row's end, the pragma's thread space
     not a multiple of its block), so the naive kernel's own result depends on the order its
     threads run in."""
-    found = re.match(r"(\w+)\[(\d+)\]", failure)
-    extent = kernel.accesses.get(found.group(1)) if found else None
-    if extent is None:
+    extent = kernel.accesses.get(failure.array) if failure.array else None
+    if extent is None or failure.element is None:
         return ""
     try:
         # the element that differs must be one two threads store to: a difference
         # elsewhere is the output's
-        witness = extent.overlap(sizes, int(found.group(2)))
+        witness = extent.overlap(sizes, failure.element)
     except (ValueError, ArithmeticError):
         return ""
     if not witness:
@@ -194,6 +208,29 @@ def _past_tables(kernel: KernelSpec, sizes: dict[str, int]) -> str:
             return (f"the naive kernel would read {name} up to element {needed - 1}, past its "
                     f"{length} elements: the sizes the kernel allows are not inferred; give "
                     "sizes (-D NAME=VALUE or '#pragma naiveopt sizes(...)')")
+    return ""
+
+
+def _outside_arrays(kernel: KernelSpec, sizes: dict[str, int]) -> str:
+    """Why the naive kernel cannot run at ``sizes`` ('' when it can): one of its accesses
+    certainly falls outside an array's elements there (an unguarded kernel whose thread
+    space is wider than the rows a pragma gives, ``A[N - 1 - i]`` with i past N). Running it
+    would read or write memory that is not the array's: garbage at best, a crashed runtime
+    at worst, and either the naive or the optimized run could be the one hit."""
+    for arg in kernel.args:
+        extent = kernel.accesses.get(arg.name)
+        if extent is None or not arg.shape or arg.role not in ("in", "out", "inout"):
+            continue
+        try:
+            elements = math.prod(int(evaluate(d, sizes)) for d in arg.shape)
+            found = extent.outside(sizes, elements)
+        except (ValueError, ZeroDivisionError, TypeError):
+            continue
+        if found:
+            return (f"the naive kernel {found}, outside {arg.name}'s {elements} elements, at "
+                    "these sizes: give sizes at which it stays inside its arrays (-D "
+                    "NAME=VALUE or '#pragma naiveopt sizes(...)', and threads(...) where it "
+                    "has no bounds guard)")
     return ""
 
 
@@ -234,8 +271,8 @@ def _check_bounds(kernel: KernelSpec, sizes: dict[str, int]) -> None:
 
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
                  macros: dict[str, str], seed: int, shown: dict[str, int] | None = None
-                 ) -> tuple[str, str, str]:
-    """(failure, what was checked, why the check proves nothing on its own or ''); ``shown``:
+                 ) -> tuple[Mismatch | None, str, str]:
+    """(the first mismatch, what was checked, why the check proves nothing on its own or ''); ``shown``:
     the sizes the check names (the set without the file's macros, _macro_sizes)."""
     _check_bounds(kernel, sizes)
     _check_device(kernel, naive, output)
@@ -264,14 +301,14 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
             continue
         bad = first_mismatch(want, have)
         if bad is not None:
-            return (f"{spec_arg.name}[{bad}] = {have.flat[bad]!r}, naive kernel gives "
-                    f"{want.flat[bad]!r}", "", "")
+            return Mismatch(f"{spec_arg.name}[{bad}] = {have.flat[bad]!r}, naive kernel "
+                            f"gives {want.flat[bad]!r}", spec_arg.name, int(bad)), "", ""
     ref_failure = _against_reference(kernel, sizes, args, got)
     if ref_failure:
-        return ref_failure, "", ""
+        return Mismatch(ref_failure), "", ""
     compared = [a.name for a in arrays if a.role != "in"]
     what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
-    return "", f"{_fmt(shown or sizes)}: {', '.join(compared)} match {what}{note}", weak
+    return None, f"{_fmt(shown or sizes)}: {', '.join(compared)} match {what}{note}", weak
 
 
 def _elements(kernel: KernelSpec) -> dict[str, Element | None]:

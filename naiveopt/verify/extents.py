@@ -94,8 +94,7 @@ class Extent:
         y=0) and (x=0, y=1) both write C[48]``), or '' where no exact store shows one
         (verify/check.py: such a kernel's result there depends on the order its threads run
         in, so a mismatch there proves nothing)."""
-        sizes = {**{ir: sizes[user] for ir, user in self.renamed.items() if user in sizes},
-                 **sizes}
+        sizes = self._ir_sizes(sizes)
         stores = [a for a in self.accesses if a.write and a.exact and not a.why]
         for i, first in enumerate(stores):
             for second in stores[i:]:
@@ -106,6 +105,41 @@ class Extent:
                 if found:
                     return found.replace("ARRAY", self.array)
         return ""
+
+    def least(self, sizes: dict[str, int]) -> int:
+        """The least flat index any access reaches at ``sizes`` (0 where none runs; below 0:
+        the naive kernel reaches before the array's start there). Raises NoExtent where an
+        access cannot be bounded."""
+        sizes = self._ir_sizes(sizes)
+        found = [_index_bound(a, sizes, self.geometry, upper=False)
+                 for a in self.accesses if a.why == "" or _raise(a.why)]
+        return min([0] + [v for v in found if v is not None])
+
+    def outside(self, sizes: dict[str, int], elements: int) -> str:
+        """An access the naive kernel certainly makes outside ``elements`` elements at
+        ``sizes`` (``writes D[2026]``, ``reads A[-27]``), or '' where no exact access does
+        (verify/check.py: the naive kernel cannot run at such sizes). Only accesses whose
+        domain is exactly where they run (Access.exact, and every condition affine at
+        ``sizes``) count: an index bound over a domain that left a condition out (one on a
+        scalar the sizes do not give) may be one no thread reaches."""
+        sizes = self._ir_sizes(sizes)
+        for a in self.accesses:
+            if a.why or not a.exact:
+                continue
+            for upper in (True, False):
+                try:
+                    value = _index_bound(a, sizes, self.geometry, upper, exact=True)
+                except (NoExtent, ValueError):
+                    break
+                if value is not None and (value >= elements if upper else value < 0):
+                    verb = "writes" if a.write else "reads"
+                    return f"{verb} {self.array}[{value}]"
+        return ""
+
+    def _ir_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
+        # sizes are the user's names; the IR renamed those the dialect reserves
+        return {**{ir: sizes[user] for ir, user in self.renamed.items() if user in sizes},
+                **sizes}
 
     @property
     def why(self) -> str:
@@ -119,9 +153,7 @@ class Extent:
 
     def _compute(self, sizes: dict[str, int]) -> int | NoExtent:
         try:
-            # sizes are the user's names; the IR renamed those the dialect reserves
-            sizes = {**{ir: sizes[user] for ir, user in self.renamed.items() if user in sizes},
-                     **sizes}
+            sizes = self._ir_sizes(sizes)
             return max([1] + [_max_index(a, sizes, self.geometry) + 1 for a in self.accesses
                               if a.why == "" or _raise(a.why)])
         except NoExtent as exc:
@@ -578,26 +610,37 @@ def _domain(access: Access, sizes: dict[str, int], geometry: LaunchGeometry,
 
 
 def _max_index(access: Access, sizes: dict[str, int], geometry: LaunchGeometry) -> int:
+    """The greatest flat index ``access`` reaches at ``sizes`` (-1 where it never runs)."""
+    value = _index_bound(access, sizes, geometry, upper=True)
+    return -1 if value is None else value
+
+
+def _index_bound(access: Access, sizes: dict[str, int], geometry: LaunchGeometry,
+                 upper: bool, exact: bool = False) -> int | None:
+    """The greatest (``upper``) or least flat index ``access`` reaches at ``sizes``, over its
+    domain (conditions not affine at these sizes left out: a larger domain; with ``exact``,
+    NoExtent instead); None where the domain is empty (the access never runs)."""
     import islpy as isl
 
     d = _domain(access, sizes, geometry)
     space = f"[{', '.join(d.threads + d.hidden)}]"
     domain = isl.Set(f"{{ {space} : {' and '.join(d.bounds)} }}")
     for text in d.conditions:
-        if text is None:
-            continue
         try:        # a condition that is not affine at these sizes is left out (domain larger)
+            if text is None:
+                raise isl.Error
             domain = domain.intersect(isl.Set(f"{{ {space} : {text} }}"))
         except isl.Error:
-            continue
+            if exact:
+                raise NoExtent("a condition is not affine at these sizes") from None
     try:
-        value = isl.PwAff(f"{{ {space} -> [({_isl(d.index)})] }}").intersect_domain(
-            domain).max_val()
+        index = isl.PwAff(f"{{ {space} -> [({_isl(d.index)})] }}").intersect_domain(domain)
+        value = index.max_val() if upper else index.min_val()
     except isl.Error as exc:
         raise NoExtent(f"the index {access.index} is not affine in the thread ids and loop "
                        "iterators") from exc
     if value.is_nan():                       # an empty domain: the access never runs
-        return -1
+        return None
     if value.is_infty() or value.is_neginfty():
         raise NoExtent(f"the index {access.index} is unbounded over the kernel's loops")
     return int(value.to_python())

@@ -136,22 +136,17 @@ def _free_extents(inference: Inference, sets: dict[str, dict[str, int]], named: 
     """The pragma's size sets with a value for each free extent of an unguarded x or y axis
     (``globalDimY``: no bounds guard, no width its index implies) that they do not name: the
     largest number of whole naive blocks, up to FREE_BLOCKS, at which every kernel using it
-    stays inside the arrays whose shape the pragma gives and no two of its threads store to
-    one element (the naive kernel would race). Without such a value the extent stays open
+    :func:`_fits` (inside the arrays whose shape the pragma gives, no index below 0, no two
+    threads storing to one element). Without such a value the extent stays open
     (the thread space is unknown, as before)."""
     free = {t for k in inference.kernels.values() for t in (k.spec.threads or ())[:2]
             if t in _FREE_DIMS[:2] and t not in named}
     if not free:
         return sets
     out = {name: dict(values) for name, values in sets.items()}
-    steps = {}
-    for dim in free:
-        axis = _FREE_DIMS.index(dim)
-        steps[dim] = math.lcm(*(int(k.naive_block[axis]) * k.spec.per_thread[axis]
-                                for k in inference.kernels.values()
-                                if dim in (k.spec.threads or ())))
+    steps = {dim: _naive_step(inference.kernels.values(), dim) for dim in free}
     # one extent at a time, the others open at one block: stores and extents only grow
-    # with the thread space, so the greedy choice is the largest that fits
+    # (and least indices only fall) with the thread space, so the greedy choice is the largest that fits
     for dim in sorted(free):
         users = [k for k in inference.kernels.values() if dim in (k.spec.threads or ())]
         for values in out.values():
@@ -181,24 +176,30 @@ def _most_blocks(most: int, fits) -> int:
     return lo
 
 
+def _naive_step(kernels, dim: str) -> int:
+    """The step a free extent ``dim`` (``globalDimX``) grows by: whole naive blocks (times
+    the elements each thread takes) of every kernel whose thread space names it."""
+    axis = _FREE_DIMS.index(dim)
+    return math.lcm(*(int(k.naive_block[axis]) * k.spec.per_thread[axis] for k in kernels
+                      if dim in (k.spec.threads or ())))
+
+
 def _unraced(found: dict[str, _Kernel], sets: dict[str, dict[str, int]]) -> None:
     """Cut each free extent of an unguarded axis (``globalDimX``) in ``sets`` to the largest
-    number of whole naive blocks at which no kernel's threads store to one element: a free
-    extent past a row's width makes the unguarded threads there write the next row's
-    elements, and the naive kernel race (its output would depend on the order its threads
-    run in)."""
+    number of whole naive blocks at which every kernel :func:`_fits`: a free extent past a
+    row's width makes the unguarded threads there write the next row's elements (the naive
+    kernel races: its output would depend on the order its threads run in), or reach past
+    the arrays a pragma shapes, or below an index's 0 (``A[N - 1 - i]``)."""
     for values in sets.values():
         for dim in _FREE_DIMS[:2]:
             users = [k for k in found.values() if dim in (k.spec.threads or ())]
             if dim not in values or not users:
                 continue
-            axis = _FREE_DIMS.index(dim)
-            step = math.lcm(*(int(k.naive_block[axis]) * k.spec.per_thread[axis]
-                              for k in users))
+            step = _naive_step(users, dim)
 
             def fits(m: int) -> bool:
                 sizes = {**values, dim: step * m}
-                return all(not _races(k, {**k.fixed, **sizes}) for k in users)
+                return all(_fits(k, {**k.fixed, **sizes}) for k in users)
 
             if fits(values[dim] // step) or values[dim] % step:
                 continue
@@ -208,6 +209,8 @@ def _unraced(found: dict[str, _Kernel], sets: dict[str, dict[str, int]]) -> None
 
 
 def _races(k: _Kernel, sizes: dict[str, int]) -> bool:
+    """Whether two threads of the naive kernel ``k`` certainly store to one element at
+    ``sizes`` (False where that cannot be decided)."""
     try:
         return any(extent.overlap(sizes) for extent in k.spec.accesses.values())
     except (ValueError, ZeroDivisionError, TypeError):
@@ -216,17 +219,19 @@ def _races(k: _Kernel, sizes: dict[str, int]) -> bool:
 
 def _fits(k: _Kernel, sizes: dict[str, int]) -> bool:
     """Whether the naive kernel ``k`` at ``sizes`` stays inside the arrays whose shape the
-    pragma gives and no two of its threads store to one element."""
+    pragma gives, reaches no index below 0 and does not race (:func:`_races`)."""
     try:
         for extent in k.spec.accesses.values():
             extent.geometry.sizes(sizes)        # the launch at these sizes (ValueError: open)
+            if extent.least(sizes) < 0:
+                return False
         for name, extent in k.spec.overridden.items():
             shape = next(a.shape for a in k.spec.args if a.name == name)
             if extent(sizes) > math.prod(int(evaluate(d, sizes)) for d in shape):
                 return False
-        return not any(extent.overlap(sizes) for extent in k.spec.accesses.values())
     except (ValueError, ZeroDivisionError, TypeError, StopIteration):
         return False
+    return not _races(k, sizes)
 
 
 def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,

@@ -138,6 +138,7 @@ def _round(path: str, source: str, defines: dict[str, str], found: Instances,
             re.search(rf"\b{re.escape(t.spelling)}\b", texts[id(o)])
             for o in devices if o is not t)]
     for template in kernels + called:
+        kernel = template in kernels     # its instances are kernels the result names
         params = _params(template, path)
         numbers = {c.spelling for c in template.get_children()
                    if c.kind == K.TEMPLATE_NON_TYPE_PARAMETER}
@@ -168,7 +169,7 @@ def _round(path: str, source: str, defines: dict[str, str], found: Instances,
         prototypes = []
         for args in instances:
             name = _instance_name(template.spelling, args)
-            if template in kernels:
+            if kernel:
                 found.names[name] = f"{template.spelling}<{', '.join(args)}>"
             values = dict(zip(params, args))
             prototype = _substitute(_uncommented(head), template.spelling, name, values)
@@ -177,7 +178,7 @@ def _round(path: str, source: str, defines: dict[str, str], found: Instances,
             # the analyses read a macro in an index as a block constant, as they do the
             # CUDA samples' BLOCK_SIZE, and the output keeps a name for it
             macros = {p: f"{name}_{p}" for p, a in values.items() if p in numbers}
-            if template in kernels:
+            if kernel:
                 found.constants[name] = tuple(macros.values())
             defines_text = "".join(f"#define {macros[p]} {_number(values[p])}\n"
                                    for p in macros)

@@ -21,7 +21,7 @@ from ..ir.typenames import type_node as ir_type_node
 from ..ir.rewrite import side_effect_free as pure
 from . import clang_setup as cs
 from . import typed_builtins
-from .pointer_offsets import PointerOffsets
+from .pointer_offsets import PointerOffsets, strip
 from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS
 
 K = ci.CursorKind
@@ -42,6 +42,30 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 def _words(spelling: str) -> str:
     return " ".join(w for w in spelling.replace("*", " ").split() if w not in _QUALIFIER_WORDS)
+
+
+#: OpenCL's vector loads and stores of 2, 3 or 4 elements (translated into scalar accesses).
+_VLOAD = re.compile(r"vload[234]")
+_VSTORE = re.compile(r"vstore[234]")
+
+
+def _defined(cursor: ci.Cursor) -> bool:
+    """Whether a call's function is one the file defines (not a built-in of that name)."""
+    return cursor.referenced is not None and cursor.referenced.is_definition()
+
+
+def _vector_name(ctype: ci.Type) -> str:
+    """The name of a vector type as OpenCL and CUDA spell it (``float4``, ``uint2``), however
+    clang spells it (``float __attribute__((ext_vector_type(4)))``)."""
+    t = ctype.get_canonical()
+    elem = t.element_type.get_canonical().spelling.replace("const ", "").strip()
+    if elem.startswith("unsigned "):
+        elem = "u" + elem.split()[-1]
+    return f"{elem}{t.element_count}"
+
+
+def _zero(node: c_ast.Node) -> bool:
+    return isinstance(node, c_ast.Constant) and node.value in ("0", "0u", "0U")
 
 
 def base_type_name(ctype: ci.Type) -> str:
@@ -138,6 +162,7 @@ class Translator:
         self.macro_at = macro_at          # literal cursor hash -> object-like macro name
         self.used_macros: set[str] = set()
         self.pointers = PointerOffsets(self.error, self.expr)   # local pointers into arrays
+        self._stored = 0                  # values of vstore calls named so far
 
     # ----------------------------------------------------------------- helpers
     def error(self, cursor: ci.Cursor, message: str) -> UnsupportedConstruct:
@@ -237,6 +262,9 @@ class Translator:
             return [c_ast.Continue()]
         if kind == K.NULL_STMT:
             return [c_ast.EmptyStatement()]
+        if kind == K.CALL_EXPR and _VSTORE.fullmatch(cursor.spelling) and \
+                not _defined(cursor):
+            return self._vstore(cursor)
         if kind.is_expression():
             return [self.expr(cursor)]
         if kind == K.UNEXPOSED_STMT:
@@ -697,6 +725,11 @@ class Translator:
                                      "device code) is not supported")
         if name == "__ldg":
             return self._ldg(cursor)
+        if _VLOAD.fullmatch(name) and not _defined(cursor):
+            return self._vload(cursor)
+        if _VSTORE.fullmatch(name) and not _defined(cursor):
+            raise self.error(cursor, f"'{name}' inside an expression is not supported: "
+                                     "write it as a statement of its own")
         args = [self.expr(a) for a in cursor.get_arguments()]
         if ref is None or not ref.is_definition():
             args = [self._converted(a, node) for a, node in zip(cursor.get_arguments(), args)]
@@ -710,6 +743,73 @@ class Translator:
             return node
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
                               coord=self.coord(cursor))
+
+    def _vload(self, cursor: ci.Cursor) -> c_ast.Node:
+        """OpenCL's ``vload4(i, p)``: the four elements ``p[4*i]`` .. ``p[4*i + 3]`` as one
+        value, ``make_float4(p[4*i], p[4*i + 1], ...)`` in the IR. The analyses and passes
+        read the scalar accesses as any other (extents, coalescing, staging), and the
+        vectorize pass writes a vector access again where it proves one legal."""
+        offset, pointer = list(cursor.get_arguments())
+        width = int(cursor.spelling[-1])
+        refs = self._vector_elements(cursor, offset, pointer, width)
+        vector = _vector_name(cursor.type)
+        return c_ast.FuncCall(c_ast.ID(f"make_{vector}"), c_ast.ExprList(refs),
+                              coord=self.coord(cursor))
+
+    def _vstore(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        """OpenCL's ``vstore4(v, i, p)`` statement: ``p[4*i + k] = v.<k>`` for each component,
+        the value named first where it is not a plain variable (it is computed once)."""
+        value, offset, pointer = list(cursor.get_arguments())
+        width = int(cursor.spelling[-1])
+        refs = self._vector_elements(cursor, offset, pointer, width)
+        coord = self.coord(cursor)
+        node = self.expr(value)
+        stmts: list[c_ast.Node] = []
+        if not isinstance(node, c_ast.ID):
+            self._stored += 1
+            name = f"vstore_value{self._stored}"
+            vector = _vector_name(value.type)
+            stmts.append(c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(
+                name, [], None, c_ast.IdentifierType([vector])), node, None, coord=coord))
+            node = c_ast.ID(name)
+        for k, ref in enumerate(refs):
+            stmts.append(c_ast.Assignment("=", ref, c_ast.StructRef(
+                copy.deepcopy(node), ".", c_ast.ID("xyzw"[k])), coord=coord))
+        return [c_ast.Compound(stmts, coord=coord)] if len(stmts) > width else stmts
+
+    def _vector_elements(self, cursor: ci.Cursor, offset: ci.Cursor, pointer: ci.Cursor,
+                         width: int) -> list[c_ast.ArrayRef]:
+        """The ``width`` element accesses of a vload/vstore at ``offset`` (in vectors) through
+        ``pointer`` (an array, ``a + e``, ``&a[e]`` or a resolved local pointer)."""
+        coord = self.coord(cursor)
+        start = self.pointers.dereference(pointer, coord)
+        inner = strip(pointer)
+        if start is None and inner.kind == K.UNARY_OPERATOR and \
+                cs.unary_operator(inner) == "&":
+            (operand,) = inner.get_children()
+            if strip(operand).kind == K.ARRAY_SUBSCRIPT_EXPR:
+                start = self.expr(strip(operand))
+        if not isinstance(start, c_ast.ArrayRef):
+            raise self.error(pointer, f"'{cursor.spelling}' through this pointer is not "
+                             "supported: pass an array parameter, 'a + e' or '&a[e]'")
+        index = self.expr(offset)
+        if not pure(index):
+            raise self.error(offset, f"the offset of '{cursor.spelling}' has side effects: "
+                             "name it first")
+        base = start.subscript
+        out = []
+        for k in range(width):
+            parts = [copy.deepcopy(base)] if not _zero(base) else []
+            if not _zero(index):
+                parts.append(c_ast.BinaryOp("*", c_ast.Constant("int", str(width)),
+                                            copy.deepcopy(index)))
+            if k:
+                parts.append(c_ast.Constant("int", str(k)))
+            subscript = parts[0] if parts else c_ast.Constant("int", "0")
+            for part in parts[1:]:
+                subscript = c_ast.BinaryOp("+", subscript, part)
+            out.append(c_ast.ArrayRef(copy.deepcopy(start.name), subscript, coord=coord))
+        return out
 
     def _converted(self, arg: ci.Cursor, node: c_ast.Node) -> c_ast.Node:
         """An argument of a library function (``fmaxf``, ``sqrt``...) with the conversion to

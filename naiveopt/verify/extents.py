@@ -202,7 +202,9 @@ def _escapes(proc: GProcedure, arrays: set[str]) -> dict[str, str]:
     for node, parent in walk(proc.body):
         if isinstance(node, c_ast.ID) and node.name in arrays and node.name not in out and \
                 not (isinstance(parent, c_ast.ArrayRef) and parent.name is node) and \
+                not (isinstance(parent, c_ast.StructRef) and parent.field is node) and \
                 not _null_test(parent):
+            # (a component name, acc.x, is no use of an array named x)
             if isinstance(parent, c_ast.ExprList):
                 call = next((n for n, _ in walk(proc.body) if isinstance(n, c_ast.FuncCall)
                              and n.args is parent), None)

@@ -1,7 +1,15 @@
 """Vectorization (paper 002, VectorizationPass): neighbouring scalar accesses become one
 float4 (int4, float2...) access.
 
-Two forms, both exact (same values, same floating-point evaluation order):
+Two forms, both exact (same values, same floating-point evaluation order), and the vector
+accesses the input wrote:
+
+**As written**. OpenCL's ``vload4(i, p)`` and ``vstore4(v, i, p)`` reach the IR as their
+scalar accesses (frontend/translate.py: ``make_float4(p[4*i], ..., p[4*i + 3])`` and four
+stores of ``v``'s components), which every analysis reads. Where such a group is still whole
+here, it is one vector access again, on any target: the user chose it, and a group of
+consecutive elements read in one expression (or stored in consecutive statements from one
+vector value) is exact as one access on any alignment (below).
 
 **Along a loop** (paper 002 Fig. 7). A thread that reads ``A[f + k]`` in a loop over k reads
 consecutive elements in consecutive iterations. The loop is unrolled by V; each unrolled step
@@ -96,13 +104,83 @@ class Vectorize(OptimizationPass):
         target = get_target(ctx.arch)
         everywhere = mode == "always" or target.vendor == "amd" or \
             ctx.options.memory == "texture"
-        fired = _vectorize_tile_loads(self.name, proc, ctx, target, everywhere)
+        fired = _restore_vectors(self.name, proc, ctx)
+        fired = _vectorize_tile_loads(self.name, proc, ctx, target, everywhere) or fired
         fired = _vectorize_loops(self.name, proc, ctx, everywhere, target) or fired
         fired = _vectorize_threads(self.name, proc, ctx, everywhere, target) or fired
         if not fired:
             ctx.remark("missed", self.name, proc, "no access to vectorize (see the remarks "
                        "above)")
             return PreservedAnalyses.all()
+
+
+# --------------------------------------------------------------------------- as written
+def _restore_vectors(name: str, proc: GProcedure, ctx: PassContext) -> bool:
+    """The input's vector loads and stores (module docstring: as written) as vector
+    accesses again: ``make_float4(A[e], A[e + 1], A[e + 2], A[e + 3])`` of a global array of
+    a type with vector forms, and ``A[e + k] = v.<k>`` for k = 0..W-1 in consecutive
+    statements."""
+    by_node = {id(m.node): m for m in proc.memory_expressions if m.space == "global"}
+
+    def group(refs: list) -> MemoryExpression | None:
+        ms = [by_node.get(id(r)) for r in refs]
+        if None in ms or len({m.array for m in ms}) != 1 or \
+                _elem(proc, ms[0]) not in VECTOR_ELEMENTS or len(ms) not in (2, 4) or \
+                any(sympy.simplify(m.index - ms[0].index - k) != 0 for k, m in enumerate(ms)):
+            return None
+        return ms[0]
+
+    done: list[str] = []
+
+    def loads(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+                node.name.name.startswith("make_") and node.args is not None and \
+                all(isinstance(a, c_ast.ArrayRef) for a in node.args.exprs):
+            first = group(node.args.exprs)
+            if first is not None and first.is_read and not first.is_write and \
+                    node.name.name == f"make_{vector_type(_elem(proc, first), len(node.args.exprs))}":
+                width = len(node.args.exprs)
+                done.append(f"load {first.array}[{first.index}..+{width - 1}]")
+                return VectorLoad(node.args.exprs[0], width, _elem(proc, first))
+        return node
+
+    map_nodes(proc.body, loads)
+    for block in [n for n, _ in walk(proc.body) if isinstance(n, c_ast.Compound)]:
+        items, at = block.block_items or [], 0
+        while at < len(items):
+            run = _store_run(items, at, group)
+            if run is None:
+                at += 1
+                continue
+            width, first, value = run
+            items[at:at + width] = [VectorStore(items[at].lvalue, value, width,
+                                                _elem(proc, first))]
+            done.append(f"store {first.array}[{first.index}..+{width - 1}]")
+            at += 1
+    if done:
+        ctx.remark("applied", name, proc, f"{len(done)} vector access(es) as the input wrote "
+                   "them (vloadN/vstoreN): " + "; ".join(done))
+        reanalyse(proc, ctx)
+    return bool(done)
+
+
+def _store_run(items: list, at: int, group) -> tuple[int, MemoryExpression, c_ast.ID] | None:
+    """(width, first access, vector) where ``items[at:]`` begins with the stores of one
+    vector's components to consecutive elements (``A[e] = v.x; A[e + 1] = v.y; ...``)."""
+    for width in (4, 2):
+        stmts = items[at:at + width]
+        if len(stmts) < width or not all(
+                isinstance(st, c_ast.Assignment) and st.op == "=" and
+                isinstance(st.lvalue, c_ast.ArrayRef) and isinstance(st.rvalue, c_ast.StructRef)
+                and st.rvalue.type == "." and isinstance(st.rvalue.name, c_ast.ID) and
+                st.rvalue.field.name == "xyzw"[k] for k, st in enumerate(stmts)):
+            continue
+        if len({st.rvalue.name.name for st in stmts}) != 1:
+            continue
+        first = group([st.lvalue for st in stmts])
+        if first is not None and first.is_write:
+            return width, first, c_ast.ID(stmts[0].rvalue.name.name)
+    return None
 
 
 # --------------------------------------------------------------------------- shared checks

@@ -501,10 +501,7 @@ def test_streaming_cases_transpose_and_map_and_get_staged_or_vectorized():
 def test_generator_leaves_threads_out_of_some_unguarded_pragmas(monkeypatch):
     """Unguarded kernels whose pragma gives sizes and shapes but no threads(...): the thread
     space is the width the written index implies or a free extent sized to the pragma's
-    arrays (verify/infer.py); they verify (the form is off in campaigns: OPEN_THREADS_SHARE)."""
-    import naiveopt.fuzz.generate as generate
-
-    monkeypatch.setattr(generate, "OPEN_THREADS_SHARE", 0.3)
+    arrays (verify/infer.py); they verify."""
     found = []
     for seed in range(300):
         generator = KernelGenerator(random.Random(seed), "cuda", random.Random(f"{seed}:x"))
@@ -577,3 +574,16 @@ __kernel void k(__global const float4 *x, __global float4 *y, int n)
     for target, arch in (("opencl", "sm_90"), ("cuda", "gfx90a")):
         other = Case(0, 0, source, "opencl", target, arch, PipelineOptions(), {})
         assert cuda_compiles(rejected, other) == ""
+
+
+def test_a_case_whose_inferred_sizes_leave_its_arrays_is_no_bug():
+    """Fuzz 20261 case 140 (an unguarded case without threads(...) that also lost its sizes):
+    the inferred thread space is wider than the N rows its pragma gives D, so the naive
+    kernel writes past D. The run crashed PoCL and counted as a miscompile; verification
+    now says which access leaves which array and runs nothing."""
+    from naiveopt.fuzz.campaign import cases, run_case
+
+    (case,) = cases(20261, 1, 140)
+    outcome = run_case(case)
+    assert outcome.kind == "skipped", (outcome.kind, outcome.detail)
+    assert "the naive kernel writes D[" in outcome.detail and "outside D's" in outcome.detail

@@ -1734,10 +1734,10 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
 HELPER_TEMPLATE_SHARE = 0.3
 
 #: Share of unguarded cases whose pragma leaves threads(...) out (KernelGenerator.pragma).
-#: Off in campaigns for now: where a case also loses its sizes (unverifiable()), a free
-#: extent is chosen without regard to indices that go below 0 (``A[N - 1 - i]`` past N),
-#: and the check crashes on the naive kernel's own out-of-bounds reads (fuzz 20261 case 140).
-OPEN_THREADS_SHARE = 0.0
+#: (Off for a while: where a case also lost its sizes, the inferred free extent let the naive
+#: kernel leave its arrays, fuzz 20261 case 140; verification now declines such sizes,
+#: verify/check._outside_arrays, and free extents keep indices >= 0.)
+OPEN_THREADS_SHARE = 0.3
 
 #: Share of CUDA cases (without host code) whose first kernel is a template over its float
 #: element type (:func:`template_variant`).

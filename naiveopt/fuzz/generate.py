@@ -1436,6 +1436,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         source, guarded, reductions = dynamic_shared_file(dynamic, dialect), False, False
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
+    source = vload_variant(source, random.Random(f"{seed}:{index}:vload"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
     source = cast_variant(source, random.Random(f"{seed}:{index}:casts"), dialect)
@@ -1663,6 +1664,61 @@ def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
     alias = f"    {' '.join(decl.split())} {name}_at = {name} + 1;\n"
     alias = alias.replace("* ", "*").replace(" *", " *")
     return source[:head.end()] + alias + "".join(out) + source[end:]
+
+
+#: Share of OpenCL cases that read one input array through vloadN (:func:`vload_variant`).
+VLOAD_SHARE = 0.2
+
+
+def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of OpenCL cases, reads of one read-only array parameter ``P`` of the first
+    kernel written as OpenCL SDK code reads a vector and takes a component: ``P[e]`` as
+    ``vload4(0, &P[e]).x``, ``vload2(0, P + (e)).x`` or ``vload4(0, P + (e)).x`` (an element
+    and the ones after it), or as written. The pragma's shape of P gets 4 more rows (a vector at the
+    last element reads past it); the front end must read each vload as its element accesses
+    (frontend/translate.py) and vectorize may make it one access again."""
+    if dialect != "opencl" or rng.random() >= VLOAD_SHARE:
+        return source
+    head = re.search(r"__kernel void \w+\(([^)]*)\)\n\{\n", source)
+    if head is None:
+        return source
+    params = [m for m in _POINTER_PARAM.finditer(head.group(1)) if "const" in m.group(1)]
+    if not params:
+        return source
+    name = rng.choice(params).group(3)
+    pragma = re.search(rf"array\({name}, ", source)
+    if pragma is not None:
+        at, depth = pragma.end(), 0
+        while depth or source[at] not in ",)":
+            depth += {"(": 1, ")": -1}.get(source[at], 0)
+            at += 1
+        first = source[pragma.end():at]
+        source = source[:pragma.end()] + f"({first}) + 4" + source[at:]
+        head = re.search(r"__kernel void \w+\(([^)]*)\)\n\{\n", source)
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    out, at, changed = [], 0, False
+    for m in re.finditer(rf"\b{name}\[", body):
+        if m.start() < at:
+            continue
+        close = _closing_bracket(body, m.end())
+        index = body[m.end():close]
+        out.append(body[at:m.start()])
+        form = rng.randrange(4)
+        if form == 0:
+            out.append(f"vload4(0, &{name}[{index}]).x")
+        elif form == 1:
+            out.append(f"vload2(0, {name} + ({index})).x")
+        elif form == 2:
+            out.append(f"vload4(0, {name} + ({index})).x")
+        else:
+            out.append(body[m.start():close + 1])
+            at = close + 1
+            continue
+        changed = True
+        at = close + 1
+    out.append(body[at:])
+    return source[:head.end()] + "".join(out) + source[end:] if changed else source
 
 
 def _closing_bracket(text: str, start: int) -> int:

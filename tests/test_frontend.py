@@ -666,10 +666,29 @@ def test_cxx_named_casts_and_vector_pointer_casts_verify(target):
     for kernel in result.kernels:
         assert kernel.verification.status == "passed", (kernel.name,
                                                         kernel.verification.detail)
+    # the cast's vector access is read as its elements and written as one again
+    # (frontend/vector_casts.py, vectorize)
     if target == "opencl":
-        assert "((__global float4 *)x)[i]" in result.code
+        assert "vload4(0, &x[4 * i])" in result.code and "vstore4(v, 0, &x[4 * i]);" in \
+            result.code
     else:
-        assert "((float4 *)x)[i] = v;" in result.code
+        assert "naiveopt_store_float4(&x[4 * i], v);" in result.code
+    # a cast naiveopt leaves as written (an int array read as float4) keeps the address
+    # space of the pointer it converts in OpenCL
+    kept = naiveopt.optimize(CAST_KEPT_CU, filename="k.cu", target=target)
+    (kernel,) = kept.kernels
+    assert kernel.verification.status == "passed", kernel.verification.detail
+    assert ("((__global const float4 *)m)[i]" if target == "opencl"
+            else "((const float4 *)m)[i]") in kept.code
+
+
+CAST_KEPT_CU = """#pragma naiveopt array(m, n * 4) array(y, n)
+__global__ void bits(const int *m, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = reinterpret_cast<const float4 *>(m)[i].x;
+}
+"""
 
 
 def test_cxx_initializers_auto_and_launch_bounds_are_read():
@@ -863,3 +882,54 @@ def test_opencl_vload_forms_naiveopt_cannot_read_are_located_errors(body, messag
     with pytest.raises(NaiveoptError) as err:
         optimize(source, "k.cl")
     assert message in str(err.value) and ":3:" in str(err.value), str(err.value)
+
+
+VECTOR_CASTS_CU = """\
+__global__ void vc(float *x, const float *y, const int *m, int *o, float s, int n4)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) {
+        float4 v = reinterpret_cast<const float4 *>(y)[i];
+        float a = ((const float2 *)(y + 4 * n4))[i].y + reinterpret_cast<const float2 *>(
+            &y[6 * n4 + 2 * i])->x;
+        reinterpret_cast<float4 *>(x)[i] = make_float4(v.x * s, v.y, v.z, v.w + a);
+        ((float4 *)x)[n4 + i].y = a;
+        ((int2 *)o)[i] = ((const int2 *)m)[i];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_vector_pointer_casts_are_read_as_their_elements(target, tmp_path):
+    """A vector read or store through a pointer cast (``reinterpret_cast<float4 *>(x)[i]``,
+    ``((float2 *)(y + e))[i].y``, ``->x``) left the array's extent unknown ("used in a cast,
+    not only indexed"): no verification without a pragma. The front end reads each as its
+    elements (frontend/vector_casts.py); the kernel verifies unannotated, whole vectors are
+    one access again, and the CUDA output compiles."""
+    from conftest import compile_cuda
+
+    result = naiveopt.optimize(VECTOR_CASTS_CU, filename="vc.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "cast" not in k.verification.detail
+    restored = [r.message for r in result.remarks
+                if r.pass_name == "vectorize" and r.kind == "applied"]
+    assert restored and "4 vector access(es) as the input wrote them" in restored[0], restored
+    assert "y[4 * n4 + 2 * i + 1]" in result.code and "y[6 * n4 + 2 * i]" in result.code
+    assert "x[4 * (n4 + i) + 1] = a;" in result.code
+    if target == "cuda":
+        path = tmp_path / "vc.cu"
+        path.write_text(result.code)
+        done = compile_cuda(str(path), str(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_moved_pointer_used_other_than_by_a_vector_cast_is_still_an_error():
+    """(A cast of ``x + 4`` to a vector of another element type reads no elements of x.)"""
+    source = ("__global__ void k(const float *x, float *o)\n{\n"
+              "    o[0] = reinterpret_cast<const int4 *>(x + 4)[0].x;\n}\n")
+    with pytest.raises(NaiveoptError, match="pointer arithmetic and address-of are not "
+                                            "supported") as err:
+        naiveopt.optimize(source, filename="k.cu")
+    assert ":3:" in str(err.value)

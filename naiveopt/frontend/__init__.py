@@ -25,7 +25,7 @@ from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
-from . import host, named_constants, prelude, templates
+from . import host, named_constants, prelude, templates, vector_casts
 from .launch_sites import host_launch_sites
 from ..verify.expr import evaluate
 from ..ir.typenames import type_node as ir_type_node, without_integer_casts
@@ -528,6 +528,7 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
+    vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer})
     params += _dynamic_shared(fn, body, params, translator)
     passed = [p for p in params if p.address_space != "local"]
     decl = c_ast.Decl(fn.spelling, [], [], [], ["__global__"],

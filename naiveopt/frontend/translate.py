@@ -612,12 +612,33 @@ class Translator:
                     children[0].type.get_canonical().kind in _SCALAR_KINDS:
                 return self._vector_literal(cursor, splat=children[0])
             to = c_ast.Typename(None, [], None, self.type_node(cursor.type, None, cursor))
-            return c_ast.Cast(to, self.expr(children[0]), coord=coord)
+            moved = self._moved_pointer(children[0]) \
+                if cursor.type.get_canonical().kind == ci.TypeKind.POINTER else None
+            return c_ast.Cast(to, moved or self.expr(children[0]), coord=coord)
         if kind == K.CALL_EXPR:
             return self.call(cursor)
         if kind == K.CXX_UNARY_EXPR:
             raise self.error(cursor, "sizeof/alignof are not supported in kernels")
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
+
+    def _moved_pointer(self, cursor: ci.Cursor) -> c_ast.Node | None:
+        """``&a[e]`` for a pointer ``a + e``, ``&a[e]`` or a resolved local pointer that is
+        cast to another pointer type (``reinterpret_cast<const float4 *>(x + 4 * i)``), or
+        None: frontend/vector_casts.py reads such a cast's vector elements, and rejects
+        what is left of it."""
+        inner = strip(cursor)
+        if inner.kind == K.UNARY_OPERATOR and cs.unary_operator(inner) == "&":
+            (operand,) = inner.get_children()
+            if strip(operand).kind != K.ARRAY_SUBSCRIPT_EXPR:
+                return None
+            ref = self.expr(strip(operand))
+        elif inner.kind == K.BINARY_OPERATOR or self.pointers.alias_of(inner) is not None:
+            ref = self.pointers.dereference(inner, self.coord(inner))
+        else:
+            return None
+        if not isinstance(ref, c_ast.ArrayRef):
+            return None
+        return c_ast.UnaryOp("&", ref, coord=self.coord(inner))
 
     def _null_test(self, cursor: ci.Cursor) -> c_ast.Node | None:
         """``bias != NULL`` (or ``== 0``, ``!= nullptr``) on an array parameter: whether the

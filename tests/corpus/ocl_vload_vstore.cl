@@ -1,7 +1,8 @@
 // AMD APP SDK / OpenCL guide style: four elements per work-item through vload4/vstore4,
-// and a row dot product that walks a row pointer with vload4 (no pragmas).
+// and a row dot product that walks a row pointer with vload4 (sizes only: shapes inferred).
 // EXPECT-PASSES: vectorize
 // EXPECT: verified
+#pragma naiveopt sizes(n4=300, rows=77)
 __kernel void vadd4(__global const float *a, __global const float *b, __global float *c, int n4)
 {
     int i = get_global_id(0);

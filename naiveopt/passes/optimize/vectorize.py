@@ -4,9 +4,10 @@ float4 (int4, float2...) access.
 Two forms, both exact (same values, same floating-point evaluation order), and the vector
 accesses the input wrote:
 
-**As written**. OpenCL's ``vload4(i, p)`` and ``vstore4(v, i, p)`` reach the IR as their
-scalar accesses (frontend/translate.py: ``make_float4(p[4*i], ..., p[4*i + 3])`` and four
-stores of ``v``'s components), which every analysis reads. Where such a group is still whole
+**As written**. OpenCL's ``vload4(i, p)`` and ``vstore4(v, i, p)``, and CUDA's
+``reinterpret_cast<float4 *>(p)[i]``, reach the IR as their scalar accesses
+(frontend/translate.py, frontend/vector_casts.py: ``make_float4(p[4*i], ..., p[4*i + 3])``
+and four stores of ``v``'s components), which every analysis reads. Where such a group is still whole
 here, it is one vector access again, on any target: the user chose it, and a group of
 consecutive elements read in one expression (or stored in consecutive statements from one
 vector value) is exact as one access on any alignment (below).
@@ -159,7 +160,7 @@ def _restore_vectors(name: str, proc: GProcedure, ctx: PassContext) -> bool:
             at += 1
     if done:
         ctx.remark("applied", name, proc, f"{len(done)} vector access(es) as the input wrote "
-                   "them (vloadN/vstoreN): " + "; ".join(done))
+                   "them (vloadN/vstoreN, vector pointer casts): " + "; ".join(done))
         reanalyse(proc, ctx)
     return bool(done)
 

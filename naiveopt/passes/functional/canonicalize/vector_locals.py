@@ -8,7 +8,8 @@ value they cannot read, so the thread ids, the guard and every index through the
 opaque (no verification without pragmas, no pass). ``int2 p = make_int2(a, b);`` becomes
 ``int p_x = a; int p_y = b;`` and ``p.x`` reads ``p_x``.
 
-Exact when the local is initialized by ``make_T(...)`` with one argument per component and
+Exact when the local is initialized by ``make_T(...)`` with one argument per component (none
+reading memory: a vector loaded at once stays one value, which vectorize loads as one) and
 is never assigned, incremented or addressed, whole or by component, and every use reads a
 component (``p.x``, never ``p`` itself).
 """
@@ -64,6 +65,8 @@ def _split(proc: GProcedure, decl: c_ast.Decl, taken: set[str]) -> list[c_ast.De
                          and init.name.name == f"make_{t.type.names[0]}" and init.args is not
                          None and len(init.args.exprs) == int(m.group(2))):
         return None
+    if any(isinstance(n, c_ast.ArrayRef) for n, _ in walk(init)):
+        return None                    # a vector loaded from memory stays one (vectorize)
     name, width = decl.name, int(m.group(2))
     if sum(1 for n, _ in walk(proc.body) if isinstance(n, c_ast.Decl) and n.name == name) != 1:
         return None                    # another local of that name: scopes would be mixed up

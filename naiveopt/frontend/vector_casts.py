@@ -1,0 +1,157 @@
+"""Reads and stores of an array through a pointer cast to its vector type, as its elements.
+
+CUDA code reads four floats at once by a cast (``reinterpret_cast<float4 *>(x)[i]``,
+``((float4 *)x)[i]``, ``reinterpret_cast<float4 *>(&x[e])[0]``; OpenCL
+``((__global float4 *)x)[i]``). The analyses index arrays by
+their elements, so such an access left x's extent unknown ("used in a cast, not only
+indexed") and itself out of the memory expressions: no verification without a pragma, no
+pass could read it. A read of such an element is the vector of its elements
+(``make_float4(x[4*i], x[4*i + 1], x[4*i + 2], x[4*i + 3])``) and a store of a whole vector
+(``((float4 *)x)[i] = v;``) one store per component, as OpenCL's vloadN/vstoreN are
+(frontend/translate.py); vectorize writes each whole group as one vector access again (in
+CUDA through the helper that takes the vector path where the address is aligned, as the
+input's cast assumed it is).
+
+Only where that is exact: the vector's components are the array's element type (float4 over
+float), 2 or 4 of them (a float3 is 3 elements in CUDA and 4 in OpenCL), and the subscript
+has no side effects; a store is a whole-vector ``=`` that is a statement of a block; a component (``((float4 *)x)[i].y``, ``((float2 *)(x + e))->y``) is its
+element, whatever is done with it (``x[4*i + 1] += 1``). Any other use (``+=`` on a whole vector, the address taken)
+is left as written.
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+from pycparser import c_ast
+
+from ..errors import UnsupportedConstruct
+from ..ir.build import fresh
+from ..ir.rewrite import identifiers, replace_child, side_effect_free, walk
+
+_VECTOR = re.compile(r"^([a-z]+?)([24])$")
+_COMPONENT = {"uint": "unsigned int", "uchar": "unsigned char", "ushort": "unsigned short",
+              "ulong": "unsigned long"}
+_LANES = "xyzw"
+
+
+def lower(body: c_ast.Compound, elements: dict[str, str]) -> int:
+    """Rewrite the vector-cast accesses in ``body`` of the pointer parameters ``elements``
+    (name -> element type); returns how many were rewritten."""
+    components = []
+    for node, parent in walk(body):
+        if not isinstance(node, c_ast.StructRef):
+            continue
+        # ((float2 *)p)[i].y, or ((float2 *)(p + e))->y: element 0's
+        ref = node.name if node.type == "." else \
+            c_ast.ArrayRef(node.name, c_ast.Constant("int", "0"))
+        access = _access(ref, elements)
+        if access is not None and node.field.name in _LANES[:access[2]]:
+            components.append((node, parent, access, ref.subscript))
+    for node, parent, access, subscript in components:
+        # one component is one element, whatever is done with it (read, stored, +=)
+        k = _LANES.index(node.field.name)
+        replace_child(parent, node, _elements(access, subscript)[k])
+    stores = _stores(body, elements)
+    lvalues = set()
+    for node, _ in walk(body):
+        if isinstance(node, c_ast.Assignment):
+            lvalues.add(id(node.lvalue))
+        elif isinstance(node, c_ast.UnaryOp) and node.op in ("&", "++", "--", "p++", "p--"):
+            lvalues.add(id(node.expr))
+    reads = []
+    for node, parent in walk(body):
+        found = _access(node, elements)
+        if found is None or id(node) in lvalues:
+            continue
+        if isinstance(parent, c_ast.StructRef) and parent.name is node and \
+                id(parent) in lvalues:
+            continue
+        reads.append((node, parent, found))
+    for node, parent, access in reads:
+        replace_child(parent, node, c_ast.FuncCall(
+            c_ast.ID(f"make_{access[1]}"), c_ast.ExprList(_elements(access, node.subscript)),
+            coord=node.coord))
+    taken = identifiers(body)
+    for block, at, stmt, access in reversed(stores):
+        vector, width = access[1], access[2]
+        value = stmt.rvalue
+        out: list[c_ast.Node] = []
+        if not isinstance(value, c_ast.ID):
+            name = fresh(taken, "vector_value")
+            out.append(c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(
+                name, [], None, c_ast.IdentifierType([vector])), value, None))
+            value = c_ast.ID(name)
+        for k, ref in enumerate(_elements(access, stmt.lvalue.subscript)):
+            out.append(c_ast.Assignment("=", ref, c_ast.StructRef(
+                copy.deepcopy(value), ".", c_ast.ID(_LANES[k])), coord=stmt.coord))
+        block.block_items[at:at + 1] = [c_ast.Compound(out)] if len(out) > width else out
+    for node, _ in walk(body):
+        if isinstance(node, c_ast.Cast) and isinstance(node.expr, c_ast.UnaryOp) and \
+                node.expr.op == "&":
+            # an address the front end let through for the forms above, used otherwise
+            file, line, col = str(node.expr.coord).rsplit(":", 2)
+            raise UnsupportedConstruct("pointer arithmetic and address-of are not supported",
+                                       file, int(line), int(col))
+    return len(components) + len(reads) + len(stores)
+
+
+def _stores(body: c_ast.Compound, elements: dict[str, str]) -> list:
+    """(block, position, statement, access) of each whole-vector store statement."""
+    out = []
+    for block, _ in walk(body):
+        if not isinstance(block, c_ast.Compound):
+            continue
+        for at, stmt in enumerate(block.block_items or []):
+            if isinstance(stmt, c_ast.Assignment) and stmt.op == "=":
+                found = _access(stmt.lvalue, elements)
+                if found is not None:
+                    out.append((block, at, stmt, found))
+    return out
+
+
+def _access(node: c_ast.Node, elements: dict[str, str]
+            ) -> tuple[str, str, int, c_ast.Node | None] | None:
+    """(array, vector type, width, element offset) where ``node`` is ``((T *)P)[i]`` with P
+    the array, ``array + e``, ``e + array`` or ``&array[e]`` (offset e), as above."""
+    if not (isinstance(node, c_ast.ArrayRef) and isinstance(node.name, c_ast.Cast)):
+        return None
+    pointer, offset = node.name.expr, None
+    if isinstance(pointer, c_ast.BinaryOp) and pointer.op == "+":
+        pointer, offset = (pointer.left, pointer.right) if isinstance(pointer.left, c_ast.ID) \
+            else (pointer.right, pointer.left)
+    elif isinstance(pointer, c_ast.UnaryOp) and pointer.op == "&" and \
+            isinstance(pointer.expr, c_ast.ArrayRef):
+        pointer, offset = pointer.expr.name, pointer.expr.subscript
+    if not (isinstance(pointer, c_ast.ID) and pointer.name in elements):
+        return None
+    ptr = node.name.to_type.type
+    if not (isinstance(ptr, c_ast.PtrDecl) and isinstance(ptr.type, c_ast.TypeDecl) and
+            isinstance(ptr.type.type, c_ast.IdentifierType) and
+            len(ptr.type.type.names) == 1):
+        return None
+    vector = ptr.type.type.names[0]
+    m = _VECTOR.match(vector)
+    if m is None or _COMPONENT.get(m.group(1), m.group(1)) != elements[pointer.name] or \
+            not side_effect_free(node.subscript) or \
+            (offset is not None and not side_effect_free(offset)):
+        return None
+    return pointer.name, vector, int(m.group(2)), offset
+
+
+def _elements(access: tuple, subscript: c_ast.Node) -> list[c_ast.ArrayRef]:
+    """``array[offset + width*i + k]`` for k < width."""
+    array, _, width, offset = access
+    parts = [copy.deepcopy(offset)] if offset is not None else []
+    if not (isinstance(subscript, c_ast.Constant) and subscript.value == "0"):
+        parts.append(c_ast.BinaryOp("*", c_ast.Constant("int", str(width)),
+                                    copy.deepcopy(subscript)))
+    out = []
+    for k in range(width):
+        terms = [copy.deepcopy(p) for p in parts] + ([c_ast.Constant("int", str(k))]
+                                                     if k or not parts else [])
+        index = terms[0]
+        for term in terms[1:]:
+            index = c_ast.BinaryOp("+", index, term)
+        out.append(c_ast.ArrayRef(c_ast.ID(array), index))
+    return out

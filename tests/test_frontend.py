@@ -933,3 +933,24 @@ def test_a_moved_pointer_used_other_than_by_a_vector_cast_is_still_an_error():
                                             "supported") as err:
         naiveopt.optimize(source, filename="k.cu")
     assert ":3:" in str(err.value)
+
+
+def test_vector_casts_in_a_helper_and_a_store_under_a_bare_if():
+    """The helper's cast is read as its element too (inlined afterwards), and a store that is
+    an if's single statement is split like one in a block."""
+    source = """\
+__device__ float second(const float *p, int i) { return reinterpret_cast<const float2 *>(p)[i].y; }
+__global__ void k(const float *x, float *o, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        if (i > 2)
+            reinterpret_cast<float2 *>(o)[i] = make_float2(second(x, i), 1.0f);
+    }
+}
+"""
+    result = naiveopt.optimize(source, filename="k.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "x[2 * i + 1]" in result.code
+    assert "naiveopt_store_float2(&o[2 * i], vector_value);" in result.code

@@ -97,22 +97,33 @@ def test_generator_reaches_arrays_through_local_pointers():
         assert "_at" not in code
 
 
-def test_generator_reads_through_opencl_vloads():
-    """Some OpenCL cases read an input array through vloadN and take a component
-    (``vload4(0, &P[e]).x``, ``vload2(0, P + (e)).x``), its pragma shape padded; the front
-    end reads each as its element accesses, and the cases verify."""
+def test_generator_reads_through_vector_accesses():
+    """Some cases read an input array through a vector and take a component: OpenCL
+    ``vload4(0, &P[e]).x`` / ``vload2(0, P + (e)).x`` (the pragma shape padded), CUDA
+    ``reinterpret_cast<const float4 *>(&P[e])[0].x`` / ``->x`` / a C cast; the front end
+    reads each as its element accesses, and the cases verify."""
     from naiveopt.frontend import parse_module
 
     found = [c for c in (generate_case(11, i, [], ("global",)) for i in range(200))
-             if "vload" in c.source]
-    assert len(found) >= 4, len(found)
+             if "vload" in c.source or "reinterpret_cast" in c.source or "4 *)(" in c.source]
+    opencl = [c for c in found if c.dialect == "opencl"]
+    cuda = [c for c in found if c.dialect == "cuda"]
+    assert len(opencl) >= 3 and len(cuda) >= 3, (len(opencl), len(cuda))
     text = "".join(c.source for c in found)
     assert "vload4(0, &" in text and "vload2(0, " in text and ") + 4)" in text
-    for case in found[:4]:
+    assert "reinterpret_cast<const " in text and "->x" in text
+    from pycparser import c_ast
+
+    from naiveopt.ir.rewrite import walk
+
+    for case in opencl[:3] + cuda[:3]:
         module = parse_module(case.filename, case.source, {})
         code = str([p.func for p in module.procedures])
-        assert "vload" not in code and "make_" in code
-    for case in found[:2]:
+        pointer_casts = [n for p in module.procedures for n, _ in walk(p.body)
+                         if isinstance(n, c_ast.Cast) and
+                         isinstance(n.to_type.type, c_ast.PtrDecl)]
+        assert "vload" not in code and not pointer_casts, case.source
+    for case in opencl[:2] + cuda[:2]:
         outcome = run_case(case)
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 

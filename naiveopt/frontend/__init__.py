@@ -512,11 +512,20 @@ def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str) -> c_ast
         quals = list(getattr(node, "quals", []) or [])
         params.append(c_ast.Decl(arg.spelling, quals, [], [], [], node, None, None))
     ret = translator.type_node(fn.result_type, fn.spelling, fn)
-    body = next(c for c in fn.get_children() if c.kind == K.COMPOUND_STMT)
+    body_cursor = next(c for c in fn.get_children() if c.kind == K.COMPOUND_STMT)
+    body = translator.compound(body_cursor)
+    pointees = {}
+    for arg in fn.get_arguments():
+        t = arg.type.get_canonical()
+        if t.kind == ci.TypeKind.POINTER:
+            words = t.get_pointee().get_canonical().spelling.split()
+            pointees[arg.spelling] = " ".join(w for w in words if w not in (
+                "const", "volatile", "__global", "__constant", "__local", "__private"))
+    vector_casts.lower(body, pointees)
     decl = c_ast.Decl(fn.spelling, [], [], [], [funcspec],
                       c_ast.FuncDecl(c_ast.ParamList(params) if params else None, ret), None,
                       None)
-    return c_ast.FuncDef(decl, None, translator.compound(body))
+    return c_ast.FuncDef(decl, None, body)
 
 
 def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict[str, str],

@@ -20,7 +20,7 @@ from ..ir.literals import float_suffix, literal_token
 from ..ir.typenames import type_node as ir_type_node
 from ..ir.rewrite import side_effect_free as pure
 from . import clang_setup as cs
-from . import typed_builtins
+from . import typed_builtins, vector_casts
 from .pointer_offsets import PointerOffsets, strip
 from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS
 
@@ -62,10 +62,6 @@ def _vector_name(ctype: ci.Type) -> str:
     if elem.startswith("unsigned "):
         elem = "u" + elem.split()[-1]
     return f"{elem}{t.element_count}"
-
-
-def _zero(node: c_ast.Node) -> bool:
-    return isinstance(node, c_ast.Constant) and node.value in ("0", "0u", "0U")
 
 
 def base_type_name(ctype: ci.Type) -> str:
@@ -783,20 +779,11 @@ class Translator:
         value, offset, pointer = list(cursor.get_arguments())
         width = int(cursor.spelling[-1])
         refs = self._vector_elements(cursor, offset, pointer, width)
-        coord = self.coord(cursor)
-        node = self.expr(value)
-        stmts: list[c_ast.Node] = []
-        if not isinstance(node, c_ast.ID):
-            self._stored += 1
-            name = f"vstore_value{self._stored}"
-            vector = _vector_name(value.type)
-            stmts.append(c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(
-                name, [], None, c_ast.IdentifierType([vector])), node, None, coord=coord))
-            node = c_ast.ID(name)
-        for k, ref in enumerate(refs):
-            stmts.append(c_ast.Assignment("=", ref, c_ast.StructRef(
-                copy.deepcopy(node), ".", c_ast.ID("xyzw"[k])), coord=coord))
-        return [c_ast.Compound(stmts, coord=coord)] if len(stmts) > width else stmts
+        self._stored += 1
+        stmts = vector_casts.component_stores(refs, self.expr(value), _vector_name(value.type),
+                                              f"vstore_value{self._stored}",
+                                              self.coord(cursor))
+        return [c_ast.Compound(stmts)] if len(stmts) > width else stmts
 
     def _vector_elements(self, cursor: ci.Cursor, offset: ci.Cursor, pointer: ci.Cursor,
                          width: int) -> list[c_ast.ArrayRef]:
@@ -817,20 +804,7 @@ class Translator:
         if not pure(index):
             raise self.error(offset, f"the offset of '{cursor.spelling}' has side effects: "
                              "name it first")
-        base = start.subscript
-        out = []
-        for k in range(width):
-            parts = [copy.deepcopy(base)] if not _zero(base) else []
-            if not _zero(index):
-                parts.append(c_ast.BinaryOp("*", c_ast.Constant("int", str(width)),
-                                            copy.deepcopy(index)))
-            if k:
-                parts.append(c_ast.Constant("int", str(k)))
-            subscript = parts[0] if parts else c_ast.Constant("int", "0")
-            for part in parts[1:]:
-                subscript = c_ast.BinaryOp("+", subscript, part)
-            out.append(c_ast.ArrayRef(copy.deepcopy(start.name), subscript, coord=coord))
-        return out
+        return vector_casts.elements(start.name.name, start.subscript, index, width)
 
     def _converted(self, arg: ci.Cursor, node: c_ast.Node) -> c_ast.Node:
         """An argument of a library function (``fmaxf``, ``sqrt``...) with the conversion to

@@ -14,7 +14,7 @@ input's cast assumed it is).
 
 Only where that is exact: the vector's components are the array's element type (float4 over
 float), 2 or 4 of them (a float3 is 3 elements in CUDA and 4 in OpenCL), and the subscript
-has no side effects; a store is a whole-vector ``=`` that is a statement of a block; a component (``((float4 *)x)[i].y``, ``((float2 *)(x + e))->y``) is its
+has no side effects; a store is a whole-vector ``=`` that is a statement; a component (``((float4 *)x)[i].y``, ``((float2 *)(x + e))->y``) is its
 element, whatever is done with it (``x[4*i + 1] += 1``). Any other use (``+=`` on a whole vector, the address taken)
 is left as written.
 """
@@ -35,8 +35,8 @@ _COMPONENT = {"uint": "unsigned int", "uchar": "unsigned char", "ushort": "unsig
 _LANES = "xyzw"
 
 
-def lower(body: c_ast.Compound, elements: dict[str, str]) -> int:
-    """Rewrite the vector-cast accesses in ``body`` of the pointer parameters ``elements``
+def lower(body: c_ast.Compound, types: dict[str, str]) -> int:
+    """Rewrite the vector-cast accesses in ``body`` of the pointer parameters ``types``
     (name -> element type); returns how many were rewritten."""
     components = []
     for node, parent in walk(body):
@@ -45,14 +45,14 @@ def lower(body: c_ast.Compound, elements: dict[str, str]) -> int:
         # ((float2 *)p)[i].y, or ((float2 *)(p + e))->y: element 0's
         ref = node.name if node.type == "." else \
             c_ast.ArrayRef(node.name, c_ast.Constant("int", "0"))
-        access = _access(ref, elements)
+        access = _access(ref, types)
         if access is not None and node.field.name in _LANES[:access[2]]:
             components.append((node, parent, access, ref.subscript))
     for node, parent, access, subscript in components:
         # one component is one element, whatever is done with it (read, stored, +=)
         k = _LANES.index(node.field.name)
         replace_child(parent, node, _elements(access, subscript)[k])
-    stores = _stores(body, elements)
+    stores = _stores(body, types)
     lvalues = set()
     for node, _ in walk(body):
         if isinstance(node, c_ast.Assignment):
@@ -61,7 +61,7 @@ def lower(body: c_ast.Compound, elements: dict[str, str]) -> int:
             lvalues.add(id(node.expr))
     reads = []
     for node, parent in walk(body):
-        found = _access(node, elements)
+        found = _access(node, types)
         if found is None or id(node) in lvalues:
             continue
         if isinstance(parent, c_ast.StructRef) and parent.name is node and \
@@ -73,19 +73,14 @@ def lower(body: c_ast.Compound, elements: dict[str, str]) -> int:
             c_ast.ID(f"make_{access[1]}"), c_ast.ExprList(_elements(access, node.subscript)),
             coord=node.coord))
     taken = identifiers(body)
-    for block, at, stmt, access in reversed(stores):
-        vector, width = access[1], access[2]
-        value = stmt.rvalue
-        out: list[c_ast.Node] = []
-        if not isinstance(value, c_ast.ID):
-            name = fresh(taken, "vector_value")
-            out.append(c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(
-                name, [], None, c_ast.IdentifierType([vector])), value, None))
-            value = c_ast.ID(name)
-        for k, ref in enumerate(_elements(access, stmt.lvalue.subscript)):
-            out.append(c_ast.Assignment("=", ref, c_ast.StructRef(
-                copy.deepcopy(value), ".", c_ast.ID(_LANES[k])), coord=stmt.coord))
-        block.block_items[at:at + 1] = [c_ast.Compound(out)] if len(out) > width else out
+    for stmt, parent, access in reversed(stores):
+        out = component_stores(_elements(access, stmt.lvalue.subscript), stmt.rvalue,
+                               access[1], fresh(taken, "vector_value"), stmt.coord)
+        if isinstance(parent, c_ast.Compound) and len(out) == access[2]:
+            at = next(i for i, item in enumerate(parent.block_items) if item is stmt)
+            parent.block_items[at:at + 1] = out
+        else:
+            replace_child(parent, stmt, c_ast.Compound(out))
     for node, _ in walk(body):
         if isinstance(node, c_ast.Cast) and isinstance(node.expr, c_ast.UnaryOp) and \
                 node.expr.op == "&":
@@ -96,21 +91,28 @@ def lower(body: c_ast.Compound, elements: dict[str, str]) -> int:
     return len(components) + len(reads) + len(stores)
 
 
-def _stores(body: c_ast.Compound, elements: dict[str, str]) -> list:
-    """(block, position, statement, access) of each whole-vector store statement."""
+#: Statements whose child statements a store may be (a block's items, a branch, a body).
+_HOLDERS = (c_ast.Compound, c_ast.If, c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Case,
+            c_ast.Default, c_ast.Label)
+
+
+def _stores(body: c_ast.Compound, types: dict[str, str]) -> list:
+    """(statement, parent, access) of each whole-vector store statement."""
     out = []
-    for block, _ in walk(body):
-        if not isinstance(block, c_ast.Compound):
-            continue
-        for at, stmt in enumerate(block.block_items or []):
-            if isinstance(stmt, c_ast.Assignment) and stmt.op == "=":
-                found = _access(stmt.lvalue, elements)
-                if found is not None:
-                    out.append((block, at, stmt, found))
+    for stmt, parent in walk(body):
+        if isinstance(stmt, c_ast.Assignment) and stmt.op == "=" and \
+                isinstance(parent, _HOLDERS) and not (
+                    isinstance(parent, (c_ast.If, c_ast.For, c_ast.While, c_ast.DoWhile)) and
+                    stmt is not getattr(parent, "iftrue", None) and
+                    stmt is not getattr(parent, "iffalse", None) and
+                    stmt is not getattr(parent, "stmt", None)):
+            found = _access(stmt.lvalue, types)
+            if found is not None:
+                out.append((stmt, parent, found))
     return out
 
 
-def _access(node: c_ast.Node, elements: dict[str, str]
+def _access(node: c_ast.Node, types: dict[str, str]
             ) -> tuple[str, str, int, c_ast.Node | None] | None:
     """(array, vector type, width, element offset) where ``node`` is ``((T *)P)[i]`` with P
     the array, ``array + e``, ``e + array`` or ``&array[e]`` (offset e), as above."""
@@ -123,7 +125,7 @@ def _access(node: c_ast.Node, elements: dict[str, str]
     elif isinstance(pointer, c_ast.UnaryOp) and pointer.op == "&" and \
             isinstance(pointer.expr, c_ast.ArrayRef):
         pointer, offset = pointer.expr.name, pointer.expr.subscript
-    if not (isinstance(pointer, c_ast.ID) and pointer.name in elements):
+    if not (isinstance(pointer, c_ast.ID) and pointer.name in types):
         return None
     ptr = node.name.to_type.type
     if not (isinstance(ptr, c_ast.PtrDecl) and isinstance(ptr.type, c_ast.TypeDecl) and
@@ -132,7 +134,7 @@ def _access(node: c_ast.Node, elements: dict[str, str]
         return None
     vector = ptr.type.type.names[0]
     m = _VECTOR.match(vector)
-    if m is None or _COMPONENT.get(m.group(1), m.group(1)) != elements[pointer.name] or \
+    if m is None or _COMPONENT.get(m.group(1), m.group(1)) != types[pointer.name] or \
             not side_effect_free(node.subscript) or \
             (offset is not None and not side_effect_free(offset)):
         return None
@@ -140,10 +142,17 @@ def _access(node: c_ast.Node, elements: dict[str, str]
 
 
 def _elements(access: tuple, subscript: c_ast.Node) -> list[c_ast.ArrayRef]:
-    """``array[offset + width*i + k]`` for k < width."""
     array, _, width, offset = access
-    parts = [copy.deepcopy(offset)] if offset is not None else []
-    if not (isinstance(subscript, c_ast.Constant) and subscript.value == "0"):
+    return elements(array, offset, subscript, width)
+
+
+def elements(array: str, offset: c_ast.Node | None, subscript: c_ast.Node, width: int
+             ) -> list[c_ast.ArrayRef]:
+    """``array[offset + width*subscript + k]`` for k < width (a 0 left out): the elements of
+    vector ``subscript`` from element ``offset`` (also OpenCL's vloadN, translate.py)."""
+    zero = [n for n in (offset, subscript) if isinstance(n, c_ast.Constant) and n.value == "0"]
+    parts = [copy.deepcopy(offset)] if offset is not None and offset not in zero else []
+    if subscript not in zero:
         parts.append(c_ast.BinaryOp("*", c_ast.Constant("int", str(width)),
                                     copy.deepcopy(subscript)))
     out = []
@@ -154,4 +163,19 @@ def _elements(access: tuple, subscript: c_ast.Node) -> list[c_ast.ArrayRef]:
         for term in terms[1:]:
             index = c_ast.BinaryOp("+", index, term)
         out.append(c_ast.ArrayRef(c_ast.ID(array), index))
+    return out
+
+
+def component_stores(refs: list[c_ast.ArrayRef], value: c_ast.Node, vector: str, name: str,
+                     coord=None) -> list[c_ast.Node]:
+    """``refs[k] = value.<k>`` for each component, ``value`` first named ``name`` (a local
+    of type ``vector``) where it is not a plain variable: it is computed once."""
+    out: list[c_ast.Node] = []
+    if not isinstance(value, c_ast.ID):
+        out.append(c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(
+            name, [], None, c_ast.IdentifierType([vector])), value, None, coord=coord))
+        value = c_ast.ID(name)
+    for k, ref in enumerate(refs):
+        out.append(c_ast.Assignment("=", ref, c_ast.StructRef(
+            copy.deepcopy(value), ".", c_ast.ID(_LANES[k])), coord=coord))
     return out

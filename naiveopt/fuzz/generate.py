@@ -1666,35 +1666,50 @@ def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
     return source[:head.end()] + alias + "".join(out) + source[end:]
 
 
-#: Share of OpenCL cases that read one input array through vloadN (:func:`vload_variant`).
+#: Share of cases that read one input array through vector accesses (:func:`vload_variant`).
 VLOAD_SHARE = 0.2
+#: Element types the CUDA cases' vector casts are written for (the vector's component).
+_VECTOR_OF = {"float": "float", "double": "double", "int": "int"}
 
 
 def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
-    """In a share of OpenCL cases, reads of one read-only array parameter ``P`` of the first
-    kernel written as OpenCL SDK code reads a vector and takes a component: ``P[e]`` as
+    """In a share of cases, reads of one read-only array parameter ``P`` of the first kernel
+    written as SDK code reads a vector and takes a component. OpenCL: ``P[e]`` as
     ``vload4(0, &P[e]).x``, ``vload2(0, P + (e)).x`` or ``vload4(0, P + (e)).x`` (an element
-    and the ones after it), or as written. The pragma's shape of P gets 4 more rows (a vector at the
-    last element reads past it); the front end must read each vload as its element accesses
-    (frontend/translate.py) and vectorize may make it one access again."""
-    if dialect != "opencl" or rng.random() >= VLOAD_SHARE:
+    and the ones after it; the pragma's shape of P gets 4 more rows, as a vector at the last
+    element reads past it). CUDA, through a pointer cast: ``reinterpret_cast<const float4
+    *>(&P[e])[0].x``, ``reinterpret_cast<const float2 *>(P + (e))->x`` or ``((const float4
+    *)(P + (e)))[0].x``. Some reads stay as written. The front end must read each as its
+    element accesses (frontend/translate.py, frontend/vector_casts.py) and vectorize may make
+    a whole vector one access again."""
+    if rng.random() >= VLOAD_SHARE:
         return source
-    head = re.search(r"__kernel void \w+\(([^)]*)\)\n\{\n", source)
+    head = re.search(r"(?:__kernel|__global__) void \w+\(([^)]*)\)\n\{\n", source)
     if head is None:
         return source
     params = [m for m in _POINTER_PARAM.finditer(head.group(1)) if "const" in m.group(1)]
     if not params:
         return source
-    name = rng.choice(params).group(3)
+    param = rng.choice(params)
+    name, elem = param.group(3), param.group(2)
+    typedef = re.search(rf"^typedef (\w+) {elem};", source, re.M)
+    elem = _VECTOR_OF.get(typedef.group(1) if typedef else elem)
+    if dialect == "cuda" and elem is None:
+        return source
     pragma = re.search(rf"array\({name}, ", source)
-    if pragma is not None:
+    if pragma is not None and dialect == "opencl":
         at, depth = pragma.end(), 0
         while depth or source[at] not in ",)":
             depth += {"(": 1, ")": -1}.get(source[at], 0)
             at += 1
         first = source[pragma.end():at]
         source = source[:pragma.end()] + f"({first}) + 4" + source[at:]
-        head = re.search(r"__kernel void \w+\(([^)]*)\)\n\{\n", source)
+        head = re.search(r"(?:__kernel|__global__) void \w+\(([^)]*)\)\n\{\n", source)
+    forms = {"opencl": ["vload4(0, &{p}[{e}]).x", "vload2(0, {p} + ({e})).x",
+                        "vload4(0, {p} + ({e})).x"],
+             "cuda": ["reinterpret_cast<const {v}4 *>(&{p}[{e}])[0].x",
+                      "reinterpret_cast<const {v}2 *>({p} + ({e}))->x",
+                      "((const {v}4 *)({p} + ({e})))[0].x"]}[dialect]
     end = _kernel_end(source, head.end())
     body = source[head.end():end]
     out, at, changed = [], 0, False
@@ -1702,20 +1717,13 @@ def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
         if m.start() < at:
             continue
         close = _closing_bracket(body, m.end())
-        index = body[m.end():close]
+        form = rng.randrange(len(forms) + 1)
         out.append(body[at:m.start()])
-        form = rng.randrange(4)
-        if form == 0:
-            out.append(f"vload4(0, &{name}[{index}]).x")
-        elif form == 1:
-            out.append(f"vload2(0, {name} + ({index})).x")
-        elif form == 2:
-            out.append(f"vload4(0, {name} + ({index})).x")
+        if form < len(forms):
+            out.append(forms[form].format(p=name, e=body[m.end():close], v=elem))
+            changed = True
         else:
             out.append(body[m.start():close + 1])
-            at = close + 1
-            continue
-        changed = True
         at = close + 1
     out.append(body[at:])
     return source[:head.end()] + "".join(out) + source[end:] if changed else source

@@ -875,6 +875,7 @@ def test_opencl_vload_vstore_are_read_as_their_elements(target, tmp_path):
     ("c[i] = (vstore4(v, i, c), 1.0f);", "'vstore4' inside an expression is not supported"),
     ("float4 w = vload4(i++, a); c[0] = w.x;", "the offset of 'vload4' has side effects"),
     ("float4 w = vload4(0, (i > 0 ? a : c)); c[0] = w.x;", "'vload4' through this pointer"),
+    ("float4 w = vload4(0, a + i++); c[0] = w.x;", "the pointer of 'vload4' has side effects"),
 ])
 def test_opencl_vload_forms_naiveopt_cannot_read_are_located_errors(body, message):
     source = ("__kernel void k(__global float *a, __global float *c) {\n"
@@ -945,12 +946,13 @@ __global__ void k(const float *x, float *o, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         if (i > 2)
-            reinterpret_cast<float2 *>(o)[i] = make_float2(second(x, i), 1.0f);
+            reinterpret_cast<float2 *>(o)[i] = make_float2(second(x, i), 1.0f +
+                reinterpret_cast<const float2 *>(x + max(0, i - 3))->x);
     }
 }
 """
     result = naiveopt.optimize(source, filename="k.cu")
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
-    assert "x[2 * i + 1]" in result.code
+    assert "x[2 * i + 1]" in result.code and "x[max(0, i - 3)]" in result.code
     assert "naiveopt_store_float2(&o[2 * i], vector_value);" in result.code

@@ -521,7 +521,7 @@ def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str) -> c_ast
             words = t.get_pointee().get_canonical().spelling.split()
             pointees[arg.spelling] = " ".join(w for w in words if w not in (
                 "const", "volatile", "__global", "__constant", "__local", "__private"))
-    vector_casts.lower(body, pointees)
+    vector_casts.lower(body, pointees, vector_casts.defined_functions(fn))
     decl = c_ast.Decl(fn.spelling, [], [], [], [funcspec],
                       c_ast.FuncDecl(c_ast.ParamList(params) if params else None, ret), None,
                       None)
@@ -537,7 +537,8 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
-    vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer})
+    vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer},
+                       vector_casts.defined_functions(fn))
     params += _dynamic_shared(fn, body, params, translator)
     passed = [p for p in params if p.address_space != "local"]
     decl = c_ast.Decl(fn.spelling, [], [], [], ["__global__"],

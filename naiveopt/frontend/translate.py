@@ -801,9 +801,13 @@ class Translator:
             raise self.error(pointer, f"'{cursor.spelling}' through this pointer is not "
                              "supported: pass an array parameter, 'a + e' or '&a[e]'")
         index = self.expr(offset)
-        if not pure(index):
+        defined = vector_casts.defined_functions(cursor)
+        if not vector_casts.pure(index, defined):
             raise self.error(offset, f"the offset of '{cursor.spelling}' has side effects: "
                              "name it first")
+        if not vector_casts.pure(start.subscript, defined):
+            raise self.error(pointer, f"the pointer of '{cursor.spelling}' has side effects: "
+                             "name its offset first")
         return vector_casts.elements(start.name.name, start.subscript, index, width)
 
     def _converted(self, arg: ci.Cursor, node: c_ast.Node) -> c_ast.Node:

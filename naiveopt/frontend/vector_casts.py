@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
 
 from pycparser import c_ast
 
@@ -35,9 +36,39 @@ _COMPONENT = {"uint": "unsigned int", "uchar": "unsigned char", "ushort": "unsig
 _LANES = "xyzw"
 
 
-def lower(body: c_ast.Compound, types: dict[str, str]) -> int:
+@dataclass
+class _Scope:
+    """The pointer parameters' element types, and the functions the file defines."""
+
+    types: dict[str, str]
+    defined: set[str]
+
+    def pure(self, node: c_ast.Node) -> bool:
+        return pure(node, self.defined)
+
+
+def pure(node: c_ast.Node, defined: set[str]) -> bool:
+    """Whether ``node`` may be evaluated once per element: no assignment or increment, and no
+    call but to functions the file does not define (built-ins: ``max(0, i - 2)``)."""
+    calls = {n.name.name for n, _ in walk(node)
+             if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID)}
+    return side_effect_free(node, calls - defined)
+
+
+def defined_functions(cursor) -> set[str]:
+    """The functions the file of ``cursor`` (a libclang cursor) defines."""
+    from clang.cindex import CursorKind as K
+
+    return {c.spelling for c in cursor.translation_unit.cursor.get_children()
+            if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition()}
+
+
+def lower(body: c_ast.Compound, types: dict[str, str], defined: set[str] = frozenset()
+          ) -> int:
     """Rewrite the vector-cast accesses in ``body`` of the pointer parameters ``types``
-    (name -> element type); returns how many were rewritten."""
+    (name -> element type); returns how many were rewritten. ``defined``: the functions the
+    file defines (a call to any other, a built-in such as ``max``, has no side effects)."""
+    scope = _Scope(types, set(defined))
     components = []
     for node, parent in walk(body):
         if not isinstance(node, c_ast.StructRef):
@@ -45,14 +76,14 @@ def lower(body: c_ast.Compound, types: dict[str, str]) -> int:
         # ((float2 *)p)[i].y, or ((float2 *)(p + e))->y: element 0's
         ref = node.name if node.type == "." else \
             c_ast.ArrayRef(node.name, c_ast.Constant("int", "0"))
-        access = _access(ref, types)
+        access = _access(ref, scope)
         if access is not None and node.field.name in _LANES[:access[2]]:
             components.append((node, parent, access, ref.subscript))
     for node, parent, access, subscript in components:
         # one component is one element, whatever is done with it (read, stored, +=)
         k = _LANES.index(node.field.name)
         replace_child(parent, node, _elements(access, subscript)[k])
-    stores = _stores(body, types)
+    stores = _stores(body, scope)
     lvalues = set()
     for node, _ in walk(body):
         if isinstance(node, c_ast.Assignment):
@@ -61,7 +92,7 @@ def lower(body: c_ast.Compound, types: dict[str, str]) -> int:
             lvalues.add(id(node.expr))
     reads = []
     for node, parent in walk(body):
-        found = _access(node, types)
+        found = _access(node, scope)
         if found is None or id(node) in lvalues:
             continue
         if isinstance(parent, c_ast.StructRef) and parent.name is node and \
@@ -96,7 +127,7 @@ _HOLDERS = (c_ast.Compound, c_ast.If, c_ast.For, c_ast.While, c_ast.DoWhile, c_a
             c_ast.Default, c_ast.Label)
 
 
-def _stores(body: c_ast.Compound, types: dict[str, str]) -> list:
+def _stores(body: c_ast.Compound, scope: _Scope) -> list:
     """(statement, parent, access) of each whole-vector store statement."""
     out = []
     for stmt, parent in walk(body):
@@ -106,13 +137,13 @@ def _stores(body: c_ast.Compound, types: dict[str, str]) -> list:
                     stmt is not getattr(parent, "iftrue", None) and
                     stmt is not getattr(parent, "iffalse", None) and
                     stmt is not getattr(parent, "stmt", None)):
-            found = _access(stmt.lvalue, types)
+            found = _access(stmt.lvalue, scope)
             if found is not None:
                 out.append((stmt, parent, found))
     return out
 
 
-def _access(node: c_ast.Node, types: dict[str, str]
+def _access(node: c_ast.Node, scope: _Scope
             ) -> tuple[str, str, int, c_ast.Node | None] | None:
     """(array, vector type, width, element offset) where ``node`` is ``((T *)P)[i]`` with P
     the array, ``array + e``, ``e + array`` or ``&array[e]`` (offset e), as above."""
@@ -125,7 +156,7 @@ def _access(node: c_ast.Node, types: dict[str, str]
     elif isinstance(pointer, c_ast.UnaryOp) and pointer.op == "&" and \
             isinstance(pointer.expr, c_ast.ArrayRef):
         pointer, offset = pointer.expr.name, pointer.expr.subscript
-    if not (isinstance(pointer, c_ast.ID) and pointer.name in types):
+    if not (isinstance(pointer, c_ast.ID) and pointer.name in scope.types):
         return None
     ptr = node.name.to_type.type
     if not (isinstance(ptr, c_ast.PtrDecl) and isinstance(ptr.type, c_ast.TypeDecl) and
@@ -134,9 +165,8 @@ def _access(node: c_ast.Node, types: dict[str, str]
         return None
     vector = ptr.type.type.names[0]
     m = _VECTOR.match(vector)
-    if m is None or _COMPONENT.get(m.group(1), m.group(1)) != types[pointer.name] or \
-            not side_effect_free(node.subscript) or \
-            (offset is not None and not side_effect_free(offset)):
+    if m is None or _COMPONENT.get(m.group(1), m.group(1)) != scope.types[pointer.name] or \
+            not scope.pure(node.subscript) or (offset is not None and not scope.pure(offset)):
         return None
     return pointer.name, vector, int(m.group(2)), offset
 

@@ -128,6 +128,23 @@ def test_generator_reads_through_vector_accesses():
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
+def test_generator_names_the_thread_position_as_an_int2(monkeypatch):
+    """Some cases declare the two thread ids as one int2 (Udacity CS344's ``const int2 pos
+    = make_int2(...)``, each use ``pos.x`` / ``pos.y``); the vector-locals canonicalization
+    reads the components back as the ids, and the cases verify with their passes."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "POSITION_SHARE", 1.0)
+    found = [c for c in (generate_case(81, i, [], ("global",)) for i in range(40))
+             if "int2 pos = " in c.source]
+    assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
+    for case in found[:2]:
+        result = naiveopt.optimize(case.source, filename=case.filename, target=case.target)
+        assert any(r.pass_name == "vector-locals" and r.kind == "applied"
+                   for r in result.remarks), case.source
+        assert result.verified, [k.verification.detail for k in result.kernels]
+
+
 def test_generator_writes_typedefs_and_unsigned_thread_ids():
     """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
     CUDA) and size_t/unsigned thread ids, in both dialects."""

@@ -1441,6 +1441,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
     source = cast_variant(source, random.Random(f"{seed}:{index}:casts"), dialect)
     source = local_table_variant(source, random.Random(f"{seed}:{index}:local-table"))
+    source = position_variant(source, random.Random(f"{seed}:{index}:position"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -1727,6 +1728,52 @@ def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
         at = close + 1
     out.append(body[at:])
     return source[:head.end()] + "".join(out) + source[end:] if changed else source
+
+
+#: Share of cases (with both thread ids declared together) that name the thread's 2-D
+#: position as one int2 (:func:`position_variant`).
+POSITION_SHARE = 0.3
+_BODY_START = re.compile(r"(?:__global__|__kernel) void \w+\([^)]*\)\n\{\n")
+_ID_PAIR = re.compile(r"^(\s*)int ([ij]) = (.*);\n\1int ([ij]) = (.*);$", re.M)
+
+
+def position_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, a kernel's two thread ids declared together become one integer
+    vector, as Udacity CS344 writes the thread's position: ``const int2 pos =
+    make_int2(<x id>, <y id>);`` (OpenCL ``(int2)((int)(...), (int)(...))``), each use of the
+    ids ``pos.x`` / ``pos.y``. Only where neither id is assigned again or declared twice
+    (the vector-locals canonicalization must read the components back as the ids)."""
+    if rng.random() >= POSITION_SHARE:
+        return source
+    for head in _BODY_START.finditer(source):
+        end = _kernel_end(source, head.end())
+        m = _ID_PAIR.search(source, head.end(), end)
+        if m is None or m.group(2) == m.group(4):
+            continue
+        axes = {}
+        for name, expr in ((m.group(2), m.group(3)), (m.group(4), m.group(5))):
+            if not re.search(r"Idx|get_global_id|get_group_id", expr):
+                break
+            axis = "x" if re.search(r"\.x\b|\(0\)", expr) else \
+                "y" if re.search(r"\.y\b|\(1\)", expr) else None
+            if axis is None or axis in axes:
+                break
+            axes[axis] = (name, expr)
+        if len(axes) != 2:
+            continue
+        rest = source[m.end():end]
+        names = [axes["x"][0], axes["y"][0]]
+        if any(re.search(rf"\b{n}\s*([-+*/%&|^]?=[^=]|\+\+|--)|(\+\+|--){n}\b|"
+                         rf"\b(int|unsigned|size_t)\s+{n}\b", rest) for n in names):
+            continue
+        pos = "pos" if not re.search(r"\bpos\b", source) else "thread_2D_pos"
+        x, y = axes["x"][1], axes["y"][1]
+        decl = f"const int2 {pos} = make_int2({x}, {y});" if dialect == "cuda" else \
+            f"const int2 {pos} = (int2)((int)({x}), (int)({y}));"
+        for name, axis in zip(names, "xy"):
+            rest = re.sub(rf"\b{name}\b", f"{pos}.{axis}", rest)
+        return source[:m.start()] + m.group(1) + decl + rest + source[end:]
+    return source
 
 
 def _closing_bracket(text: str, start: int) -> int:

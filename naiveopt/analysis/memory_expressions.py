@@ -36,7 +36,7 @@ class MemoryExpressionAnalysis(Analysis[list[MemoryExpression]]):
         # ``constant`` like a ``__constant`` parameter: the passes that move or rewrite
         # accesses take only ``global`` ones, so its reads stay as written
         local_arrays = {g.name: ("constant", g.extents) for g in module.globals if g.dims}
-        local_arrays.update(_local_arrays(proc, module.macros))
+        local_arrays.update(declared_arrays(proc, module.macros))
         loops = am.get(proc, LoopAnalysis)
         loop_of = {id(lp.node): lp for lp in loops}
         out: list[MemoryExpression] = []
@@ -107,8 +107,10 @@ def _flatten(node: c_ast.ArrayRef) -> tuple[str | None, list[c_ast.Node]]:
     return (node.name if isinstance(node, c_ast.ID) else None), indices
 
 
-def _local_arrays(proc: GProcedure, macros: dict[str, str]
-                  ) -> dict[str, tuple[str, list[int]]]:
+def declared_arrays(proc: GProcedure, macros: dict[str, str]
+                    ) -> dict[str, tuple[str, list[int]]]:
+    """The arrays ``proc`` declares: name -> ("shared" or "local", dims), 0 for a dim that
+    is not a constant."""
     out = {}
     for node, _ in walk(proc.body):
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl):

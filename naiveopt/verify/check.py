@@ -196,16 +196,17 @@ def _naive_race(kernel: KernelSpec, sizes: dict[str, int], failure: Mismatch) ->
 
 
 def _past_tables(kernel: KernelSpec, sizes: dict[str, int]) -> str:
-    """Why the naive kernel cannot run at ``sizes`` ('' when it can): it would read a
-    file-scope array of fixed length past its end (``CT[i]`` with ``CT[16]`` allows at most
-    16 threads), so these sizes are outside what the kernel allows."""
+    """Why the naive kernel cannot run at ``sizes`` ('' when it can): it would access a
+    table of fixed length past its end (``CT[i]`` with a file-scope ``CT[16]``, or a table
+    the kernel declares, allows at most 16 threads; past it is other memory, or garbage that
+    differs between runs), so these sizes are outside what the kernel allows."""
     for name, (extent, length) in kernel.limits.items():
         try:
             needed = extent(sizes)
         except ValueError:
             continue
         if needed > length:
-            return (f"the naive kernel would read {name} up to element {needed - 1}, past its "
+            return (f"the naive kernel would access {name} up to element {needed - 1}, past its "
                     f"{length} elements: the sizes the kernel allows are not inferred; give "
                     "sizes (-D NAME=VALUE or '#pragma naiveopt sizes(...)')")
     return ""

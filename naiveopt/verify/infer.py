@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from ..analysis.manager import AnalysisManager
+from ..analysis.memory_expressions import declared_arrays
 from ..analysis.symbols import SymbolAnalysis
 from ..ir import GModule, GProcedure, dynamic_shared
 from ..ir.cgen import to_c
@@ -300,9 +301,15 @@ def _kernel(proc: GProcedure, module: GModule, given: KernelSpec | None,
     # that make launch.default_block choose a 2-D block
     naive_block = geo.block[:2] if geo.block[2] == 1 else geo.block
     facts.setdefault("block", "pragma" if block else "default")
-    tables = {g.name: g for g in module.globals if g.dims}
+    # fixed-length tables (file-scope, or declared in the kernel: const float w[3] = ...)
+    # limit the sizes the naive kernel may run at (check._past_tables)
+    tables = {g.name: math.prod(g.extents) for g in module.globals if g.dims}
     read = extents(proc, env, geo, list(tables), "constant")
-    limits = {name: (extent, math.prod(tables[name].extents)) for name, extent in read.items()
+    own = {name: math.prod(dims) for name, (space, dims)
+           in declared_arrays(proc, module.macros).items() if space == "local" and all(dims)}
+    read.update(extents(proc, env, geo, list(own), "local"))
+    tables.update(own)
+    limits = {name: (extent, tables[name]) for name, extent in read.items()
               if extent.accesses and not extent.why}
     # a size that is a macro the file leaves to the build (#ifndef N / #define N 4096) is
     # compiled in with -D at each size set, into the naive kernel and the output alike

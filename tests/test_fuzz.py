@@ -635,3 +635,17 @@ def test_a_case_whose_inferred_sizes_leave_its_arrays_is_no_bug():
     outcome = run_case(case)
     assert outcome.kind == "skipped", (outcome.kind, outcome.detail)
     assert "the naive kernel writes D[" in outcome.detail and "outside D's" in outcome.detail
+
+
+def test_a_case_reading_past_its_local_table_is_no_bug():
+    """Fuzz 20261 case 37: a file-scope table moved into the kernel, read past its end at
+    the inferred odd sizes; the garbage read there differed between the naive and the
+    output's runs, a false miscompile. Verification now bounds the sizes by a table the
+    kernel declares too (check._past_tables)."""
+    from naiveopt.fuzz.campaign import cases, run_case
+
+    (case,) = cases(20261, 1, 37)
+    assert "const float CT[" in case.source
+    outcome = run_case(case)
+    assert outcome.kind == "skipped", (outcome.kind, outcome.detail)
+    assert "would access CT up to element" in outcome.detail

@@ -14,9 +14,10 @@ input's cast assumed it is).
 
 Only where that is exact: the vector's components are the array's element type (float4 over
 float), 2 or 4 of them (a float3 is 3 elements in CUDA and 4 in OpenCL), and the subscript
-has no side effects; a store is a whole-vector ``=`` that is a statement; a component (``((float4 *)x)[i].y``, ``((float2 *)(x + e))->y``) is its
-element, whatever is done with it (``x[4*i + 1] += 1``). Any other use (``+=`` on a whole vector, the address taken)
-is left as written.
+has no side effects; a store is a whole-vector ``=`` that is a statement; a component
+(``((float4 *)x)[i].y``, ``((float2 *)(x + e))->y``) is its element, whatever is done with
+it (``x[4*i + 1] += 1``). Any other use (``+=`` on a whole vector, the address taken) is
+left as written.
 """
 from __future__ import annotations
 

@@ -273,8 +273,8 @@ def _check_bounds(kernel: KernelSpec, sizes: dict[str, int]) -> None:
 def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, output: Program,
                  macros: dict[str, str], seed: int, shown: dict[str, int] | None = None
                  ) -> tuple[Mismatch | None, str, str]:
-    """(the first mismatch, what was checked, why the check proves nothing on its own or ''); ``shown``:
-    the sizes the check names (the set without the file's macros, _macro_sizes)."""
+    """(the first mismatch, what was checked, why the check proves nothing on its own or
+    ''); ``shown``: the sizes the check names (the set without the file's macros, _macro_sizes)."""
     _check_bounds(kernel, sizes)
     _check_device(kernel, naive, output)
     options = [f"-D{name}={sizes[name]}" for name in kernel.defines if name in sizes]

@@ -147,7 +147,8 @@ def _free_extents(inference: Inference, sets: dict[str, dict[str, int]], named: 
     out = {name: dict(values) for name, values in sets.items()}
     steps = {dim: _naive_step(inference.kernels.values(), dim) for dim in free}
     # one extent at a time, the others open at one block: stores and extents only grow
-    # (and least indices only fall) with the thread space, so the greedy choice is the largest that fits
+    # (and least indices only fall) with the thread space, so the greedy choice is the
+    # largest that fits
     for dim in sorted(free):
         users = [k for k in inference.kernels.values() if dim in (k.spec.threads or ())]
         for values in out.values():

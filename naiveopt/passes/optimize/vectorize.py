@@ -7,10 +7,10 @@ accesses the input wrote:
 **As written**. OpenCL's ``vload4(i, p)`` and ``vstore4(v, i, p)``, and CUDA's
 ``reinterpret_cast<float4 *>(p)[i]``, reach the IR as their scalar accesses
 (frontend/translate.py, frontend/vector_casts.py: ``make_float4(p[4*i], ..., p[4*i + 3])``
-and four stores of ``v``'s components), which every analysis reads. Where such a group is still whole
-here, it is one vector access again, on any target: the user chose it, and a group of
-consecutive elements read in one expression (or stored in consecutive statements from one
-vector value) is exact as one access on any alignment (below).
+and four stores of ``v``'s components), which every analysis reads. Where such a group is
+still whole here, it is one vector access again, on any target: the user chose it, and a
+group of consecutive elements read in one expression (or stored in consecutive statements
+from one vector value) is exact as one access on any alignment (below).
 
 **Along a loop** (paper 002 Fig. 7). A thread that reads ``A[f + k]`` in a loop over k reads
 consecutive elements in consecutive iterations. The loop is unrolled by V; each unrolled step
@@ -138,9 +138,9 @@ def _restore_vectors(name: str, proc: GProcedure, ctx: PassContext) -> bool:
                 node.name.name.startswith("make_") and node.args is not None and \
                 all(isinstance(a, c_ast.ArrayRef) for a in node.args.exprs):
             first = group(node.args.exprs)
+            width = len(node.args.exprs)
             if first is not None and first.is_read and not first.is_write and \
-                    node.name.name == f"make_{vector_type(_elem(proc, first), len(node.args.exprs))}":
-                width = len(node.args.exprs)
+                    node.name.name == f"make_{vector_type(_elem(proc, first), width)}":
                 done.append(f"load {first.array}[{first.index}..+{width - 1}]")
                 return VectorLoad(node.args.exprs[0], width, _elem(proc, first))
         return node
@@ -176,7 +176,10 @@ def _store_run(items: list, at: int, group) -> tuple[int, MemoryExpression, c_as
                 and st.rvalue.type == "." and isinstance(st.rvalue.name, c_ast.ID) and
                 st.rvalue.field.name == "xyzw"[k] for k, st in enumerate(stmts)):
             continue
-        if len({st.rvalue.name.name for st in stmts}) != 1:
+        # (an index that reads memory may read what a store before it wrote)
+        if len({st.rvalue.name.name for st in stmts}) != 1 or any(
+                isinstance(n, c_ast.ArrayRef)
+                for st in stmts for n, _ in walk(st.lvalue.subscript)):
             continue
         first = group([st.lvalue for st in stmts])
         if first is not None and first.is_write:

@@ -69,15 +69,18 @@ def remark(result, kind: str = "missed") -> str:
     (ROWS, "float s = 0.0f, q = 0.0f;\n for (int j = 0; j < m; j++) { if (j % 3 == 1) continue;\n"
            " s += A[i * m + j]; if (x[j] > 0.0f) q += x[j] * A[i * m + j]; }\n"
            " float r = s - q;\n y[i] = alpha * r;"),
-    # a triangular loop: each output's own trip count
-    (ROWS, "double acc = 0.0;\n for (int j = 0; j < i; j++) acc += A[i * m + j];\n"
-           " y[i] = (float)acc;"),
+    # a triangular loop: each output's own trip count (rows at least n wide: row i reads
+    # its first i elements, which at m < n ran past A's end, as verification now says)
+    (ROWS.replace("sizes(n=67, m=45)", "sizes(n=45, m=67)"),
+     "double acc = 0.0;\n for (int j = 0; j < i; j++) acc += A[i * m + j];\n y[i] = (float)acc;"),
     # an integer sum
     (ROWS, "int c = 0;\n for (int j = 0; j < m; j++) c += (A[i * m + j] > x[j]) ? 1 : 0;\n"
            " y[i] = (float)c;"),
 ])
 def test_reductions_split_and_verify(head, body, target):
-    result = run(body, head, target)
+    # the sizes of interest (-D) are the pragma's
+    sizes = dict(re.findall(r"(\w+)=(\d+)", re.search(r"sizes\(([^)]*)\)", head).group(1)))
+    result = run(body, head, target, defines=sizes)
     assert fired(result), remark(result)
     k = result.kernels[0]
     assert result.verified, k.verification.detail

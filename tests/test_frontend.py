@@ -956,3 +956,27 @@ __global__ void k(const float *x, float *o, int n)
     assert k.verification.status == "passed", k.verification.detail
     assert "x[2 * i + 1]" in result.code and "x[max(0, i - 3)]" in result.code
     assert "naiveopt_store_float2(&o[2 * i], vector_value);" in result.code
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_default_constructed_vector_local_is_an_uninitialized_declaration(target):
+    """``float4 r;`` in C++ calls float4's implicit default constructor, which was "constructor
+    call 'float4' is not supported"; it leaves the vector uninitialized, as C's declaration
+    does (llm.c-style GELU over a float4 view of the arrays, size_t ids, a typedef)."""
+    source = """\
+typedef float floatX;
+__global__ void gelu4(floatX *out, const floatX *inp, size_t n4)
+{
+    size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n4) return;
+    float4 v = reinterpret_cast<const float4 *>(inp)[i];
+    float4 r;
+    r.x = 0.5f * v.x * (1.0f + tanhf(0.79788456f * v.x));
+    r.y = v.y; r.z = v.z * 2.0f; r.w = -v.w;
+    reinterpret_cast<float4 *>(out)[i] = r;
+}
+"""
+    result = naiveopt.optimize(source, filename="g.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "float4 r;" in result.code

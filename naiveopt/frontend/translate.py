@@ -400,7 +400,14 @@ class Translator:
             raise self.error(cursor, "static variables are not supported in kernels")
         if cursor.storage_class == ci.StorageClass.EXTERN and not file_scope:
             return self._dynamic_shared(cursor, storage)
-        init_cursor = cs.var_initializer(cursor)
+        init_cursor = written = cs.var_initializer(cursor)
+        if init_cursor is not None and init_cursor.kind == K.CALL_EXPR and \
+                init_cursor.referenced is not None and \
+                init_cursor.referenced.kind == K.CONSTRUCTOR and \
+                [t.spelling for t in init_cursor.get_tokens()] == [cursor.spelling]:
+            # ``float4 r;`` in C++: the implicit default constructor, which leaves a vector
+            # uninitialized as C's declaration does (``float4 r = float4();`` zeroes it)
+            init_cursor = None
         if ctype.get_canonical().kind == ci.TypeKind.POINTER and \
                 ctype.get_canonical().get_pointee().get_canonical().kind in (
                     ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
@@ -428,7 +435,7 @@ class Translator:
             init = (self.initializer(init_cursor) if file_scope else self.expr(init_cursor)) \
                 if init_cursor is not None else None
         dims = [self.expr(c) for c in cursor.get_children() if c.kind.is_expression() and
-                (init_cursor is None or c.hash != init_cursor.hash)][::-1]  # innermost first
+                (written is None or c.hash != written.hash)][::-1]  # innermost first
         depth, t = 0, ctype
         while t.kind == ci.TypeKind.CONSTANTARRAY:
             depth, t = depth + 1, t.element_type

@@ -592,6 +592,7 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
     """Lines for the output file's header naming the file-scope data a kernel reads (short
     ones: clang-format would reflow a long comment), and the template instance it is."""
     notes = [f"instance of {proc.instance_of} (a kernel template)"] if proc.instance_of else []
+    notes += proc.layout_notes
     for g in _read_data(module, proc):
         space = "__constant__" if g.space == "constant" else "__device__"
         if g.initialized:

@@ -145,6 +145,27 @@ def test_generator_names_the_thread_position_as_an_int2(monkeypatch):
         assert result.verified, [k.verification.detail for k in result.kernels]
 
 
+def test_generator_reads_float3_arrays(monkeypatch):
+    """Some cases read a float3 array's components (``V[e].y``; in CUDA some through a helper
+    returning the whole vector). A CUDA case is verified with CUDA's 12-byte float3 in
+    OpenCL (passes/functional/vector3_layout.py): the helper's parameter packed in the naive
+    kernel, inlined in the output; the cases verify."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "VECTOR3_SHARE", 1.0)
+    found = [c for c in (generate_case(91, i, [], ("global",)) for i in range(40))
+             if "const float3 *V" in c.source]
+    assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
+    helper = [c for c in found if "fz_load3(V, " in c.source]
+    assert helper and all(c.dialect == "cuda" for c in helper)
+    for case in [helper[-1]] + [c for c in found if c.dialect == "opencl"][:1]:
+        result = naiveopt.optimize(case.source, filename=case.filename, target=case.target)
+        assert result.verified, [k.verification.detail for k in result.kernels]
+    cuda = naiveopt.optimize(helper[-1].source, filename=helper[-1].filename, target="opencl",
+                             verify=False).code
+    assert "float3 *" not in cuda and "vload3(" in cuda, cuda
+
+
 def test_generator_writes_typedefs_and_unsigned_thread_ids():
     """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
     CUDA) and size_t/unsigned thread ids, in both dialects."""

@@ -259,7 +259,7 @@ def _parse(path: str, source: str, defines: dict[str, str],
         if _is_kernel(fn, dialect):
             module.procedures.append(_procedure(fn, translator, dialect, config, user))
         elif parts.is_device(fn):
-            module.helpers.append(_function_def(fn, translator, "__device__"))
+            module.helpers.append(_function_def(fn, translator, "__device__", dialect))
             extern = dynamic_shared.in_helpers(module.helpers[-1:])
             if extern is not None:
                 raise error_at(extern.coord, f"extern __shared__ '{extern.name}' in a "
@@ -505,7 +505,8 @@ def param_decl(p: Param) -> c_ast.Decl:
     return c_ast.Decl(p.name, list(base.quals), [], [], [], type_node, None, None)
 
 
-def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str) -> c_ast.FuncDef:
+def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str, dialect: str
+                  ) -> c_ast.FuncDef:
     params = []
     for arg in fn.get_arguments():
         node = translator.type_node(arg.type, arg.spelling, arg)
@@ -521,7 +522,7 @@ def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str) -> c_ast
             words = t.get_pointee().get_canonical().spelling.split()
             pointees[arg.spelling] = " ".join(w for w in words if w not in (
                 "const", "volatile", "__global", "__constant", "__local", "__private"))
-    vector_casts.lower(body, pointees, vector_casts.defined_functions(fn))
+    vector_casts.lower(body, pointees, vector_casts.defined_functions(fn), dialect == "opencl")
     decl = c_ast.Decl(fn.spelling, [], [], [], [funcspec],
                       c_ast.FuncDecl(c_ast.ParamList(params) if params else None, ret), None,
                       None)
@@ -538,7 +539,7 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
     vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer},
-                       vector_casts.defined_functions(fn))
+                       vector_casts.defined_functions(fn), dialect == "opencl")
     params += _dynamic_shared(fn, body, params, translator)
     passed = [p for p in params if p.address_space != "local"]
     decl = c_ast.Decl(fn.spelling, [], [], [], ["__global__"],

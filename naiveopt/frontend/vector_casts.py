@@ -13,8 +13,8 @@ CUDA through the helper that takes the vector path where the address is aligned,
 input's cast assumed it is).
 
 Only where that is exact: the vector's components are the array's element type (float4 over
-float), 2 or 4 of them (a float3 is 3 elements in CUDA and 4 in OpenCL), and the subscript
-has no side effects; a store is a whole-vector ``=`` that is a statement; a component
+float), 2, 3 or 4 of them (a float3 takes the room of 3 elements in CUDA and of 4 in OpenCL:
+``padded3``), and the subscript has no side effects; a store is a whole-vector ``=`` that is a statement; a component
 (``((float4 *)x)[i].y``, ``((float2 *)(x + e))->y``) is its element, whatever is done with
 it (``x[4*i + 1] += 1``). Any other use (``+=`` on a whole vector, the address taken) is
 left as written.
@@ -31,7 +31,7 @@ from ..errors import UnsupportedConstruct
 from ..ir.build import fresh
 from ..ir.rewrite import identifiers, replace_child, side_effect_free, walk
 
-_VECTOR = re.compile(r"^([a-z]+?)([24])$")
+_VECTOR = re.compile(r"^([a-z]+?)([234])$")
 _COMPONENT = {"uint": "unsigned int", "uchar": "unsigned char", "ushort": "unsigned short",
               "ulong": "unsigned long"}
 _LANES = "xyzw"
@@ -43,6 +43,7 @@ class _Scope:
 
     types: dict[str, str]
     defined: set[str]
+    padded3: bool = False
 
     def pure(self, node: c_ast.Node) -> bool:
         return pure(node, self.defined)
@@ -64,12 +65,13 @@ def defined_functions(cursor) -> set[str]:
             if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition()}
 
 
-def lower(body: c_ast.Compound, types: dict[str, str], defined: set[str] = frozenset()
-          ) -> int:
+def lower(body: c_ast.Compound, types: dict[str, str], defined: set[str] = frozenset(),
+          padded3: bool = False) -> int:
     """Rewrite the vector-cast accesses in ``body`` of the pointer parameters ``types``
     (name -> element type); returns how many were rewritten. ``defined``: the functions the
-    file defines (a call to any other, a built-in such as ``max``, has no side effects)."""
-    scope = _Scope(types, set(defined))
+    file defines (a call to any other, a built-in such as ``max``, has no side effects).
+    ``padded3``: a 3-vector takes the room of 4 elements (OpenCL), not 3 (CUDA)."""
+    scope = _Scope(types, set(defined), padded3)
     components = []
     for node, parent in walk(body):
         if not isinstance(node, c_ast.StructRef):
@@ -145,8 +147,8 @@ def _stores(body: c_ast.Compound, scope: _Scope) -> list:
 
 
 def _access(node: c_ast.Node, scope: _Scope
-            ) -> tuple[str, str, int, c_ast.Node | None] | None:
-    """(array, vector type, width, element offset) where ``node`` is ``((T *)P)[i]`` with P
+            ) -> tuple[str, str, int, c_ast.Node | None, int] | None:
+    """(array, vector type, width, element offset, stride) where ``node`` is ``((T *)P)[i]`` with P
     the array, ``array + e``, ``e + array`` or ``&array[e]`` (offset e), as above."""
     if not (isinstance(node, c_ast.ArrayRef) and isinstance(node.name, c_ast.Cast)):
         return None
@@ -169,22 +171,24 @@ def _access(node: c_ast.Node, scope: _Scope
     if m is None or _COMPONENT.get(m.group(1), m.group(1)) != scope.types[pointer.name] or \
             not scope.pure(node.subscript) or (offset is not None and not scope.pure(offset)):
         return None
-    return pointer.name, vector, int(m.group(2)), offset
+    width = int(m.group(2))
+    return pointer.name, vector, width, offset, 4 if width == 3 and scope.padded3 else width
 
 
 def _elements(access: tuple, subscript: c_ast.Node) -> list[c_ast.ArrayRef]:
-    array, _, width, offset = access
-    return elements(array, offset, subscript, width)
+    array, _, width, offset, stride = access
+    return elements(array, offset, subscript, width, stride)
 
 
-def elements(array: str, offset: c_ast.Node | None, subscript: c_ast.Node, width: int
-             ) -> list[c_ast.ArrayRef]:
-    """``array[offset + width*subscript + k]`` for k < width (a 0 left out): the elements of
-    vector ``subscript`` from element ``offset`` (also OpenCL's vloadN, translate.py)."""
+def elements(array: str, offset: c_ast.Node | None, subscript: c_ast.Node, width: int,
+             stride: int | None = None) -> list[c_ast.ArrayRef]:
+    """``array[offset + stride*subscript + k]`` for k < width (a 0 left out; ``stride``
+    defaults to ``width``): the elements of vector ``subscript`` from element ``offset``
+    (also OpenCL's vloadN, translate.py)."""
     zero = [n for n in (offset, subscript) if isinstance(n, c_ast.Constant) and n.value == "0"]
     parts = [copy.deepcopy(offset)] if offset is not None and offset not in zero else []
     if subscript not in zero:
-        parts.append(c_ast.BinaryOp("*", c_ast.Constant("int", str(width)),
+        parts.append(c_ast.BinaryOp("*", c_ast.Constant("int", str(stride or width)),
                                     copy.deepcopy(subscript)))
     out = []
     for k in range(width):

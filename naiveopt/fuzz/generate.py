@@ -1436,6 +1436,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         source, guarded, reductions = dynamic_shared_file(dynamic, dialect), False, False
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
+    source = vector3_variant(source, random.Random(f"{seed}:{index}:vector3"), dialect)
     source = vload_variant(source, random.Random(f"{seed}:{index}:vload"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
@@ -1688,7 +1689,8 @@ def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
     head = re.search(r"(?:__kernel|__global__) void \w+\(([^)]*)\)\n\{\n", source)
     if head is None:
         return source
-    params = [m for m in _POINTER_PARAM.finditer(head.group(1)) if "const" in m.group(1)]
+    params = [m for m in _POINTER_PARAM.finditer(head.group(1))
+              if "const" in m.group(1) and not m.group(2)[-1].isdigit()]   # not a float3
     if not params:
         return source
     param = rng.choice(params)
@@ -1728,6 +1730,67 @@ def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
         at = close + 1
     out.append(body[at:])
     return source[:head.end()] + "".join(out) + source[end:] if changed else source
+
+
+#: Share of cases that also read a float3 array (:func:`vector3_variant`).
+VECTOR3_SHARE = 0.15
+
+
+def vector3_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, the first kernel also takes ``const float3 *V`` (shaped as a
+    read-only float array ``P`` is, where a pragma shapes P) and some reads ``P[e]`` add a
+    component of it: ``(P[e] + V[e].y)``; in CUDA some read the whole vector through a
+    helper, ``fz_load3(V, e).z``. A float3 takes 12 bytes in CUDA and 16 in OpenCL:
+    verification runs a CUDA case's kernels with CUDA's layout in OpenCL
+    (passes/functional/vector3_layout.py), the helper's parameter packed in the naive
+    kernel and inlined in the output. Cases whose host code launches the kernel are left
+    alone (their launches would lack the argument)."""
+    if rng.random() >= VECTOR3_SHARE or "<<<" in source or "template" in source:
+        return source
+    head = re.search(r"(?:__kernel|__global__) void \w+\(([^)]*)\)\n\{\n", source)
+    if head is None:
+        return source
+    params = [m for m in _POINTER_PARAM.finditer(head.group(1))
+              if "const" in m.group(1) and m.group(2) == "float"]
+    free = [c for c in "VWXYZUQ" if not re.search(rf"\b{c}\b", source)]
+    if not params or not free:
+        return source
+    name, vec = rng.choice(params).group(3), free[0]
+    space = "__global " if dialect == "opencl" else ""
+    helper = dialect == "cuda" and rng.random() < 0.5
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    out, at, changed = [], 0, False
+    for m in re.finditer(rf"(?<![&\w]){name}\[", body):
+        if m.start() < at:
+            continue
+        close = _closing_bracket(body, m.end())
+        index = body[m.end():close]
+        out.append(body[at:m.start()])
+        if rng.random() < 0.6 and "[" not in index:
+            lane = rng.choice("xyz")
+            read = f"fz_load3({vec}, {index}).{lane}" if helper and rng.random() < 0.5 else \
+                f"{vec}[{index}].{lane}"
+            out.append(f"({name}[{index}] + {read})")
+            changed = True
+        else:
+            out.append(body[m.start():close + 1])
+        at = close + 1
+    if not changed:
+        return source
+    out.append(body[at:])
+    params_end = head.start(1) + len(head.group(1))
+    text = source[:params_end] + f", {space}const float3 *{vec}" + \
+        source[params_end:head.end()] + "".join(out) + source[end:]
+    shape = re.search(rf"array\({name}((?:, [^,()]+|, \([^()]*\))+)\)", text)
+    if shape is not None:
+        text = text.replace(shape.group(0), f"{shape.group(0)} array({vec}{shape.group(1)})",
+                            1)
+    if helper and "fz_load3(" in text:
+        kernel = re.search(r"^(?:__kernel|__global__) void", text, re.M)
+        text = text[:kernel.start()] + "__device__ float3 fz_load3(const float3 *v, int i) " \
+            "{ return v[i]; }\n\n" + text[kernel.start():]
+    return text
 
 
 #: Share of cases (with both thread ids declared together) that name the thread's 2-D

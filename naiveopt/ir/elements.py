@@ -70,8 +70,9 @@ def element(name: str) -> Element | None:
 
 
 def vector_element(name: str) -> tuple[Element | None, int]:
-    """(element, lanes in memory) of a vector type name (``float4`` -> float, 4; ``float3``
-    takes the room of 4, as in CUDA and OpenCL), or (element(name), 1) for a scalar."""
+    """(element, lanes in memory) of a vector type name (``float4`` -> float, 4), or
+    (element(name), 1) for a scalar. A ``float3`` counts 4: it takes the room of 4 in
+    OpenCL and of 3 in CUDA (passes/functional/vector3_layout.py), so 4 holds either."""
     import re
 
     m = re.fullmatch(r"(\w*?[a-z])(2|3|4|8|16)", name.strip())

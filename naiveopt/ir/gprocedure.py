@@ -205,6 +205,9 @@ class GProcedure:
     # identifiers the translations renamed because the dialect reserves the user's name:
     # name in the tree and params -> the user's name (passes.functional.names)
     renamed: dict[str, str] = field(default_factory=dict)
+    # how the output lays out 3-vector arrays where the dialects differ (12 bytes a float3
+    # in CUDA, 16 in OpenCL): lines for its header (passes/functional/vector3_layout.py)
+    layout_notes: list[str] = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:

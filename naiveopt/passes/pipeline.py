@@ -27,6 +27,7 @@ from .functional.opencl_to_cuda import OpenCLToCUDA
 from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
 from .functional.thread_space import ThreadSpace
+from .functional.vector3_layout import Vector3Layout
 from .manager import Disabled, Pass
 from .optimize.async_pipeline import AsyncPipeline
 from .optimize.coalesce import Coalesce
@@ -132,4 +133,4 @@ def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pa
 
 def back_passes(target: str) -> list[Pass]:
     """Passes that write the IR back out in ``target``'s dialect."""
-    return [Postprocessor()] + ([CUDAToOpenCL()] if target == "opencl" else [])
+    return [Postprocessor(), Vector3Layout()] + ([CUDAToOpenCL()] if target == "opencl" else [])

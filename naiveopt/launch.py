@@ -331,10 +331,27 @@ def uses_y(proc: GProcedure) -> bool:
 
 def default_block(proc: GProcedure) -> tuple[int, int]:
     """The block a naive kernel is launched with when nothing says otherwise
-    (targets.NAIVE_BLOCK_1D / NAIVE_BLOCK_2D)."""
+    (targets.NAIVE_BLOCK_1D / NAIVE_BLOCK_2D), within the threads its own
+    ``__launch_bounds__`` allow (a launch of more fails)."""
     bx, by = proc.pragma.block_dim
     if bx and str(bx).isdigit():
         return int(bx), int(by) if by and str(by).isdigit() else 1
+    x, y = _unbounded_block(proc)
+    # an axis whose block the kernel's index names (a block constant) keeps it
+    cx, cy = (b or (c[0] if c else None)
+              for b, c in zip(proc.pragma.block_constant, proc.pragma.coarsened))
+    most = proc.max_threads
+    while most and x * y > most:
+        if y > 1 and not cy and (y >= x // 4 or cx):
+            y //= 2                               # fewer rows first: rows keep x coalesced
+        elif x > 1 and not cx:
+            x //= 2
+        else:
+            break
+    return x, y
+
+
+def _unbounded_block(proc: GProcedure) -> tuple[int, int]:
     cx, cy = (b or (c[0] if c else None)
               for b, c in zip(proc.pragma.block_constant, proc.pragma.coarsened))
     if cx or cy:

@@ -980,3 +980,78 @@ __global__ void gelu4(floatX *out, const floatX *inp, size_t n4)
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert "float4 r;" in result.code
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_vector_initialized_by_braces(target):
+    """GPU Gems' n-body: ``float3 acc = {0.0f, 0.0f, 0.0f};`` was "unsupported expression
+    (init_list_expr)"; a brace list is the vector's make_ call, the components it leaves
+    out zero (``{0}``, ``{}``), and a float #define keeps its text (``0.01f``, not
+    ``0.009999999776482582f``)."""
+    source = """\
+#define EPS2 0.01f
+__device__ float3 pull(float4 bi, float4 bj, float3 ai)
+{
+    float3 r = {bj.x - bi.x, bj.y - bi.y, bj.z - bi.z};
+    float s = bj.w / sqrtf(r.x * r.x + r.y * r.y + r.z * r.z + EPS2);
+    ai.x += r.x * s; ai.y += r.y * s; ai.z += r.z * s;
+    return ai;
+}
+__global__ void forces(const float4 *x, float4 *a, int2 *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float3 acc = {0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < n; j++)
+        acc = pull(x[i], x[j], acc);
+    float4 out = {acc.x, acc.y};
+    int2 k{};
+    k.y = i;
+    out.w = 1.0f;
+    a[i] = out;
+    c[i] = k;
+}
+"""
+    result = naiveopt.optimize(source, filename="nb.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    code = " ".join(result.code.split())
+    if target == "cuda":
+        assert "float3 acc = make_float3(0.0f, 0.0f, 0.0f);" in code
+        assert "float4 out = make_float4(acc.x, acc.y, 0.0f, 0.0f);" in code
+        assert "int2 k = make_int2(0, 0);" in code
+    else:
+        assert "float4 out = (float4)(acc.x, acc.y, 0.0f, 0.0f);" in code
+    assert "+ 0.01f" in code
+
+
+def test_launch_bounds_before_the_kernel_head_bound_its_block():
+    """The CUDA samples write ``__launch_bounds__(128)`` on the line before ``__global__``:
+    it was outside the kernel's extent, so the output dropped it, and the naive block of 256
+    threads was more than it allows (the launcher's launch would fail)."""
+    source = """\
+#define THREADS 64
+__launch_bounds__(128)
+__global__ void scale(float *a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] *= 2.0f;
+}
+// was __launch_bounds__(32)
+__global__ void __launch_bounds__(THREADS) grid2(float *a, int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < w && y < h) a[y * w + x] += 1.0f;
+}
+"""
+    module = parse_module("lb.cu", source, {})
+    assert [(p.launch_bounds, p.max_threads) for p in module.procedures] == \
+        [("128", 128), ("THREADS", 64)]
+    result = naiveopt.optimize(source, filename="lb.cu", opt=False)
+    assert "__global__ void __launch_bounds__(128) scale" in " ".join(result.code.split())
+    blocks = {k.name: k.geometry.block[:2] for k in result.kernels}
+    assert blocks["scale"] == (128, 1)
+    x, y = blocks["grid2"]
+    assert x * y <= 64 and x >= 16, blocks
+    assert result.verified

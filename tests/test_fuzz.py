@@ -166,6 +166,27 @@ def test_generator_reads_float3_arrays(monkeypatch):
     assert "float3 *" not in cuda and "vload3(" in cuda, cuda
 
 
+def test_generator_writes_reference_helpers_and_launch_bounds(monkeypatch):
+    """CUDA cases that accumulate through ``fz_add_to(acc, e)`` (a reference to a local)
+    and store through ``fz_set(B[e], acc)`` (a reference to a global element, compared as a
+    write), and that declare ``__launch_bounds__`` before the head or after ``void``; they
+    verify."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "REFERENCE_SHARE", 1.0)
+    monkeypatch.setattr(generate, "BOUNDS_SHARE", 1.0)
+    cases = [generate_case(93, i, [], ("global",)) for i in range(60)]
+    stores = [c for c in cases if "fz_set(" in c.source]
+    assert stores and [c for c in cases if "fz_add_to(acc, " in c.source]
+    bounds = [c for c in cases if "__launch_bounds__(" in c.source]
+    assert any(re.search(r"^__launch_bounds__\(\d+\)$", c.source, re.M) for c in bounds)
+    assert any(re.search(r"^__global__ void __launch_bounds__\(\d+\) ", c.source, re.M)
+               for c in bounds)
+    for case in stores[:2]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
 def test_generator_writes_typedefs_and_unsigned_thread_ids():
     """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
     CUDA) and size_t/unsigned thread ids, in both dialects."""

@@ -137,3 +137,56 @@ def test_an_unconditional_define_fixes_the_thread_space_and_a_default_does_not(d
         assert 16 % coverage(k)[0] == 0 and 16 % coverage(k)[1] == 0
         assert "N is a #ifndef default that a build may override" in \
             remarks(result, "thread-merge")
+
+
+@pytest.mark.parametrize("table", [True, False])
+def test_a_local_table_before_the_guard_keeps_the_guard_a_guard(table):
+    """A kernel declaring its weights first (``const float w[4] = {...};``) and returning
+    early after: the table is part of the prologue, so the early return is the bounds guard
+    coalescing hoists around its barriers. It was taken for an unguarded kernel's statement,
+    and the staged loop ran after threads of the last block had returned (fuzz 95 case 74:
+    PoCL wrote out of bounds). A return before the staged loop outside a recognized guard
+    makes the pass decline."""
+    head = "const float w[4] = {0.5f, 0.25f, -1.0f, 2.0f};" if table else ""
+    source = f"""
+__global__ void rows(const float *A, float *B, int N, int K)
+{{
+    {head}
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= N)
+        return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++)
+        acc += A[i * K + k] * {"w[k % 4]" if table else "0.5f"};
+    B[i] = acc;
+}}
+"""
+    result = naiveopt.optimize(source, filename="t.cu", passes=["coalesce"])
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert k.passes == ["coalesce"], remarks(result, "coalesce")
+    assert "return;" not in result.code.split("__syncthreads")[0].split("{", 2)[-1]
+
+
+def test_a_return_before_a_staged_loop_outside_a_guard_declines():
+    from naiveopt.analysis.shape import kernel_shape
+    from naiveopt.frontend import parse_module
+
+    source = """
+__global__ void rows(const float *A, float *B, int N, int K)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    B[i] = 0.0f;
+    if (i >= N)
+        return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++)
+        acc += A[i * K + k];
+    B[i] = acc;
+}
+"""
+    shape, _ = kernel_shape(parse_module("t.cu", source, {}).procedures[0])
+    assert shape.guard is None
+    result = naiveopt.optimize(source, filename="t.cu", passes=["coalesce"], verify=False)
+    assert result.kernels[0].passes == []
+    assert "a return before the staged loop" in remarks(result, "coalesce")

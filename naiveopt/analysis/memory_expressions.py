@@ -42,8 +42,31 @@ class MemoryExpressionAnalysis(Analysis[list[MemoryExpression]]):
         out: list[MemoryExpression] = []
         for lp in loops:
             lp.memory_expressions = []
-        _visit(proc.body, None, [], proc, env, local_arrays, loop_of, out)
+        _visit(proc.body, None, [], proc, env, local_arrays, loop_of, out,
+               _bound_to_references(proc.body, module.helpers))
         return out
+
+
+def _bound_to_references(body: c_ast.Node, helpers: list[c_ast.FuncDef]) -> set[int]:
+    """The array elements ``body`` passes to a helper's non-const reference parameter
+    (``swap(s[i], s[j])``, ``set(out[i], v)``; ir/references.py): the helper may write
+    them, and read them."""
+    positions = {}
+    for helper in helpers:
+        params = helper.decl.type.args.params if helper.decl.type.args else []
+        refs = {k for k, d in enumerate(params)
+                if isinstance(getattr(d, "type", None), c_ast.TypeDecl)
+                and isinstance(d.type.type, c_ast.IdentifierType)
+                and " ".join(d.type.type.names).endswith("&")
+                and "const" not in d.type.quals}
+        if refs:
+            positions[helper.decl.name] = refs
+    if not positions:
+        return set()
+    return {id(node.args.exprs[k]) for node, _ in walk(body)
+            if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID)
+            and node.name.name in positions and node.args is not None
+            for k in positions[node.name.name] if k < len(node.args.exprs)}
 
 
 def store_in_ir(proc: GProcedure, am: AnalysisManager) -> None:
@@ -55,30 +78,35 @@ def store_in_ir(proc: GProcedure, am: AnalysisManager) -> None:
 
 def _visit(node: c_ast.Node, parent: c_ast.Node | None, loops: list[GLoop], proc: GProcedure,
            env: SymbolEnv, local_arrays: dict[str, tuple[str, list[int]]],
-           loop_of: dict[int, GLoop], out: list[MemoryExpression]) -> None:
+           loop_of: dict[int, GLoop], out: list[MemoryExpression],
+           references: set[int] = frozenset()) -> None:
     if isinstance(node, c_ast.ArrayRef):
         base, indices = _flatten(node)
         space = _space(base, proc, local_arrays)
         if space is not None:
-            m = _memory_expression(node, parent, base, indices, space, loops, env, local_arrays)
+            m = _memory_expression(node, parent, base, indices, space, loops, env, local_arrays,
+                                   id(node) in references)
             out.append(m)
             for lp in loops:
                 lp.memory_expressions.append(m)
             for index in indices:   # indices may themselves read arrays
-                _visit(index, node, loops, proc, env, local_arrays, loop_of, out)
+                _visit(index, node, loops, proc, env, local_arrays, loop_of, out, references)
             return
     inner = loops + [loop_of[id(node)]] if id(node) in loop_of else loops
     for _, child in node.children():
-        _visit(child, node, inner, proc, env, local_arrays, loop_of, out)
+        _visit(child, node, inner, proc, env, local_arrays, loop_of, out, references)
 
 
-def _memory_expression(node, parent, base, indices, space, loops, env, local_arrays):
-    is_write = (isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or (
+def _memory_expression(node, parent, base, indices, space, loops, env, local_arrays,
+                       by_reference=False):
+    is_write = by_reference or (
+        isinstance(parent, c_ast.Assignment) and parent.lvalue is node) or (
         isinstance(parent, c_ast.UnaryOp) and parent.op in ("++", "--", "p++", "p--")) or (
         isinstance(parent, VectorStore) and parent.ref is node) or (
         isinstance(parent, AsyncCopy) and parent.dst is node) or (
         isinstance(parent, c_ast.UnaryOp) and parent.op == "&")   # an atomic's element
-    is_read = not is_write or (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
+    is_read = not is_write or by_reference or \
+        (isinstance(parent, c_ast.Assignment) and parent.op != "=") \
         or isinstance(parent, c_ast.UnaryOp)
     lanes = parent.width if isinstance(parent, (VectorLoad, VectorStore)) else 1
     env = env.scoped({lp.iterator for lp in loops if lp.canonical and lp.iterator})

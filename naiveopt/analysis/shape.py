@@ -48,6 +48,14 @@ def is_pure_decl(stmt: c_ast.Node) -> bool:
         not stmt.storage and is_pure(stmt.init)
 
 
+def _constant_table(stmt: c_ast.Node) -> bool:
+    """``const float w[3] = {0.25f, 0.5f, 0.25f};``: a local table of pure values, the same
+    for every thread, declared before the guard as naive kernels write their weights."""
+    return isinstance(stmt, c_ast.Decl) and isinstance(stmt.type, c_ast.ArrayDecl) and \
+        not stmt.storage and isinstance(stmt.init, c_ast.InitList) and is_pure(stmt.init) \
+        and "const" in stmt.quals + getattr(stmt.type.type, "quals", [])
+
+
 def _sets_prologue_local(stmt: c_ast.Node, prologue: list[c_ast.Node]) -> bool:
     """``c = 0.5f;`` for a scalar the prologue declared: constants set before the guard
     (PolyBench's coefficients) belong to the prologue too."""
@@ -62,7 +70,8 @@ def kernel_shape(proc: GProcedure, aliases: dict[str, str] | None = None
     are its thread-id aliases (guards.id_aliases), computed when not given."""
     items = list(proc.body.block_items or [])
     prologue: list[c_ast.Node] = []
-    while items and (is_pure_decl(items[0]) or _sets_prologue_local(items[0], prologue)):
+    while items and (is_pure_decl(items[0]) or _sets_prologue_local(items[0], prologue) or
+                     _constant_table(items[0])):
         prologue.append(items.pop(0))
     aliases = id_aliases(proc) if aliases is None else aliases
     if items and isinstance(items[0], c_ast.If) and items[0].iffalse is None:

@@ -257,7 +257,8 @@ def _parse(path: str, source: str, defines: dict[str, str],
         previous_end = max((end for _, end in spans if end < start), default=0)
         user = [text for line, text in pragma_lines if previous_end < line < start]
         if _is_kernel(fn, dialect):
-            module.procedures.append(_procedure(fn, translator, dialect, config, user))
+            module.procedures.append(_procedure(fn, translator, dialect, config, user,
+                                                macro_values))
         elif parts.is_device(fn):
             module.helpers.append(_function_def(fn, translator, "__device__", dialect))
             extern = dynamic_shared.in_helpers(module.helpers[-1:])
@@ -530,7 +531,7 @@ def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str, dialect:
 
 
 def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict[str, str],
-               user_pragmas: list[str]) -> GProcedure:
+               user_pragmas: list[str], macro_values: dict[str, int]) -> GProcedure:
     if fn.result_type.kind != ci.TypeKind.VOID:
         raise translator.error(fn, "a kernel must return void")
     params = [_param(a, translator, dialect) for a in fn.get_arguments()]
@@ -553,10 +554,12 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                      global_dim_source="define" if any(
                          k in config for k in ("globalDimX", "globalDimY")) else "",
                      user=user_pragmas)
+    bounds = _launch_bounds(fn, body_cursor, translator.source_bytes)
+    first = bounds.split(",")[0].strip()
+    most = int(first) if first.isdigit() else macro_values.get(first)
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
-                      pragma=pragma, launch_bounds=_launch_bounds(fn, body_cursor,
-                                                                      translator.source_bytes))
+                      pragma=pragma, launch_bounds=bounds, max_threads=most)
 
 
 def _dynamic_shared(fn: ci.Cursor, body: c_ast.Compound, params: list[Param],
@@ -585,8 +588,14 @@ def _dynamic_shared(fn: ci.Cursor, body: c_ast.Compound, params: list[Param],
 def _launch_bounds(fn: ci.Cursor, body: ci.Cursor, source: bytes) -> str:
     """The arguments of the kernel's ``__launch_bounds__(...)`` as written (``256, 2``), or
     ''. The prelude defines the macro away (the IR has no place for it); the text of the
-    kernel's head still holds it."""
-    head = source[fn.extent.start.offset:body.extent.start.offset].decode(errors="replace")
+    kernel's head still holds it, or the text before it (``__launch_bounds__(128)`` on the
+    line before ``__global__``, as in the CUDA samples, is outside the function's extent)."""
+    start = fn.extent.start.offset
+    before = source[:start].decode(errors="replace")
+    # back to the end of what precedes the kernel: a declaration, a block, a # line
+    lead = max(before.rfind(";"), before.rfind("}"), before.rfind("\n#"))
+    head = re.sub(r"//[^\n]*|/\*.*?\*/", " ", before[lead + 1:], flags=re.S) + \
+        source[start:body.extent.start.offset].decode(errors="replace")
     m = re.search(r"\b__launch_bounds__\s*\(", head)
     if m is None:
         return ""

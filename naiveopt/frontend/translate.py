@@ -204,6 +204,16 @@ class Translator:
             if ctype.is_restrict_qualified():
                 quals.append("__restrict__")
             return c_ast.PtrDecl(quals, self.type_node(ctype.get_pointee(), name, cursor))
+        if kind == ci.TypeKind.LVALUEREFERENCE:
+            # a helper's reference parameter, ``float &hi`` or ``const float3 &a``: the
+            # pointee's type and qualifiers, named with '&' (ir/references.py)
+            inner = self.type_node(ctype.get_pointee(), name, cursor)
+            if not (isinstance(inner, c_ast.TypeDecl) and
+                    isinstance(inner.type, c_ast.IdentifierType)):
+                raise self.error(cursor, f"a reference to '{ctype.get_pointee().spelling}' "
+                                         "is not supported")
+            inner.type.names = [" ".join(inner.type.names) + " &"]
+            return inner
         if kind == ci.TypeKind.CONSTANTARRAY:
             dim = dims[0] if dims else c_ast.Constant("int", str(ctype.element_count))
             inner = self.type_node(ctype.element_type, name, cursor, dims[1:] if dims else None)
@@ -428,6 +438,9 @@ class Translator:
                 raise self.error(init_cursor, "a scalar initialized by several values")
             init = self.expr(values[0]) if values else c_ast.Constant("int", "0")
         elif init_cursor is not None and not file_scope and \
+                init_cursor.kind == K.INIT_LIST_EXPR and base_type_name(ctype) in VECTOR_TYPES:
+            init = self._vector_braces(ctype, init_cursor)
+        elif init_cursor is not None and not file_scope and \
                 ctype.get_canonical().kind == ci.TypeKind.CONSTANTARRAY and \
                 "__shared__" not in storage:
             init = self.initializer(init_cursor)    # a local table: {0.25f, 0.5f, 0.25f}
@@ -444,6 +457,25 @@ class Translator:
         quals = list(getattr(type_node, "quals", []) or [])
         return c_ast.Decl(cursor.spelling, quals, [], storage, [], type_node, init, None,
                           coord=self.coord(cursor))
+
+    def _vector_braces(self, ctype: ci.Type, braces: ci.Cursor) -> c_ast.Node:
+        """A vector initialized by a brace list (``float3 acc = {0.0f, 0.0f, 0.0f};``,
+        ``float4 v = {0};``, ``int2 p{};``): ``make_float3(...)``, the components the list
+        leaves out zero, as an aggregate's are."""
+        vector = base_type_name(ctype)
+        lanes = int(re.search(r"\d+$", vector).group())
+        parts = list(braces.get_children())
+        if len(parts) > lanes or lanes > 4 or any(p.kind == K.INIT_LIST_EXPR for p in parts):
+            raise self.error(braces, f"a {vector} initialized by this brace list is not "
+                                     "supported: list its components")
+        elem = element(re.sub(r"\d+$", "", vector))
+        zero = "0.0f" if elem and elem.dtype == "float32" else \
+            "0.0" if elem and elem.is_float else "0"
+        values = [self.expr(p) for p in parts] + \
+            [c_ast.Constant("float" if "." in zero else "int", zero)
+             for _ in range(lanes - len(parts))]
+        return c_ast.FuncCall(c_ast.ID(f"make_{vector}"), c_ast.ExprList(values),
+                              coord=self.coord(braces))
 
     def _dynamic_shared(self, cursor: ci.Cursor, storage: list[str]) -> c_ast.Decl:
         """``extern __shared__ float s[];``: the kernel's dynamic shared memory, whose size
@@ -949,6 +981,10 @@ class Translator:
             suffix = {"float": "f", "long double": "L", "half": "h"}.get(spelling, "")
             if suffix == "h":
                 raise self.error(cursor, "half literals are not supported")
+            if suffix == "f":               # the shortest text of that float: 0.01f
+                import numpy as np
+
+                return c_ast.Constant("float", str(np.float32(value)) + suffix)
             return c_ast.Constant("float", repr(float(value)) + suffix)
         if cursor.kind == K.CHARACTER_LITERAL:
             return c_ast.Constant("int", str(value))

@@ -1443,6 +1443,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = cast_variant(source, random.Random(f"{seed}:{index}:casts"), dialect)
     source = local_table_variant(source, random.Random(f"{seed}:{index}:local-table"))
     source = position_variant(source, random.Random(f"{seed}:{index}:position"), dialect)
+    source = reference_variant(source, random.Random(f"{seed}:{index}:references"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -1467,6 +1468,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = unverifiable(source, seed, index, guarded)
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     source = template_variant(source, random.Random(f"{seed}:{index}:template"), dialect)
+    source = bounds_variant(source, random.Random(f"{seed}:{index}:launch-bounds"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -1803,7 +1805,8 @@ _ID_PAIR = re.compile(r"^(\s*)int ([ij]) = (.*);\n\1int ([ij]) = (.*);$", re.M)
 def position_variant(source: str, rng: random.Random, dialect: str) -> str:
     """In a share of cases, a kernel's two thread ids declared together become one integer
     vector, as Udacity CS344 writes the thread's position: ``const int2 pos =
-    make_int2(<x id>, <y id>);`` (OpenCL ``(int2)((int)(...), (int)(...))``), each use of the
+    make_int2(<x id>, <y id>);`` (OpenCL ``(int2)((int)(...), (int)(...))``; CUDA also
+    ``{(int)(...), (int)(...)}``, C++ braces), each use of the
     ids ``pos.x`` / ``pos.y``. Only where neither id is assigned again or declared twice
     (the vector-locals canonicalization must read the components back as the ids)."""
     if rng.random() >= POSITION_SHARE:
@@ -1831,12 +1834,73 @@ def position_variant(source: str, rng: random.Random, dialect: str) -> str:
             continue
         pos = "pos" if not re.search(r"\bpos\b", source) else "thread_2D_pos"
         x, y = axes["x"][1], axes["y"][1]
-        decl = f"const int2 {pos} = make_int2({x}, {y});" if dialect == "cuda" else \
-            f"const int2 {pos} = (int2)((int)({x}), (int)({y}));"
+        if dialect == "opencl":
+            decl = f"const int2 {pos} = (int2)((int)({x}), (int)({y}));"
+        elif rng.random() < 0.3:                 # C++ braces (frontend: make_int2)
+            decl = f"const int2 {pos} = {{(int)({x}), (int)({y})}};"
+        else:
+            decl = f"const int2 {pos} = make_int2({x}, {y});"
         for name, axis in zip(names, "xy"):
             rest = re.sub(rf"\b{name}\b", f"{pos}.{axis}", rest)
         return source[:m.start()] + m.group(1) + decl + rest + source[end:]
     return source
+
+
+#: Share of CUDA cases whose accumulations and stores go through helpers taking references
+#: (:func:`reference_variant`).
+REFERENCE_SHARE = 0.2
+
+
+def reference_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, as the CUDA samples return values through references:
+    some ``acc += e;`` become ``fz_add_to(acc, e);`` (``__device__ void fz_add_to(float
+    &acc, float v)``: a reference to a local) and some stores ``B[e] = acc;`` become
+    ``fz_set(B[e], acc);`` (a reference to a global element). OpenCL has no references:
+    verification runs them as private and __global pointers (ir/references.py)."""
+    if dialect != "cuda" or rng.random() >= REFERENCE_SHARE or "template" in source:
+        return source
+    lines, used = source.split("\n"), set()
+    floats = "float acc" in source                 # float & binds to a float only
+    for n, line in enumerate(lines):
+        m = re.fullmatch(r"(\s+)acc \+= (.+);", line)
+        if m and floats and rng.random() < 0.5:
+            lines[n], _ = f"{m.group(1)}fz_add_to(acc, {m.group(2)});", used.add("add")
+            continue
+        m = re.fullmatch(r"(\s+)(([A-Z]\w*)\[[^=]*\]) = acc;", line)
+        if m and floats and re.search(rf"\bfloat \*(?:__restrict__ )?{m.group(3)}\b", source) \
+                and rng.random() < 0.5:
+            lines[n], _ = f"{m.group(1)}fz_set({m.group(2)}, acc);", used.add("set")
+    if not used:
+        return source
+    text = "\n".join(lines)
+    helpers = ("__device__ void fz_add_to(float &acc, float v) { acc += v; }\n"
+               if "add" in used else "") + \
+        ("__device__ void fz_set(float &dst, float v) { dst = v; }\n" if "set" in used else "")
+    kernel = re.search(r"^__global__ void", text, re.M)
+    return text[:kernel.start()] + helpers + "\n" + text[kernel.start():]
+
+
+#: Share of CUDA cases whose first kernel declares ``__launch_bounds__`` (:func:`bounds_variant`).
+BOUNDS_SHARE = 0.15
+
+
+def bounds_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, the first kernel declares the most threads a block may have,
+    before its head as the CUDA samples write it or after ``void``: at least its pragma's
+    and its host code's block, and where neither gives one, fewer than the default block now and then (the
+    naive block must stay within the bounds: launch.default_block)."""
+    if dialect != "cuda" or rng.random() >= BOUNDS_SHARE:
+        return source
+    head = re.search(r"^__global__ void ", source, re.M)
+    if head is None:
+        return source
+    # at least the pragma's block and the host code's (``dim3 block(16, 16)``)
+    least = max([int(b.group(1)) * int(b.group(2) or 1) for b in re.finditer(
+        r"\b(?:block|threads)\((\d+)(?:, (\d+))?\)", source)], default=1)
+    most = rng.choice([t for t in (32, 64, 128, 256, 512, 1024) if t >= least])
+    if rng.random() < 0.5:
+        return source[:head.start()] + f"__launch_bounds__({most})\n" + source[head.start():]
+    return source[:head.end()] + f"__launch_bounds__({most}) " + source[head.end():]
 
 
 def _closing_bracket(text: str, start: int) -> int:

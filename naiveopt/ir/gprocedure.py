@@ -195,6 +195,9 @@ class GProcedure:
     # the arguments of the kernel's own __launch_bounds__ (``256, 2``; '' if none): a CUDA
     # output whose launch did not change keeps them (emit.with_launch_contract)
     launch_bounds: str = ""
+    # the threads per block those bounds allow (their first argument, a literal or an
+    # integer macro; None if none or unknown): the naive block stays within them
+    max_threads: int | None = None
     # the kernel template instance this kernel is, as the user wrote it (``MatrixMulCUDA<16>``;
     # '' for an ordinary kernel): frontend/templates.py
     instance_of: str = ""

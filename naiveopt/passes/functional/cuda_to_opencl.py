@@ -16,7 +16,7 @@ import re
 from pycparser import c_ast
 
 from ...errors import error_at
-from ...ir import GModule, GProcedure, atomics, dynamic_shared
+from ...ir import GModule, GProcedure, atomics, dynamic_shared, references
 from ...ir.elements import element
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
@@ -58,6 +58,7 @@ class CUDAToOpenCL(Pass):
             _qualify_pointer_casts(helper.body, lambda name: "__global")
             _opencl_type_names(helper)
             typenames.to_opencl(helper)
+        references.to_pointers(module, module.path)
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
             for note in notes:

@@ -27,6 +27,7 @@ from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import is_pure
 from ...ir import GLoop, GProcedure, MemoryExpression
 from ...ir.build import fresh, statements
+from ...ir.elements import element
 from ...ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ..manager import OptimizationPass, PassContext, reanalyse
 from .shape import contains_barrier
@@ -89,6 +90,10 @@ class RegisterPromotion(OptimizationPass):
     @staticmethod
     def _obstacle(proc: GProcedure, loop: GLoop, group: list[MemoryExpression]) -> str:
         first = group[0]
+        param = proc.param(first.array)
+        if param is not None and element(param.base_type) is None:
+            # a float3 element (its components read): the register would be a vector
+            return f"its elements are {param.base_type} vectors, not scalars"
         if any(m.index != first.index for m in group):
             return "the loop also accesses the array at another index"
         if not first.decomposition.predefined:

@@ -119,6 +119,13 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
                 return None, f"cannot hoist the guard: {problem}"
             if post:
                 post = when_active(active, post)
+        elif any(isinstance(n, (c_ast.Return, c_ast.Break, c_ast.Goto))
+                 for stmt in pre for n, _ in walk(stmt)):
+            # no guard the shape recognizes (a statement it does not take for a prologue
+            # comes first: a local table), yet a thread may leave before the staged loop,
+            # whose barriers every thread of the block must reach
+            return None, "a return before the staged loop, outside a bounds guard the " \
+                "pass recognizes"
         pre_all += pre
         post_all += post
         actives.append(active)

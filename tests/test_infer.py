@@ -4,6 +4,7 @@ cannot, and the pragmas that still override it."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import sympy
@@ -282,8 +283,9 @@ __global__ void f(const float *A, float *B, int n)
 
 
 def test_a_fixed_table_bounds_the_sizes():
-    """CT[i] with 16 entries allows at most 16 threads: at larger inferred sizes the naive
-    kernel would read past CT, so verification says so instead of comparing garbage."""
+    """CT[i] with 16 entries allows at most 16 threads: inference cuts n to fit (it chose
+    512 and 641, where the naive kernel would read past CT); sizes a pragma gives past it
+    are not run, and verification says so instead of comparing garbage."""
     src = """
 __constant__ float CT[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 __global__ void f(const float *A, float *B, int n)
@@ -292,13 +294,36 @@ __global__ void f(const float *A, float *B, int n)
     if (i < n) B[i] = CT[i] * A[i];
 }
 """
-    result = naiveopt.optimize(src, filename="f.cu")
-    (k,) = result.kernels
-    assert k.verification.status == "skipped"
-    assert "would access CT up to element" in k.unverified and "past its 16 elements" in \
-        k.unverified
+    (k,) = naiveopt.optimize(src, filename="f.cu").kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert k.verification.detail.startswith("inferred (n=16): B match naive kernel")
+    (big,) = naiveopt.optimize("#pragma naiveopt sizes(n=64)\n" + src, filename="f.cu").kernels
+    assert big.verification.status == "skipped"
+    assert "would access CT up to element 63" in big.unverified and "past its 16 elements" \
+        in big.unverified
     ok = naiveopt.optimize("#pragma naiveopt sizes(n=13)\n" + src, filename="f.cu")
     assert ok.kernels[0].verification.status == "passed"
+
+
+def test_inference_cuts_only_the_sizes_a_table_depends_on():
+    """CT[k] over a loop to K bounds K, not the thread space: n keeps its inferred size."""
+    src = """
+__constant__ float CT[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+__global__ void g(const float *A, float *B, int n, int K)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++)
+            acc += CT[k] * A[k * n + i];
+        B[i] = acc;
+    }
+}
+"""
+    (k,) = naiveopt.optimize(src, filename="g.cu").kernels
+    assert k.verification.status == "passed", k.verification.detail
+    sizes = re.findall(r"\(n=(\d+), K=(\d+)\)", k.verification.detail)
+    assert sizes and all(int(n) > 16 and int(kk) <= 16 for n, kk in sizes), sizes
 
 
 @pytest.mark.parametrize("dialect", ["cuda", "opencl"])
@@ -320,8 +345,10 @@ def test_a_table_the_kernel_declares_bounds_the_sizes_too(dialect):
     src = head[dialect] + body.replace("ID", ids[dialect])
     name = "lt.cu" if dialect == "cuda" else "lt.cl"
     (k,) = naiveopt.optimize(src, filename=name).kernels
-    assert k.verification.status == "skipped"
-    assert "would access w up to element 511, past its 4 elements" in k.unverified
+    assert k.verification.status == "passed", k.verification.detail
+    assert k.verification.detail.startswith("inferred (n=4): y match naive kernel")
+    (big,) = naiveopt.optimize("#pragma naiveopt sizes(n=9)\n" + src, filename=name).kernels
+    assert "would access w up to element 8, past its 4 elements" in big.unverified
     (ok,) = naiveopt.optimize("#pragma naiveopt sizes(n=3)\n" + src, filename=name).kernels
     assert ok.verification.status == "passed", ok.verification.detail
 

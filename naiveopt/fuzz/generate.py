@@ -1889,7 +1889,7 @@ def bounds_variant(source: str, rng: random.Random, dialect: str) -> str:
     before its head as the CUDA samples write it or after ``void``: at least its pragma's
     and its host code's block, and where neither gives one, fewer than the default block now and then (the
     naive block must stay within the bounds: launch.default_block)."""
-    if dialect != "cuda" or rng.random() >= BOUNDS_SHARE:
+    if dialect != "cuda" or rng.random() >= BOUNDS_SHARE or "template" in source:
         return source
     head = re.search(r"^__global__ void ", source, re.M)
     if head is None:

@@ -64,7 +64,8 @@ def to_pointers(module, path: str) -> None:
             helper.body = map_nodes(helper.body, deref)
     if not by_pointer:
         return
-    params = {h.decl.name: h.decl.type.args.params for h in helpers}
+    params = {h.decl.name: list(h.decl.type.args.params) if h.decl.type.args else []
+              for h in helpers}
     types = {name: {k: " ".join(params[name][k].type.type.type.names) for k in ks}
              for name, ks in by_pointer.items()}
     functions = [(h, {d.name: "global" for d in params[h.decl.name]

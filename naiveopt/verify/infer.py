@@ -210,6 +210,49 @@ def _unraced(found: dict[str, _Kernel], sets: dict[str, dict[str, int]]) -> None
                 values[dim] = step * blocks
 
 
+def _within_tables(found: dict[str, _Kernel], sets: dict[str, dict[str, int]]) -> None:
+    """Cut the sizes of each set in ``sets`` until no naive kernel reads a fixed-length table
+    past its end (``CT[i % 33]`` is fine, ``CT[k]`` with k below K allows K up to CT's
+    length; check._past_tables): one size the tables depend on at a time, in order, each to
+    the largest value (whole naive blocks for a free extent) at which they hold, or its
+    least where none does, while the next sizes are still cut. A set no cut makes fit, or whose cut
+    makes a kernel race or leave an array (:func:`_fits`), stays as it was: verification
+    then says why it does not run."""
+    limited = [k for k in found.values() if k.spec.limits]
+    if not limited:
+        return
+
+    def excess(values: dict[str, int]) -> int:
+        """How far the furthest table read goes past its table (<= 0: none does)."""
+        worst = -1
+        for k in limited:
+            for extent, length in k.spec.limits.values():
+                try:
+                    worst = max(worst, extent({**k.fixed, **values}) - length)
+                except (ValueError, ZeroDivisionError, TypeError):
+                    continue
+        return worst
+
+    def within(values: dict[str, int]) -> bool:
+        return excess(values) <= 0
+
+    for values in sets.values():
+        if within(values):
+            continue
+        cut = dict(values)
+        for name in list(cut):
+            users = [k for k in found.values() if name in (k.spec.threads or ())]
+            step = _naive_step(users, name) if name in _FREE_DIMS and users else 1
+            if excess({**cut, name: step}) >= excess(cut):
+                continue                    # the tables do not depend on this size
+            best = _most_blocks(cut[name] // step, lambda m: within({**cut, name: step * m}))
+            cut[name] = step * (best or 1)
+            if best:
+                break
+        if within(cut) and all(_fits(k, {**k.fixed, **cut}) for k in found.values()):
+            values.update(cut)
+
+
 def _races(k: _Kernel, sizes: dict[str, int]) -> bool:
     """Whether two threads of the naive kernel ``k`` certainly store to one element at
     ``sizes`` (False where that cannot be decided)."""
@@ -519,6 +562,7 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
     if odd != test:
         sets["inferred-odd"] = odd
     _unraced(found, sets)
+    _within_tables(found, sets)
     if sets.get("inferred-odd") == test:
         del sets["inferred-odd"]
     return sets

@@ -82,12 +82,16 @@ class Vector3Layout(Pass):
         raise NotImplementedError("vector3-layout runs on the whole module (helpers too)")
 
 
+def _params(func: c_ast.FuncDef) -> list[c_ast.Node]:
+    """``func``'s parameter declarations ([] for ``f()``)."""
+    return list(func.decl.type.args.params) if func.decl.type.args else []
+
+
 def _arrays(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
     """Name -> 3-vector type of ``func``'s 3-vector pointer parameters (those ``keep``
     accepts), in order."""
-    params = func.decl.type.args.params if func.decl.type.args else []
     out = {}
-    for d in params:
+    for d in _params(func):
         if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.PtrDecl) and \
                 isinstance(d.type.type, c_ast.TypeDecl) and \
                 isinstance(d.type.type.type, c_ast.IdentifierType) and keep(d):
@@ -99,7 +103,7 @@ def _arrays(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
 
 def _retype(func: c_ast.FuncDef, name: str, type_name: str) -> None:
     """Give ``func``'s pointer parameter ``name`` the pointee type ``type_name``."""
-    decl = next(d for d in func.decl.type.args.params if getattr(d, "name", None) == name)
+    decl = next(d for d in _params(func) if getattr(d, "name", None) == name)
     decl.type.type.type.names = [type_name]
 
 
@@ -147,21 +151,21 @@ def pack(module: GModule) -> list[tuple[dict[str, str], dict[str, str]]]:
     kernels = {id(p.func) for p in module.procedures}
     # (helper, position) of the helper parameters still to be packed
     positions = {(h.decl.name, k) for h in module.helpers
-                 for k, d in enumerate(h.decl.type.args.params if h.decl.type.args else [])
+                 for k, d in enumerate(_params(h))
                  if getattr(d, "name", None) in _arrays(h)}
     while True:
         trials = {}
         dropped = set()
         for func in functions:
             names = _arrays(func) if id(func) in kernels else {
-                d.name: kind for k, d in enumerate(func.decl.type.args.params)
+                d.name: kind for k, d in enumerate(_params(func))
                 for kind in [_arrays(func).get(getattr(d, "name", None))]
                 if kind and (func.decl.name, k) in positions}
             body, kept, violations = _trial(func, names, positions)
             trials[id(func)] = (body, {n: names[n] for n in names if n not in kept}, kept)
             dropped |= violations
             if id(func) not in kernels:
-                params = func.decl.type.args.params
+                params = _params(func)
                 dropped |= {(func.decl.name, k) for k, d in enumerate(params)
                             if getattr(d, "name", None) in kept}
         if not dropped & positions:
@@ -329,8 +333,7 @@ def pad(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
     layout in CUDA: as 4-vector arrays, whose whole elements are read and written as
     3-vectors at their addresses; returns them (name -> 3-vector type)."""
     arrays = _arrays(func, keep)
-    params = {d.name: d for d in func.decl.type.args.params if d.name in arrays} \
-        if arrays else {}
+    params = {d.name: d for d in _params(func) if getattr(d, "name", None) in arrays}
     for name, kind in arrays.items():
         _retype(func, name, kind[:-1] + "4")
     # local pointers into them (``__global float3 *row = p + k``) take the 4-vector too

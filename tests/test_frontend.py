@@ -1055,3 +1055,26 @@ __global__ void __launch_bounds__(THREADS) grid2(float *a, int w, int h)
     x, y = blocks["grid2"]
     assert x * y <= 64 and x >= 16, blocks
     assert result.verified
+
+
+def test_mad24_indices_are_products():
+    """SDK OpenCL kernels index rows with ``mad24(r, cols, c)`` (CUDA ``__mul24``): read as
+    ``r * cols + c`` (exact wherever mul24 is defined, both operands in 24 bits), the access
+    has an extent and a stride, so the kernel verifies unannotated and is staged; it was
+    "the index of A[__mul24(r, cols) + c] depends on a function call"."""
+    source = """\
+__kernel void matvec(__global const float *A, __global const float *x, __global float *y,
+                     const int rows, const int cols)
+{
+    const int r = get_global_id(0);
+    if (r >= rows) return;
+    float sum = 0.0f;
+    for (int c = 0; c < cols; ++c)
+        sum += A[mad24(r, cols, c)] * x[mul24(c, 1)];
+    y[r] = sum;
+}
+"""
+    result = naiveopt.optimize(source, filename="mv.cl")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "coalesce" in k.passes, k.passes

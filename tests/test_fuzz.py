@@ -187,6 +187,21 @@ def test_generator_writes_reference_helpers_and_launch_bounds(monkeypatch):
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
+def test_generator_writes_24_bit_multiplies(monkeypatch):
+    """Some int-indexed cases write row-major indices with mad24 (OpenCL) or __mul24 (CUDA);
+    the analyses read them as products, and the cases verify."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "MAD24_SHARE", 1.0)
+    found = [c for c in (generate_case(97, i, [], ("global",)) for i in range(30))
+             if "mad24(" in c.source or "__mul24(" in c.source]
+    assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
+    for case in [c for c in found if c.dialect == "opencl"][:1] + \
+            [c for c in found if c.dialect == "cuda"][:1]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
 def test_generator_writes_typedefs_and_unsigned_thread_ids():
     """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
     CUDA) and size_t/unsigned thread ids, in both dialects."""

@@ -1444,6 +1444,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = local_table_variant(source, random.Random(f"{seed}:{index}:local-table"))
     source = position_variant(source, random.Random(f"{seed}:{index}:position"), dialect)
     source = reference_variant(source, random.Random(f"{seed}:{index}:references"), dialect)
+    source = mad24_variant(source, random.Random(f"{seed}:{index}:mad24"), dialect)
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -1878,6 +1879,30 @@ def reference_variant(source: str, rng: random.Random, dialect: str) -> str:
         ("__device__ void fz_set(float &dst, float v) { dst = v; }\n" if "set" in used else "")
     kernel = re.search(r"^__global__ void", text, re.M)
     return text[:kernel.start()] + helpers + "\n" + text[kernel.start():]
+
+
+#: Share of cases whose row-major indices are written with 24-bit multiplies
+#: (:func:`mad24_variant`).
+MAD24_SHARE = 0.15
+_ROW_MAJOR = re.compile(r"\[(\w+) \* (\w+|\(\w+ [+-] \d+\)) \+ (\w+)\]")
+
+
+def mad24_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases whose ids and sizes are all ``int``, some row-major indices
+    ``[i * W + j]`` are written as the OpenCL SDK writes them, ``[mad24(i, W, j)]`` (CUDA
+    ``[__mul24(i, W) + j]``): the analyses read a 24-bit multiply as the product
+    (ir/symbolic.py)."""
+    if rng.random() >= MAD24_SHARE or re.search(r"\b(size_t|unsigned|uint|long)\b", source):
+        return source
+
+    def write(m: re.Match) -> str:
+        if rng.random() < 0.5:
+            return m.group(0)
+        a, b, c = m.groups()
+        return f"[mad24({a}, {b}, {c})]" if dialect == "opencl" else \
+            f"[__mul24({a}, {b}) + {c}]"
+
+    return _ROW_MAJOR.sub(write, source)
 
 
 #: Share of CUDA cases whose first kernel declares ``__launch_bounds__`` (:func:`bounds_variant`).

@@ -180,6 +180,12 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
             and node.name.name == "blockIdx" and node.type == "." and \
             isinstance(node.field, c_ast.ID) and node.field.name == "z":
         return sympy.Symbol(BLOCK_Z, integer=True)
+    if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+            node.name.name in _MUL24 and node.args is not None and len(node.args.exprs) == 2:
+        # OpenCL's mul24/mad24 (CUDA's __mul24): the product wherever the call is defined
+        # (both operands in 24 bits), as SDK kernels index rows (``A[mad24(r, cols, c)]``)
+        a, b = node.args.exprs
+        return to_sympy(a, env, depth + 1) * to_sympy(b, env, depth + 1)
     if env.signed is not None and isinstance(node, (c_ast.FuncCall, c_ast.TernaryOp)):
         found = _min_max(node, env, depth)
         if found is not None:
@@ -187,6 +193,8 @@ def to_sympy(node: c_ast.Node, env: SymbolEnv, depth: int = 0) -> sympy.Expr:
     return env.fresh_unresolved(type(node).__name__)
 
 
+#: 24-bit multiplies (the IR's CUDA names, and OpenCL's where a tree is written back).
+_MUL24 = {"__mul24", "__umul24", "mul24"}
 #: The signed thread ids (declared ``const int``); the others read CUDA's unsigned built-ins.
 SIGNED_IDS = {"idx", "idy"}
 

@@ -70,6 +70,10 @@ def test_a_name_from_an_unread_header_says_which_header():
     ("k.cl", "__kernel void k(__global float *a, __global int *b) {\n"
      "    b[0] = convert_int_sat(a[0]);\n}\n", 2,
      "'convert_int_sat' from a floating value is not supported"),
+    ("k.cl", "__constant sampler_t s = CLK_NORMALIZED_COORDS_FALSE | CLK_FILTER_NEAREST;\n"
+     "__kernel void k(__global float *a) {\n    a[0] = 1.0f;\n}\n", 1,
+     "OpenCL images and samplers are not supported: naiveopt optimizes kernels over buffers "
+     "(__global pointers) ('CLK_NORMALIZED_COORDS_FALSE')"),
 ])
 def test_a_built_in_without_a_translation_is_a_located_error(filename, source, line, message):
     target = "opencl" if filename.endswith(".cu") else "cuda"

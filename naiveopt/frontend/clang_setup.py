@@ -7,6 +7,7 @@ headers it covers are read as empty files; OpenCL also uses clang's own builtin 
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Callable
 from functools import cache
 
@@ -160,6 +161,11 @@ def parse(path: str, source: str, dialect: str, defines: dict[str, str]) -> ci.T
     return tu
 
 
+#: An undeclared name of OpenCL's image API (a sampler flag, an image read or query).
+_IMAGE_NAME = re.compile(r"'((?:CLK_(?:ADDRESS|FILTER|NORMALIZED)_\w+)|(?:(?:read|write)_image"
+                         r"\w*)|(?:get_image_\w+))'")
+
+
 def first_error(tu: ci.TranslationUnit, path: str, source: str = "",
                 ignore: Callable[[int, int], bool] | None = None,
                 unread: list[str] | None = None) -> NaiveoptError | None:
@@ -186,7 +192,11 @@ def first_error(tu: ci.TranslationUnit, path: str, source: str = "",
                             "SDK headers; remove the include", path, number,
                             line.index("#") + 1)
             message = diag.spelling
-            if unread and ("undeclared" in message or "unknown type name" in message):
+            image = _IMAGE_NAME.search(message)
+            if image:
+                message = ("OpenCL images and samplers are not supported: naiveopt optimizes "
+                           f"kernels over buffers (__global pointers) ('{image.group(1)}')")
+            elif unread and ("undeclared" in message or "unknown type name" in message):
                 message += (" (naiveopt does not read " + ", ".join(f"<{h}>" for h in unread)
                             + ": declare the name in the file, or avoid it in kernel code)")
             return NaiveoptError(message, file, loc.line, loc.column)

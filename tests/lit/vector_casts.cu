@@ -4,7 +4,9 @@
 // verifies without pragmas; vectorize writes the whole vectors as one access again.
 // RUN: %naiveopt %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.cu
-// RUN: %naiveopt %s --no-opt --no-verify | FileCheck %s --check-prefix=CANON
+// RUN: rm -rf %t.d && %naiveopt %s --no-opt --dump-ir %t.d -o %t.no.cu
+// RUN: FileCheck %s --check-prefix=CANON < %t.d/vector_casts_cu.00-input.ir
+// RUN: FileCheck %s --check-prefix=NOOPT < %t.no.cu
 __global__ void scale4(float *y, const float *x, float s, int n4)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -24,3 +26,6 @@ __global__ void scale4(float *y, const float *x, float s, int n4)
 // CANON: float t = x[4 * n4 + 1];
 // CANON: y[4 * i] = vector_value.x;
 // CANON: y[4 * i + 3] = vector_value.w;
+// NOOPT: passes: none (functional only)
+// NOOPT: float4 v = naiveopt_load_float4(&x[4 * i]);
+// NOOPT: naiveopt_store_float4(&y[4 * i], vector_value);

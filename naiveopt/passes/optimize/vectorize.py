@@ -80,7 +80,7 @@ from ...ir.symbolic import decompose, to_sympy
 from ...ir.textures import bind_textures, fetches
 from ...launch import default_block
 from ...targets import Target, get_target
-from ..manager import OptimizationPass, PassContext, adopt, reanalyse
+from ..manager import OptimizationPass, Pass, PassContext, adopt, reanalyse
 from .shape import contains_barrier
 from .selection import Variant, choose, measure_refinement
 from .tiling import (TilingAnalysis, local_names, rewrite_copy, uses_raw_thread_ids,
@@ -116,7 +116,24 @@ class Vectorize(OptimizationPass):
 
 
 # --------------------------------------------------------------------------- as written
-def _restore_vectors(name: str, proc: GProcedure, ctx: PassContext) -> bool:
+class VectorsAsWritten(Pass):
+    """Without optimization (``--no-opt``), the input's vector accesses as it wrote them:
+    the front end reads ``vload4(i, x)`` and ``((float4 *)x)[i]`` as their elements, which a
+    functional-only output would otherwise show, four scalar loads where the input had one.
+    Vectorize does this first when it runs. A rewrite back to the input's form, not an
+    optimization: the output's header still says functional only."""
+
+    name = "vectors-as-written"
+    requires = ("memory-expressions",)
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
+        if not _restore_vectors(self.name, proc, ctx, canonical=True):
+            return PreservedAnalyses.all()
+        return None
+
+
+def _restore_vectors(name: str, proc: GProcedure, ctx: PassContext,
+                     canonical: bool = False) -> bool:
     """The input's vector loads and stores (module docstring: as written) as vector
     accesses again: ``make_float4(A[e], A[e + 1], A[e + 2], A[e + 3])`` of a global array of
     a type with vector forms, and ``A[e + k] = v.<k>`` for k = 0..W-1 in consecutive
@@ -160,7 +177,8 @@ def _restore_vectors(name: str, proc: GProcedure, ctx: PassContext) -> bool:
             at += 1
     if done:
         ctx.remark("applied", name, proc, f"{len(done)} vector access(es) as the input wrote "
-                   "them (vloadN/vstoreN, vector pointer casts): " + "; ".join(done))
+                   "them (vloadN/vstoreN, vector pointer casts): " + "; ".join(done),
+                   canonical=canonical)
         reanalyse(proc, ctx)
     return bool(done)
 

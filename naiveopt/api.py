@@ -20,8 +20,7 @@ from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
                      default_block, geometry, launch_changed, texture_json)
 from .passes.manager import InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
-from .passes.optimize.vectorize import VectorsAsWritten
-from .passes.pipeline import back_passes, front_passes, optimization_passes
+from .passes.pipeline import back_passes, front_passes, optimization_passes, unoptimized_passes
 from .verify.expr import evaluate
 from .verify.check import Program, Verification, verify_kernel
 from .verify.infer import facts, file_spec, infer_kernels, small_sizes
@@ -163,7 +162,7 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     apply_launch_facts(module, metadata_spec)
     apply_extents(module, unit.fixed, unit.overridable)
     options = pipeline_options(options)
-    optimizations = optimization_passes(options) if opt else [VectorsAsWritten()]
+    optimizations = optimization_passes(options) if opt else unoptimized_passes()
     ctx = PassContext(module, target, arch, options)
     ctx.sizes, ctx.sizes_from = estimate_sizes(metadata_spec, unit)
     run_passes(front_passes(options), ctx, dump_ir)

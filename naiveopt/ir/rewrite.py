@@ -19,13 +19,39 @@ def map_nodes(node: c_ast.Node, fn: Callable[[c_ast.Node], c_ast.Node]) -> c_ast
 
     ``fn`` returns the node itself or a replacement; children are updated in place.
     """
+    return fn(map_children(node, lambda child, slot: map_nodes(child, fn)))
+
+
+def map_children(node: c_ast.Node, fn: Callable[[c_ast.Node, str], c_ast.Node]
+                 ) -> c_ast.Node:
+    """Replace each child of ``node`` by ``fn(child, slot)`` (the slot's name: ``iftrue``,
+    ``block_items``...), in place; returns ``node``. The step of a pre-order rewrite that
+    decides at a node before it descends (:func:`map_nodes` is post-order)."""
     for slot in _slots(node):
         value = getattr(node, slot)
         if isinstance(value, c_ast.Node):
-            setattr(node, slot, map_nodes(value, fn))
+            setattr(node, slot, fn(value, slot))
         elif isinstance(value, list) and value and isinstance(value[0], c_ast.Node):
-            setattr(node, slot, [map_nodes(v, fn) for v in value])
-    return fn(node)
+            setattr(node, slot, [fn(v, slot) for v in value])
+    return node
+
+
+def pointer_root(node: c_ast.Node) -> str | None:
+    """The array a pointer expression points into (``x``, ``&x[i]``, ``x + 4 * i``,
+    ``(char *)x``), or None."""
+    while True:
+        if isinstance(node, c_ast.ID):
+            return node.name
+        if isinstance(node, c_ast.Cast):
+            node = node.expr
+        elif isinstance(node, c_ast.UnaryOp) and node.op == "&":
+            node = node.expr
+        elif isinstance(node, c_ast.ArrayRef):
+            node = node.name
+        elif isinstance(node, c_ast.BinaryOp) and node.op in "+-":
+            node = node.left
+        else:
+            return None
 
 
 def walk(node: c_ast.Node, parent: c_ast.Node | None = None

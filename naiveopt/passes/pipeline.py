@@ -41,7 +41,7 @@ from .optimize.stencil import Stencil
 from .optimize.texture import Texture
 from .optimize.thread_block_merge import ThreadBlockMerge
 from .optimize.thread_merge import ThreadMerge
-from .optimize.vectorize import Vectorize
+from .optimize.vectorize import Vectorize, VectorsAsWritten
 from .options import PipelineOptions
 
 
@@ -129,6 +129,12 @@ def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pa
             passes.append(known[name])
             column += len(name) + 1
     return [Disabled(p.name) if p.name in options.disable else p for p in passes]
+
+
+def unoptimized_passes() -> list[Pass]:
+    """What runs in place of the optimization passes without optimization (``--no-opt``):
+    the input's vector accesses written back as it wrote them."""
+    return [VectorsAsWritten()]
 
 
 def back_passes(target: str) -> list[Pass]:

@@ -20,7 +20,7 @@ from ...ir import GModule, GProcedure, atomics, dynamic_shared, references
 from ...ir.elements import element
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
-from ...ir.rewrite import map_nodes, walk
+from ...ir.rewrite import map_nodes, pointer_root, walk
 from ...ir import typenames
 from ...ir.textures import bind_textures
 from ...ir.async_copy import AsyncCopy, drop_fences
@@ -147,25 +147,7 @@ def _qualify_pointer_casts(body: c_ast.Node, space) -> None:
             continue
         base = node.to_type.type.type
         if not _SPACES & set(base.quals):
-            base.quals = [space(_pointer_root(node.expr))] + list(base.quals)
-
-
-def _pointer_root(node: c_ast.Node) -> str | None:
-    """The array a pointer expression points into (``x``, ``&x[i]``, ``x + 4 * i``,
-    ``(char *)x``), or None."""
-    while True:
-        if isinstance(node, c_ast.ID):
-            return node.name
-        if isinstance(node, c_ast.Cast):
-            node = node.expr
-        elif isinstance(node, c_ast.UnaryOp) and node.op == "&":
-            node = node.expr
-        elif isinstance(node, c_ast.ArrayRef):
-            node = node.name
-        elif isinstance(node, c_ast.BinaryOp) and node.op in "+-":
-            node = node.left
-        else:
-            return None
+            base.quals = [space(pointer_root(node.expr))] + list(base.quals)
 
 
 def _rewrite_body(body: c_ast.Node, path: str) -> list[str]:

@@ -30,7 +30,7 @@ from pycparser import c_ast
 
 from ...ir import GModule, GProcedure
 from ...ir.elements import element
-from ...ir.rewrite import side_effect_free, walk
+from ...ir.rewrite import map_children, pointer_root, side_effect_free, walk
 from ..manager import Pass, PassContext
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "s0": 0, "s1": 1, "s2": 2}
@@ -319,13 +319,7 @@ class _Packer:
         if self.casts and _vector_pointer(node) is not None:
             raise _Keep(None, "a cast to a 3-vector pointer is used as a pointer")
         statements = _STATEMENT_SLOTS.get(type(node), ())
-        for slot in [s for s in node.__slots__ if s not in ("coord", "__weakref__")]:
-            value = getattr(node, slot)
-            if isinstance(value, c_ast.Node):
-                setattr(node, slot, self.visit(value, slot in statements))
-            elif isinstance(value, list) and value and isinstance(value[0], c_ast.Node):
-                setattr(node, slot, [self.visit(v, slot in statements) for v in value])
-        return node
+        return map_children(node, lambda child, slot: self.visit(child, slot in statements))
 
 
 def pad(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
@@ -343,7 +337,7 @@ def pad(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.PtrDecl) and \
                 isinstance(node.type.type, c_ast.TypeDecl) and \
                 isinstance(node.type.type.type, c_ast.IdentifierType) and \
-                node.init is not None and _root(node.init) in pointers:
+                node.init is not None and pointer_root(node.init) in pointers:
             kind = " ".join(node.type.type.type.names)
             if three_vector(kind):
                 node.type.type.type.names = [kind[:-1] + "4"]
@@ -361,12 +355,7 @@ def pad(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
         if isinstance(node, c_ast.StructRef) and node.type == ".":
             node.name = visit_inner(node.name)       # p[i].y: a float4's component
             return node
-        for slot in [s for s in node.__slots__ if s not in ("coord", "__weakref__")]:
-            value = getattr(node, slot)
-            if isinstance(value, c_ast.Node):
-                setattr(node, slot, visit(value))
-            elif isinstance(value, list) and value and isinstance(value[0], c_ast.Node):
-                setattr(node, slot, [visit(v) for v in value])
+        map_children(node, lambda child, slot: visit(child))
         base = node.name if isinstance(node, c_ast.ArrayRef) else \
             node.expr if isinstance(node, c_ast.UnaryOp) and node.op == "*" else None
         if isinstance(base, c_ast.ID) and base.name in pointers:
@@ -383,18 +372,3 @@ def pad(func: c_ast.FuncDef, keep=lambda decl: True) -> dict[str, str]:
     if arrays:
         func.body = visit(func.body)
     return arrays
-
-
-def _root(node: c_ast.Node) -> str | None:
-    """The array a pointer expression points into (``p``, ``p + k``, ``&p[k]``), or None."""
-    while True:
-        if isinstance(node, c_ast.ID):
-            return node.name
-        if isinstance(node, c_ast.UnaryOp) and node.op == "&":
-            node = node.expr
-        elif isinstance(node, c_ast.ArrayRef):
-            node = node.name
-        elif isinstance(node, c_ast.BinaryOp) and node.op in "+-":
-            node = node.left
-        else:
-            return None

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from pycparser import c_ast
 
-from ....ir.rewrite import walk
+from ....ir.rewrite import map_children, walk
 from ....ir.typenames import INTEGER_WORDS, UNSIGNED_WORDS
 
 
@@ -114,13 +114,7 @@ def replace_names(node: c_ast.Node, values: dict[str, c_ast.Node], seen: list[st
             if n.args is not None:
                 n.args = visit(n.args)
             return n
-        for slot in [s for s in n.__slots__ if s not in ("coord", "__weakref__")]:
-            value = getattr(n, slot)
-            if isinstance(value, c_ast.Node):
-                setattr(n, slot, visit(value))
-            elif isinstance(value, list) and value and isinstance(value[0], c_ast.Node):
-                setattr(n, slot, [visit(v) for v in value])
-        return n
+        return map_children(n, lambda child, slot: visit(child))
 
     return visit(node)
 

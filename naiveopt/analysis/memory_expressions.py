@@ -11,6 +11,7 @@ from pycparser import c_ast
 
 from ..ir import GLoop, GProcedure, MemoryExpression
 from ..ir.cgen import to_c
+from ..ir.references import reference_positions
 from ..ir.rewrite import walk
 from ..ir.symbolic import SymbolEnv, decompose, recover_2d, to_sympy
 from ..ir.async_copy import AsyncCopy
@@ -51,16 +52,7 @@ def _bound_to_references(body: c_ast.Node, helpers: list[c_ast.FuncDef]) -> set[
     """The array elements ``body`` passes to a helper's non-const reference parameter
     (``swap(s[i], s[j])``, ``set(out[i], v)``; ir/references.py): the helper may write
     them, and read them."""
-    positions = {}
-    for helper in helpers:
-        params = helper.decl.type.args.params if helper.decl.type.args else []
-        refs = {k for k, d in enumerate(params)
-                if isinstance(getattr(d, "type", None), c_ast.TypeDecl)
-                and isinstance(d.type.type, c_ast.IdentifierType)
-                and " ".join(d.type.type.names).endswith("&")
-                and "const" not in d.type.quals}
-        if refs:
-            positions[helper.decl.name] = refs
+    positions = reference_positions(helpers)
     if not positions:
         return set()
     return {id(node.args.exprs[k]) for node, _ in walk(body)

@@ -29,7 +29,7 @@ from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
 from ..ir.build import fresh
-from ..ir.rewrite import identifiers, replace_child, side_effect_free, walk
+from ..ir.rewrite import STATEMENT_SLOTS, identifiers, replace_child, side_effect_free, walk
 
 _VECTOR = re.compile(r"^([a-z]+?)([234])$")
 _COMPONENT = {"uint": "unsigned int", "uchar": "unsigned char", "ushort": "unsigned short",
@@ -126,8 +126,7 @@ def lower(body: c_ast.Compound, types: dict[str, str], defined: set[str] = froze
 
 
 #: Statements whose child statements a store may be (a block's items, a branch, a body).
-_HOLDERS = (c_ast.Compound, c_ast.If, c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Case,
-            c_ast.Default, c_ast.Label)
+_HOLDERS = tuple(STATEMENT_SLOTS)
 
 
 def _stores(body: c_ast.Compound, scope: _Scope) -> list:

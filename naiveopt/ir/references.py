@@ -24,7 +24,19 @@ from pycparser import c_ast
 
 from ..errors import error_at
 from .build import fresh
-from .rewrite import identifiers, map_nodes, replace_child, walk
+from .rewrite import STATEMENT_SLOTS, identifiers, map_nodes, replace_child, walk
+
+
+def reference_positions(helpers: list[c_ast.FuncDef]) -> dict[str, set[int]]:
+    """Each helper's non-const reference parameters (name -> positions): the arguments a
+    call may write through."""
+    out = {}
+    for helper in helpers:
+        params = helper.decl.type.args.params if helper.decl.type.args else []
+        refs = {k for k, d in enumerate(params) if (_reference(d) or (None, True))[1] is False}
+        if refs:
+            out[helper.decl.name] = refs
+    return out
 
 
 def _reference(decl: c_ast.Node) -> tuple[str, bool] | None:
@@ -158,11 +170,6 @@ def _call_to(node: c_ast.Node, by_pointer: dict[str, set[int]]) -> bool:
         node.name.name in by_pointer and node.args is not None
 
 
-_HOLDERS = {c_ast.Compound: "block_items", c_ast.If: ("iftrue", "iffalse"),
-            c_ast.For: ("stmt",), c_ast.While: ("stmt",), c_ast.DoWhile: ("stmt",),
-            c_ast.Case: ("stmts",), c_ast.Default: ("stmts",), c_ast.Label: ("stmt",)}
-
-
 def _components_through_locals(body: c_ast.Node, by_pointer: dict[str, set[int]],
                                types: dict[str, dict[int, str]]) -> None:
     """A vector's component passed by reference (``minmax(a, b, p.x, p.y);``): OpenCL C
@@ -170,7 +177,7 @@ def _components_through_locals(body: c_ast.Node, by_pointer: dict[str, set[int]]
     instead, read from the components before and written back after it."""
     taken = identifiers(body)
     calls = [(node, parent) for node, parent in walk(body) if _call_to(node, by_pointer)
-             and isinstance(parent, tuple(_HOLDERS))
+             and isinstance(parent, tuple(STATEMENT_SLOTS))
              and any(isinstance(node.args.exprs[k], c_ast.StructRef)
                      for k in by_pointer[node.name.name])]
     for call, parent in calls:

@@ -10,6 +10,14 @@ from collections.abc import Callable, Iterator
 from pycparser import c_ast
 
 
+#: Nodes that hold statements, and the slots a statement stands in (a block's items, a
+#: branch, a loop body, a case's statements).
+STATEMENT_SLOTS: dict[type, tuple[str, ...]] = {
+    c_ast.Compound: ("block_items",), c_ast.If: ("iftrue", "iffalse"),
+    c_ast.For: ("stmt",), c_ast.While: ("stmt",), c_ast.DoWhile: ("stmt",),
+    c_ast.Case: ("stmts",), c_ast.Default: ("stmts",), c_ast.Label: ("stmt",)}
+
+
 def _slots(node: c_ast.Node) -> list[str]:
     return [s for s in node.__slots__ if s not in ("coord", "__weakref__")]
 

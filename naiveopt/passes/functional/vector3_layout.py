@@ -30,16 +30,15 @@ from pycparser import c_ast
 
 from ...ir import GModule, GProcedure
 from ...ir.elements import element
-from ...ir.rewrite import map_children, pointer_root, side_effect_free, walk
+from ...ir.rewrite import (STATEMENT_SLOTS, map_children, pointer_root, side_effect_free,
+                           walk)
 from ..manager import Pass, PassContext
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "s0": 0, "s1": 1, "s2": 2}
 
 # statements an assignment may be written as (vstore3 returns nothing)
-_STATEMENT_SLOTS = {c_ast.Compound: ("block_items",), c_ast.If: ("iftrue", "iffalse"),
-                    c_ast.For: ("next", "stmt"), c_ast.While: ("stmt",),
-                    c_ast.DoWhile: ("stmt",), c_ast.Case: ("stmts",),
-                    c_ast.Default: ("stmts",), c_ast.Label: ("stmt",)}
+# (a for's step too)
+_STATEMENT_SLOTS = {**STATEMENT_SLOTS, c_ast.For: ("next", "stmt")}
 
 
 def three_vector(name: str) -> str | None:

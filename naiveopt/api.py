@@ -446,8 +446,14 @@ def naive_program(unit: SourceUnit, spec: FileSpec,
         from .frontend.clang_setup import PAPER_IDS_OPENCL
 
         options = [f"-D{n}={PAPER_IDS_OPENCL[n]}" for n in module.paper_ids]
-        return Program(unit.source, options, geometries, module=module)
+        return Program(unit.source, options, geometries, _struct_layouts(module), module)
     ctx = PassContext(module, "opencl", "none")
     run_passes(front_passes()[:2] + back_passes("opencl"), ctx)
     return Program(render(module, "opencl", "none", geometries, {}, unit.path, None), [],
-                   geometries, module=module)
+                   geometries, _struct_layouts(module), module)
+
+
+def _struct_layouts(module: GModule) -> dict[str, list]:
+    """How the naive kernels that take structs bind their members' arguments (the others
+    take theirs as they are)."""
+    return {p.name: param_layout(p) for p in module.procedures if p.struct_params}

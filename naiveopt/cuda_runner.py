@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .errors import NaiveoptError
-from .verify.opencl import LocalBytes
+from .verify.opencl import LocalBytes, packed
 
 
 def available() -> bool:
@@ -182,6 +182,9 @@ class CudaKernel:
             # parameter of the CUDA kernel (ir/dynamic_shared.py)
             shared = sum(a.nbytes for a in args if isinstance(a, LocalBytes))
             for position, width in layout or [(i, 0) for i in range(len(args))]:
+                if isinstance(position, tuple):     # a struct of scalars (ir/structs.py)
+                    values.append(packed([args[i] for i in position]))
+                    continue
                 a = args[position]
                 if isinstance(a, LocalBytes):
                     continue

@@ -21,7 +21,7 @@ from pycparser import c_ast
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
-from .ir import async_copy, atomics, dynamic_shared
+from .ir import async_copy, atomics, dynamic_shared, structs
 from .ir.rewrite import walk
 from .ir.vector import cuda_helpers, cuda_operators, used_vectors, vector_types
 from .ir.textures import host_texture_params
@@ -136,7 +136,8 @@ def _surroundings(module: GModule, target: str, host: bool) -> dict:
     if module.host_code and host and target != "cuda":
         host_note = (f"host code of {os.path.basename(module.path)} left out: an OpenCL C file "
                      "holds device code only")
-    return {"includes": includes, "typedefs": typedef_lines(module, target),
+    return {"includes": includes,
+            "typedefs": typedef_lines(module, target) + structs.definitions(module, target),
             "host_note": host_note}
 
 
@@ -310,7 +311,7 @@ def render_cuda_kernels(module: GModule, procs: list[GProcedure]) -> str:
     declarations, for resource queries (one file for many variants: nvcc.measure_many)."""
     parts = [f"#include <{h}>" for h in headers_for(used_names(module))]
     parts += [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
-    parts += typedef_lines(module, "cuda")
+    parts += typedef_lines(module, "cuda") + structs.definitions(module, "cuda")
     parts += _operators(module, [p.func for p in procs])
     parts += cuda_helpers(used_vectors([p.func for p in procs]))
     parts += async_copy.cuda_helpers([p.func for p in procs])

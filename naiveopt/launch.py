@@ -20,7 +20,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .ir import GlobalVar, GModule, GProcedure, PredefId, atomics, dynamic_shared
+from .ir import GlobalVar, GModule, GProcedure, PredefId, atomics, dynamic_shared, structs
 from .ir.globals import describe, elements, kernel_globals, parameter_text
 from .ir.nodes import TEXTURE_ELEMENTS
 from .ir.rewrite import walk
@@ -66,6 +66,9 @@ def _from_py(node: ast.AST) -> Tree:
         return {"const": node.value}
     if isinstance(node, ast.Name):
         return {"var": node.id.removesuffix(_KW)}
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        # a member of a struct parameter (ir/structs.py): ``p.n``
+        return {"var": f"{node.value.id.removesuffix(_KW)}.{node.attr}"}
     if isinstance(node, ast.BinOp) and type(node.op) in _PY_OPS:
         return {"op": _PY_OPS[type(node.op)], "args": [_from_py(node.left),
                                                       _from_py(node.right)]}
@@ -86,9 +89,12 @@ def evaluate(tree: Tree, sizes: dict[str, int]) -> int:
     if "const" in tree:
         return int(tree["const"])
     if "var" in tree:
-        if tree["var"] not in sizes:
+        name = tree["var"]
+        if name not in sizes and "." in name:      # ``p.n``, read as a scalar (ir/structs.py)
+            name = structs.member_symbol(*name.split(".", 1))
+        if name not in sizes:
             raise ValueError(f"unknown name {tree['var']!r} in the launch geometry")
-        return int(sizes[tree["var"]])
+        return int(sizes[name])
     args = [evaluate(a, sizes) for a in tree["args"]]
     op = tree["op"]
     if op == "neg":
@@ -384,7 +390,8 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
     A coarsened naive kernel's threads each cover several outputs (GPragma.coarsened; a
     kernel not yet analysed is told them by ``naive_coarsen``): its blocks cover that many
     times their threads, on top of the outputs the passes merged into a thread."""
-    space = tuple(thread_space or [_user_names(proc, e) for e in proc.pragma.global_dim])
+    space = tuple(structs.spell(proc, t) for t in thread_space) if thread_space else \
+        tuple(_user_names(proc, e) for e in proc.pragma.global_dim)
     gx, gy = space[:2]
     gz = space[2] if len(space) > 2 else _user_names(proc, proc.pragma.global_dim_z)
     if not gz:
@@ -399,6 +406,7 @@ def geometry(proc: GProcedure, block: tuple[int, int] | None = None,
 
 
 def _user_names(proc: GProcedure, expr: str | None) -> str | None:
+    expr = structs.spell(proc, expr)
     if not expr or not proc.renamed:
         return expr
     return _NAME.sub(lambda m: proc.renamed.get(m.group(0), m.group(0)), expr)

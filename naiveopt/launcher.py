@@ -14,7 +14,7 @@ import os
 from typing import NamedTuple
 
 from .errors import NaiveoptError
-from .ir import dynamic_shared
+from .ir import dynamic_shared, structs
 from .ir.typenames import INTEGER_WORDS
 from .launch import evaluate
 
@@ -115,9 +115,9 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
     grid = [c_expr(g) for g in geometry.grid[:3]]
     space = [c_expr(t) for t in geometry.thread_space[:3]]
     # the sizes a geometry names: not the type words of a cast (``(long) w``) nor a call
-    used = {w for text in grid + space
-            for w in re.findall(r"\b[A-Za-z_]\w*\b(?!\s*\()", text)} - _C_WORDS
-    free = sorted(used - set(names) - set(macros))
+    used = {w for text in grid + space     # not a struct's member (``p.n``: ir/structs.py)
+            for w in re.findall(r"(?<![.\w])[A-Za-z_]\w*\b(?!\s*\()", text)} - _C_WORDS
+    free = sorted(used - set(names) - set(macros) - {s.name for s in proc.struct_params})
     return LauncherSignature(decls, names, free, grid, space)
 
 
@@ -262,15 +262,21 @@ def opencl_header(procs, geometries: dict, macros: dict[str, str], output_name: 
     bodies = []
     for proc in procs:
         geo = geometries[proc.name]
-        grid, space = list(geo.grid[:3]), list(geo.thread_space[:3])   # the user's names
+        # the user's names; a struct's member (``p.n``) taken as a size of its own (``p_n``)
+        grid = [structs.unspell(proc, g) for g in geo.grid[:3]]
+        space = [structs.unspell(proc, t) for t in geo.thread_space[:3]]
         names = set(re.findall(r"[A-Za-z_]\w*", " ".join(grid + space)))
         used_macros |= names & set(macros)
         params = [proc.renamed.get(n, n) for n in launcher_signature(proc, geo, macros).names]
+        params += [sym for s in proc.struct_params for sym in s.symbols.values()]
         sizes = [n for n in params if n in names]
         sizes += sorted(names - set(sizes) - set(macros))
         params = [f"long {n}" for n in sizes] + ["size_t global_size[3]", "size_t local_size[3]"]
+        members = [f"{sym} is {p}.{m}" for sym, (p, m) in structs.symbols(proc).items()
+                   if sym in sizes]
         body = [f"/* {proc.name}: work-group ({', '.join(map(str, geo.block[:3]))}), thread "
-                f"space ({', '.join(space)}) */",
+                f"space ({', '.join(geo.thread_space[:3])}){'; ' if members else ''}"
+                f"{', '.join(members)} */",
                 f"static inline int {proc.name}_work_sizes({', '.join(params)})", "{"]
         if geo.multiple:
             checks = [f"({t}) % {m} != 0" for t, m in zip(space, geo.multiple) if m and m > 1]

@@ -9,6 +9,7 @@ each kernel's GPragma.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -19,10 +20,10 @@ from pycparser import c_ast
 from ..errors import NaiveoptError, UnsupportedConstruct
 from ..errors import error_at
 from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
-from ..ir import dynamic_shared
+from ..ir import dynamic_shared, structs
 from ..ir.cgen import to_c
 from ..ir.globals import helper_globals, kernel_globals
-from ..ir.rewrite import walk
+from ..ir.rewrite import map_nodes, walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
 from . import host, named_constants, prelude, templates, vector_casts
@@ -534,11 +535,22 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                user_pragmas: list[str], macro_values: dict[str, int]) -> GProcedure:
     if fn.result_type.kind != ci.TypeKind.VOID:
         raise translator.error(fn, "a kernel must return void")
-    params = [_param(a, translator, dialect) for a in fn.get_arguments()]
+    params, structs = [], []
+    for arg in fn.get_arguments():
+        if _is_struct(arg.type):
+            structs.append(_struct_param(arg, translator))
+            params += [Param(sym, resolved, False, const=structs[-1].const,
+                             spelling=spelled if spelled != resolved else "")
+                       for (member, resolved, spelled), sym in zip(
+                           structs[-1].type.members, structs[-1].symbols.values())]
+        else:
+            params.append(_param(arg, translator, dialect))
     body_cursor = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
+    _read_members(body, structs, params, translator)
+    user_pragmas = [_member_names(text, structs) for text in user_pragmas]
     vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer},
                        vector_casts.defined_functions(fn), dialect == "opencl")
     params += _dynamic_shared(fn, body, params, translator)
@@ -559,7 +571,96 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     most = int(first) if first.isdigit() else macro_values.get(first)
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
-                      pragma=pragma, launch_bounds=bounds, max_threads=most)
+                      pragma=pragma, launch_bounds=bounds, max_threads=most,
+                      struct_params=structs)
+
+
+def _is_struct(ctype: ci.Type) -> bool:
+    return ctype.get_canonical().kind == ci.TypeKind.RECORD and \
+        base_type_name(ctype) not in VECTOR_TYPES
+
+
+def _struct_param(cursor: ci.Cursor, translator: Translator) -> structs.StructParam:
+    """A parameter of struct type passed by value (ir/structs.py): its members, each a
+    scalar; anything else is a located error naming the member."""
+    ctype = cursor.type
+    record = ctype.get_canonical().get_declaration()
+    what = f"struct parameter '{cursor.spelling}'"
+    if record.kind != K.STRUCT_DECL:
+        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported: "
+                                       "unions")
+    members = []
+    for child in record.get_children():
+        if child.kind != K.FIELD_DECL:
+            if child.kind in (K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.CXX_BASE_SPECIFIER,
+                              K.FUNCTION_TEMPLATE, K.VAR_DECL):
+                raise translator.error(child, f"{what}: its type '{record.spelling}' has "
+                                              f"more than data members ('{child.spelling}'): "
+                                              "not supported")
+            continue
+        kind = child.type.get_canonical().kind
+        if child.is_bitfield() or kind not in _SCALAR_KINDS:
+            why = "a bit-field" if child.is_bitfield() else {
+                ci.TypeKind.POINTER: "a pointer (OpenCL passes no pointer inside a struct "
+                                     "argument: pass the array as a parameter of its own)",
+                ci.TypeKind.CONSTANTARRAY: "an array"}.get(kind, f"of type "
+                                                                 f"'{child.type.spelling}'")
+            raise translator.error(child, f"{what}: member '{child.spelling}' is {why}; "
+                                          "naiveopt reads struct members that are scalars")
+        resolved = base_type_name(child.type)
+        members.append((child.spelling, resolved, type_spelling(child.type) or resolved))
+    if not members:
+        raise translator.error(cursor, f"{what}: its type has no data members")
+    named = ctype
+    while named.kind == ci.TypeKind.ELABORATED:
+        named = named.get_named_type()
+    decl = named.get_declaration()
+    typedef = decl is not None and decl.kind == K.TYPEDEF_DECL
+    # libclang spells an unnamed struct by its typedef's name: the tokens tell
+    words = [t.spelling for t in itertools.islice(record.get_tokens(), 2)]
+    tag = "" if words[1:] == ["{"] else record.spelling
+    kind = structs.StructType(decl.spelling if typedef else tag, tag, typedef, members)
+    const = ctype.is_const_qualified()
+    return structs.StructParam(cursor.spelling, kind, const, {
+        m: structs.member_symbol(cursor.spelling, m) for m, _, _ in members})
+
+
+def _read_members(body: c_ast.Compound, params: list[structs.StructParam], scalars: list[Param],
+                  translator: Translator) -> None:
+    """Each ``p.n`` of a struct parameter read as its member's scalar (ir/structs.py); the
+    struct used otherwise (passed whole, copied, its address taken) is a located error."""
+    if not params:
+        return
+    symbols = {s.name: s.symbols for s in params}
+    taken = {n for n, _ in walk(body) if isinstance(n, c_ast.ID)} | \
+        {p.name for p in scalars if p.name not in {v for s in params
+                                                   for v in s.symbols.values()}}
+    for s in params:
+        for sym in s.symbols.values():
+            if sym in taken:
+                raise error_at(body.coord, f"struct parameter '{s.name}': its member's name "
+                               f"'{sym}', which naiveopt reads it as, is taken in the kernel: "
+                               "rename that variable", translator.path)
+
+    def member(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.StructRef) and node.type == "." and \
+                isinstance(node.name, c_ast.ID) and node.name.name in symbols:
+            return c_ast.ID(symbols[node.name.name][node.field.name], coord=node.coord)
+        return node
+    map_nodes(body, member)
+    for node, _ in walk(body):
+        if isinstance(node, c_ast.ID) and node.name in symbols:
+            raise error_at(node.coord, f"struct parameter '{node.name}' is used other than "
+                           f"by its members ('{node.name}.{next(iter(symbols[node.name]))}'):"
+                           " not supported", translator.path)
+
+
+def _member_names(text: str, params: list[structs.StructParam]) -> str:
+    """A pragma's ``p.n`` as the member's scalar (``sizes(p.n = 1000)``)."""
+    symbols = {s.name: s.symbols for s in params}
+    return re.sub(r"\b([A-Za-z_]\w*)\s*\.\s*([A-Za-z_]\w*)", lambda m: symbols[m.group(1)].get(
+        m.group(2), m.group(0)) if m.group(1) in symbols else m.group(0), text) \
+        if symbols else text
 
 
 def _dynamic_shared(fn: ci.Cursor, body: c_ast.Compound, params: list[Param],

@@ -6,7 +6,8 @@ rewrite (rewriting the launches is the launch tooling's job), so it is taken apa
 device code here and written into a CUDA output verbatim, after the optimized kernels:
 
 - a top-level declaration of the input file is *device code* when it is a kernel, a
-  ``__device__`` function, ``__constant__``/``__device__`` data, or a typedef; everything
+  ``__device__`` function, ``__constant__``/``__device__`` data, a typedef, or a struct a
+  kernel takes by value (written before the kernels: ir/structs.py); everything
   else (host functions and their prototypes, host variables, classes, namespaces, using
   directives, templates without ``__global__``/``__device__``) is *host code*;
 - libclang parses the host code with the rest (the prelude declares the common CUDA runtime
@@ -44,6 +45,12 @@ class FileParts:
         self.declarations = [c for c in tu.cursor.get_children()
                              if c.kind in _DECLARATIONS and c.location.file is not None
                              and c.location.file.name == path]
+        self._kernel_structs = {
+            arg.type.get_canonical().get_declaration().get_usr()
+            for c in self.declarations if c.kind == K.FUNCTION_DECL and any(
+                a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())
+            for arg in c.get_arguments()
+            if arg.type.get_canonical().kind == ci.TypeKind.RECORD}
         self.device = [c for c in self.declarations if self.is_device(c)]
         self.host = [c for c in self.declarations if not self.is_device(c)]
         self._host_usrs = {c.get_usr() for c in self.host}
@@ -55,6 +62,9 @@ class FileParts:
         may use); in OpenCL C every declaration is."""
         if self.dialect == "opencl" or cursor.kind == K.TYPEDEF_DECL:
             return True
+        if cursor.kind in (K.STRUCT_DECL, K.CLASS_DECL) and \
+                cursor.get_usr() in self._kernel_structs:
+            return True                 # a kernel's struct parameter: written before it
         if any(c.kind in _DEVICE_ATTRS for c in cursor.get_children()):
             return True
         # spelled device code whose attribute clang dropped for an error (``__global__ int

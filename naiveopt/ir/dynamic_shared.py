@@ -58,8 +58,10 @@ def params(proc: GProcedure) -> list[Param]:
 
 def cuda_arguments(proc: GProcedure) -> int:
     """How many arguments a CUDA launch of the kernel passes (its dynamic shared arrays are
-    no parameters there)."""
-    return len(proc.params) - len(params(proc))
+    no parameters there; a struct parameter is one, though its members are parameters of
+    the IR: ir/structs.py)."""
+    members = sum(len(s.symbols) - 1 for s in proc.struct_params)
+    return len(proc.params) - len(params(proc)) - members
 
 
 def to_opencl(proc: GProcedure) -> None:

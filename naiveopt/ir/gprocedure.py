@@ -211,6 +211,8 @@ class GProcedure:
     # how the output lays out 3-vector arrays where the dialects differ (12 bytes a float3
     # in CUDA, 16 in OpenCL): lines for its header (passes/functional/vector3_layout.py)
     layout_notes: list[str] = field(default_factory=list)
+    # parameters of struct type, read member by member as scalar parameters (ir/structs.py)
+    struct_params: list = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:

@@ -89,13 +89,31 @@ def texture_names(array: str) -> set[str]:
     return {texture_param(array, w, d) for w in (1, 2, 4) for d in TEXTURE_TYPES}
 
 
-def param_layout(proc: GProcedure) -> list[tuple[int, int]]:
+def param_layout(proc: GProcedure) -> list[tuple[int | tuple[int, ...], int]]:
     """How a runner binds the naive kernel's arguments to this kernel's parameters: for each
     parameter, (position of the argument it takes, texel width), width 0 meaning the argument
-    itself (a buffer or a scalar) and 1/2/4 a texture/image over that array's buffer."""
+    itself (a buffer or a scalar) and 1/2/4 a texture/image over that array's buffer; a
+    struct parameter (ir/structs.py) takes a tuple of positions, its members' arguments in
+    order, packed as one struct."""
     positions = {p.name: i for i, p in enumerate(proc.params)}
     # host-filled file-scope data follows the kernel's own arguments (ir/globals.py)
     positions.update({name: len(proc.params) + i for i, name in enumerate(proc.global_args)})
     textures = {t.param: t for t in texture_params(proc)}
-    return [(textures[d.name].position, textures[d.name].width) if d.name in textures
-            else (positions[d.name], 0) for d in proc.func.decl.type.args.params]
+    members = {s.name: tuple(positions[sym] for sym in s.symbols.values())
+               for s in proc.struct_params}
+    # the members' own declarations where the struct is not yet written back (the naive
+    # input as parsed): the struct stands at its first member
+    for s in proc.struct_params:
+        first, *rest = s.symbols.values()
+        members[first] = members[s.name]
+        members.update({sym: None for sym in rest})
+    out = []
+    for d in proc.func.decl.type.args.params:
+        if d.name in members:
+            if members[d.name] is not None:
+                out.append((members[d.name], 0))
+        elif d.name in textures:
+            out.append((textures[d.name].position, textures[d.name].width))
+        else:
+            out.append((positions[d.name], 0))
+    return out

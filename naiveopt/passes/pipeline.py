@@ -26,6 +26,7 @@ from .functional.nvcc import NVCCResources
 from .functional.opencl_to_cuda import OpenCLToCUDA
 from .functional.postprocessor import Postprocessor
 from .functional.predefined import Predefined
+from .functional.struct_params import StructParams
 from .functional.thread_space import ThreadSpace
 from .functional.vector3_layout import Vector3Layout
 from .manager import Disabled, Pass
@@ -139,4 +140,5 @@ def unoptimized_passes() -> list[Pass]:
 
 def back_passes(target: str) -> list[Pass]:
     """Passes that write the IR back out in ``target``'s dialect."""
-    return [Postprocessor(), Vector3Layout()] + ([CUDAToOpenCL()] if target == "opencl" else [])
+    return [Postprocessor(), Vector3Layout()] + \
+        ([CUDAToOpenCL()] if target == "opencl" else []) + [StructParams()]

@@ -100,12 +100,26 @@ def _image(ctx, array: np.ndarray, width: int):
     return image
 
 
+def packed(values: list) -> np.ndarray:
+    """The struct argument made of its members' values (numpy scalars, in declaration
+    order; ir/structs.py), laid out as C lays out a struct of them (each member at its alignment, the
+    whole padded to the largest): a 0-d array whose bytes a runner passes."""
+    dtype = np.dtype([(f"m{i}", np.asarray(v).dtype) for i, v in enumerate(values)],
+                     align=True)
+    out = np.zeros((), dtype=dtype)
+    for i, v in enumerate(values):
+        out[f"m{i}"] = v
+    return out
+
+
+
 def _bind(ctx, args: list, memory: list, layout: list[tuple[int, int]] | None) -> list:
     """The kernel's parameters: ``memory`` holds each argument as passed (buffer or scalar);
     the layout picks and wraps them (see the module docstring)."""
     if layout is None:
         return list(memory)
-    return [_image(ctx, args[position], width) if width else memory[position]
+    return [packed([memory[i] for i in position]) if isinstance(position, tuple)
+            else _image(ctx, args[position], width) if width else memory[position]
             for position, width in layout]
 
 

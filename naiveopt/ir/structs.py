@@ -1,0 +1,149 @@
+"""Struct parameters passed by value (``Params p`` read as ``p.n``, ``p.scale``).
+
+Real kernels bundle their sizes and coefficients into one struct argument
+(``typedef struct { int n; float scale; } Params;``, ``const MatDims d``). The analyses reason
+about scalars: a loop bound ``d.cols`` must be a size, a guard ``i < p.n`` the thread space.
+So the front end reads each member as a scalar parameter of its own, named
+:func:`member_symbol` (``p_n``), and every ``p.n`` in the body as that name: for the passes,
+verification's sizes and the cost model, ``p.n`` is a size like any other.
+
+The output keeps the kernel's signature (the host passes one struct): the pass
+``struct-params`` writes the members back into one parameter of the struct type and each
+``p_n`` as ``p.n``, and emission writes the struct's definition (:func:`definitions`). What a
+user reads (the header's launch, the sidecar, the launcher) says ``p.n`` (:func:`spell`);
+verification builds the struct argument from the members' values
+(ir/textures.param_layout, verify/opencl.packed).
+
+Members are scalars only: OpenCL C passes no pointer inside a kernel's struct argument, and
+arrays and nested structs are not read (a located error says which member).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pycparser import c_ast
+
+from .rewrite import map_nodes
+from .typenames import OPENCL_NO_KERNEL_ARGUMENT, OPENCL_SPELLINGS, OPENCL_TYPE_NAMES
+
+
+@dataclass
+class StructType:
+    """A struct type a kernel takes by value: how the input names it and its members."""
+
+    name: str                       # the typedef name, or the tag (``struct MatDims``)
+    tag: str                        # the struct's tag ('' for an anonymous one)
+    typedef: bool                   # named through a typedef (``Params``) rather than its tag
+    # (member, resolved scalar type, the type as the user spelled it) in declaration order
+    members: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def written(self) -> str:
+        """The type as a parameter declaration writes it (C and OpenCL C need ``struct``
+        before a tag)."""
+        return self.name if self.typedef else f"struct {self.tag}"
+
+
+@dataclass
+class StructParam:
+    """A kernel parameter of struct type: its name, type, qualifiers and the scalar
+    parameter standing for each member (member -> its symbol)."""
+
+    name: str
+    type: StructType
+    const: bool
+    symbols: dict[str, str] = field(default_factory=dict)
+
+
+def member_symbol(param: str, member: str) -> str:
+    """The scalar the IR reads for ``param.member``."""
+    return f"{param}_{member}"
+
+
+def symbols(proc) -> dict[str, tuple[str, str]]:
+    """symbol -> (parameter, member) of ``proc``'s struct parameters."""
+    return {sym: (s.name, member) for s in proc.struct_params
+            for member, sym in s.symbols.items()}
+
+
+def spell(proc, text: str | None) -> str | None:
+    """``text`` (C) with each member symbol written as the user does (``p_n`` -> ``p.n``)."""
+    names = symbols(proc) if text else {}
+    if not names:
+        return text
+    return re.sub(r"(?<![.\w])[A-Za-z_]\w*", lambda m: "%s.%s" % names[m.group(0)]
+                  if m.group(0) in names else m.group(0), text)
+
+
+def unspell(proc, text: str) -> str:
+    """``text`` with each ``p.n`` written as its member's symbol (``p_n``): a C host
+    function that takes the sizes one by one (launcher.opencl_header)."""
+    members = {f"{p}.{m}": sym for sym, (p, m) in symbols(proc).items()}
+    if not members:
+        return text
+    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\.[A-Za-z_]\w*",
+                  lambda m: members.get(m.group(0), m.group(0)), text)
+
+
+def fold(proc) -> None:
+    """Write ``proc``'s struct parameters back: one declaration of the struct type where its
+    first member's scalar stood, and ``p.n`` for each ``p_n`` in the body."""
+    if not proc.struct_params or proc.func.decl.type.args is None:
+        return
+    names = symbols(proc)
+    first = {s.name: next(iter(s.symbols.values())) for s in proc.struct_params}
+    by_name = {s.name: s for s in proc.struct_params}
+    params = []
+    for decl in proc.func.decl.type.args.params:
+        name = getattr(decl, "name", None)
+        if name not in names:
+            params.append(decl)
+        elif first[names[name][0]] == name:
+            params.append(declaration(by_name[names[name][0]]))
+    proc.func.decl.type.args.params = params
+
+    def member(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.ID) and node.name in names:
+            param, field_name = names[node.name]
+            return c_ast.StructRef(c_ast.ID(param), ".", c_ast.ID(field_name), node.coord)
+        return node
+    map_nodes(proc.func.body, member)
+
+
+def declaration(s: StructParam) -> c_ast.Decl:
+    quals = ["const"] if s.const else []
+    return c_ast.Decl(s.name, list(quals), [], [], [], c_ast.TypeDecl(
+        s.name, quals, None, c_ast.IdentifierType([s.type.written])), None, None)
+
+
+def definitions(module, target: str) -> list[str]:
+    """The definition of each struct type the kernels take, in the order they appear, for
+    ``target`` (OpenCL: its spellings of the members' types; none OpenCL forbids in a
+    kernel argument)."""
+    seen, lines = set(), []
+    for proc in module.procedures:
+        for s in proc.struct_params:
+            t = s.type
+            if t.name in seen:
+                continue
+            seen.add(t.name)
+            members = " ".join(f"{_member_type(resolved, spelled, target, module)} {name};"
+                               for name, resolved, spelled in t.members)
+            if t.typedef:
+                tag = f" {t.tag}" if t.tag else ""
+                lines.append(f"typedef struct{tag} {{ {members} }} {t.name};")
+            else:
+                lines.append(f"struct {t.tag} {{ {members} }};")
+    return lines
+
+
+def _member_type(resolved: str, spelled: str, target: str, module) -> str:
+    if spelled in module.typedefs:
+        spelled = ""                    # the user's typedef: written as what it denotes
+    if target != "opencl":
+        return spelled or resolved
+    if spelled and spelled not in OPENCL_NO_KERNEL_ARGUMENT:
+        return OPENCL_SPELLINGS.get(spelled, spelled)
+    return OPENCL_TYPE_NAMES.get(resolved, resolved)
+

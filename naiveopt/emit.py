@@ -221,7 +221,8 @@ def _uses_double(kernels: list[dict], module: GModule) -> bool:
     """Whether the code uses double: OpenCL C before 2.0 (1.1 devices) needs cl_khr_fp64
     enabled for it (PoCL's OpenCL C 1.2 accepts double without the pragma; the guard keeps the
     file building, with a clear error at the first double, on devices without fp64)."""
-    texts = [k["code"] for k in kernels] + [to_c(h) for h in module.helpers]
+    texts = [k["code"] for k in kernels] + [to_c(h) for h in module.helpers] + \
+        structs.definitions(module, "opencl")
     return any(re.search(r"\bdouble\b", t) for t in texts)
 
 

@@ -23,7 +23,7 @@ from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
 from ..ir import dynamic_shared, structs
 from ..ir.cgen import to_c
 from ..ir.globals import helper_globals, kernel_globals
-from ..ir.rewrite import map_nodes, walk
+from ..ir.rewrite import identifiers, map_nodes, walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
 from . import host, named_constants, prelude, templates, vector_casts
@@ -267,7 +267,9 @@ def _parse(path: str, source: str, defines: dict[str, str],
                 raise error_at(extern.coord, f"extern __shared__ '{extern.name}' in a "
                                "__device__ function: declare it in the kernel and pass the "
                                "array", path)
-    module.pragmas = [text for _, text in pragma_lines if text.startswith("naiveopt")]
+    module.pragmas = [_member_names(text, [s for p in module.procedures
+                                           for s in p.struct_params])
+                      for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
     parts.check_device_code(translator.error)
@@ -632,7 +634,7 @@ def _read_members(body: c_ast.Compound, params: list[structs.StructParam], scala
     if not params:
         return
     symbols = {s.name: s.symbols for s in params}
-    taken = {n for n, _ in walk(body) if isinstance(n, c_ast.ID)} | \
+    taken = identifiers(body) | \
         {p.name for p in scalars if p.name not in {v for s in params
                                                    for v in s.symbols.values()}}
     for s in params:

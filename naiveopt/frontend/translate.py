@@ -222,7 +222,9 @@ class Translator:
             raise self.error(cursor, "arrays without a constant size are not supported")
         if ctype.get_canonical().kind == ci.TypeKind.RECORD and \
                 base_type_name(ctype) not in VECTOR_TYPES:
-            raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported")
+            raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported here: "
+                             "naiveopt reads a struct as a kernel's parameter passed by "
+                             "value, member by member")
         quals = []
         if ctype.is_const_qualified():
             quals.append("const")

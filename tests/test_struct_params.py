@@ -1,0 +1,239 @@
+"""Struct parameters passed by value (ir/structs.py, passes/functional/struct_params.py).
+
+``typedef struct { int n; float scale; } Params;`` and ``const MatDims d`` are how much real
+code passes sizes and coefficients. The members are sizes to the analyses (``i < p.n`` is the
+thread space, ``c < d.cols`` a loop bound the tiling passes stage), the output keeps the
+kernel's signature and the struct's definition, and verification passes one struct. The
+OpenCL outputs are also run here on a struct laid out by NumPy's own C-layout rules and
+compared with NumPy, so that a packing that agreed with itself (naive and output alike)
+could not pass unnoticed."""
+import shutil
+
+import numpy as np
+import pytest
+
+import naiveopt
+from naiveopt.errors import NaiveoptError
+from conftest import compile_cuda, run_cli
+
+AFFINE = """
+typedef struct {
+    char flag;
+    double a;
+    size_t n;
+    float b;
+} Params;
+
+__global__ void affine(Params p, const float *in, float *out)
+{
+    size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n)
+        out[i] = (float)p.a * in[i] + p.b + p.flag;
+}
+"""
+
+MV = """
+struct MatDims { int rows; int cols; };
+
+__global__ void mv(const float *A, const float *x, float *y, const MatDims d)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < d.rows) {
+        float s = 0.0f;
+        for (int c = 0; c < d.cols; c++)
+            s += A[r * d.cols + c] * x[c];
+        y[r] = s;
+    }
+}
+"""
+
+BLUR = """
+typedef struct { int width; int height; float k; } Config;
+
+__kernel void scale2d(__global const float *src, __global float *dst, const Config cfg)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= cfg.width || y >= cfg.height) return;
+    dst[y * cfg.width + x] = cfg.k * src[y * cfg.width + x];
+}
+"""
+
+HOST = """
+#include <cstdio>
+#include <cuda_runtime.h>
+""" + MV + """
+int main()
+{
+    MatDims dims;
+    dims.rows = 1000; dims.cols = 700;
+    float *A, *x, *y;
+    cudaMalloc(&A, dims.rows * dims.cols * sizeof(float));
+    cudaMalloc(&x, dims.cols * sizeof(float));
+    cudaMalloc(&y, dims.rows * sizeof(float));
+    mv<<<(dims.rows + 127) / 128, 128>>>(A, x, y, dims);
+    cudaDeviceSynchronize();
+    printf("%f\\n", 1.0);
+    return 0;
+}
+"""
+
+
+def _opencl_run(code, kernel, args, global_size, local_size):
+    import pyopencl as cl
+
+    ctx = cl.Context(cl.get_platforms()[0].get_devices())
+    queue = cl.CommandQueue(ctx)
+    program = cl.Program(ctx, code).build()
+    mf = cl.mem_flags
+    bound = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
+             if isinstance(a, np.ndarray) and a.ndim else a for a in args]
+    getattr(program, kernel)(queue, global_size, local_size, *bound)
+    for a, b in zip(args, bound):
+        if isinstance(b, cl.Buffer):
+            cl.enqueue_copy(queue, a, b)
+    queue.finish()
+
+
+def test_a_struct_is_read_by_its_members_and_written_back():
+    result = naiveopt.optimize(AFFINE, filename="affine.cu")
+    code = result.code
+    assert result.verified, result.unverified
+    assert "typedef struct {" in code and "} Params;" in code
+    assert "size_t n;" in code and "char flag;" in code
+    assert "__global__ void affine(Params p, const float *in, float *out)" in code
+    assert "if (i < p.n)" in code and "p_n" not in code
+    # the launch the user reads, and a launcher that takes the struct
+    assert "thread space: (p.n, 1)" in code
+    assert "affine_launch(Params p, const float *in, float *out," in code
+    remarks = [r.message for r in result.remarks if r.pass_name == "struct-params"]
+    assert remarks == ["p: a Params passed by value, its 4 members read as scalars"]
+
+
+def test_member_sizes_drive_the_passes_and_verification():
+    result = naiveopt.optimize(MV, filename="mv.cu")
+    kernel = result.kernels[0]
+    assert result.verified, result.unverified
+    assert "coalesce" in kernel.passes                  # d.cols bounds the staged loop
+    assert "const struct MatDims d" in result.code and "d.cols" in result.code
+    assert "struct MatDims {" in result.code
+    facts = " ".join(str(r.message) for r in result.remarks)
+    assert "d_rows" in facts and "d_cols" in facts      # inferred like scalar sizes
+
+
+def test_a_pragma_names_a_member_as_the_kernel_reads_it():
+    source = "#pragma naiveopt sizes(d.rows=333, d.cols=129)\n" + MV
+    result = naiveopt.optimize(source, filename="mv.cu")
+    assert result.verified, result.unverified
+    assert "333" in result.kernels[0].verification.detail
+
+
+def test_opencl_output_runs_on_a_struct_numpy_lays_out():
+    result = naiveopt.optimize(AFFINE, filename="affine.cu", target="opencl")
+    code = result.code
+    assert result.verified, result.unverified
+    # OpenCL forbids size_t in a kernel argument: the member is its 64-bit type there
+    assert "unsigned long n;" in code and "Params p" in code
+    assert "cl_khr_fp64" in code                         # the member's double
+    dtype = np.dtype([("flag", np.int8), ("a", np.float64), ("n", np.uint64),
+                      ("b", np.float32)], align=True)
+    p = np.zeros((), dtype=dtype)
+    n = 1000
+    p["flag"], p["a"], p["n"], p["b"] = 3, 1.5, n, 0.25
+    src = np.random.default_rng(1).uniform(-1, 1, n + 24).astype(np.float32)
+    out = np.zeros(n + 24, dtype=np.float32)
+    geo = result.kernels[0].geometry
+    (gx, gy, gz), local = geo.sizes({"p_n": n})
+    _opencl_run(code, "affine", [p, src, out], (gx, gy, gz), local)
+    expected = np.float32(1.5) * src[:n] + np.float32(0.25) + 3
+    np.testing.assert_allclose(out[:n], expected, rtol=1e-6)
+    assert not out[n:].any()                             # the guard held at p.n
+
+
+def test_opencl_input_struct_in_both_targets():
+    for target in ("opencl", "cuda"):
+        result = naiveopt.optimize(BLUR, filename="blur.cl", target=target)
+        assert result.verified, (target, result.unverified)
+        assert "typedef struct {" in result.code and "} Config;" in result.code
+        assert "const Config cfg" in result.code and "cfg.width" in result.code
+        assert "thread space: (cfg.width, cfg.height" in result.code
+    dtype = np.dtype([("width", np.int32), ("height", np.int32), ("k", np.float32)],
+                     align=True)
+    cfg = np.zeros((), dtype=dtype)
+    cfg["width"], cfg["height"], cfg["k"] = 37, 21, 2.5
+    result = naiveopt.optimize(BLUR, filename="blur.cl")
+    src = np.random.default_rng(2).uniform(-1, 1, 37 * 21).astype(np.float32)
+    dst = np.zeros_like(src)
+    (gx, gy, gz), local = result.kernels[0].geometry.sizes({"cfg_width": 37,
+                                                            "cfg_height": 21})
+    _opencl_run(result.code, "scale2d", [src, dst, cfg], (gx, gy, gz), local)
+    np.testing.assert_allclose(dst, 2.5 * src, rtol=1e-6)
+
+
+def test_work_sizes_header_takes_the_members(tmp_path):
+    src = tmp_path / "blur.cl"
+    src.write_text(BLUR)
+    out = tmp_path / "out.cl"
+    done = run_cli(src, "-o", out)
+    assert done.returncode == 0, done.stderr
+    header = (tmp_path / "out.cl.h").read_text()
+    assert "scale2d_work_sizes(long cfg_width, long cfg_height, size_t global_size[3]" in header
+    assert "cfg_width is cfg.width" in header
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_cuda_outputs_compile_and_host_launches_pass_the_struct(tmp_path):
+    result = naiveopt.optimize(HOST, filename="prog.cu")
+    code = result.code
+    assert result.verified, result.unverified
+    assert code.count("struct MatDims {") == 1          # not also in the host code
+    assert code.index("struct MatDims {") < code.index("__global__")
+    assert "mv_launch_from((dims.rows + 127) / 128, 128, A, x, y, dims);" in code
+    assert "gridDim.x != (unsigned)((d.rows + " in code  # the contract reads the member
+    for name, text in (("prog_out.cu", code),
+                       ("affine_out.cu", naiveopt.optimize(AFFINE, filename="a.cu").code),
+                       ("blur_out.cu", naiveopt.optimize(BLUR, filename="b.cl",
+                                                         target="cuda").code)):
+        path = tmp_path / name
+        path.write_text(text)
+        done = compile_cuda(str(path), str(tmp_path))
+        assert done.returncode == 0, (name, done.stderr[-2000:])
+
+
+@pytest.mark.parametrize("source, where, message", [
+    ("struct P { float *data; int n; };\n"
+     "__global__ void k(P p, float *o) { int i = threadIdx.x; if (i < p.n) o[i] = p.data[i]; }",
+     (1, 19), "member 'data' is a pointer"),
+    ("struct P { int n; float s[4]; };\n"
+     "__global__ void k(P p, float *o) { int i = threadIdx.x; if (i < p.n) o[i] = p.s[0]; }",
+     (1, 25), "member 's' is an array"),
+    ("union U { int n; float s; };\n"
+     "__global__ void k(U u, float *o) { int i = threadIdx.x; if (i < u.n) o[i] = 1.0f; }",
+     (2, 21), "unions"),
+    ("struct P { int n; float s; __device__ float t() const { return s; } };\n"
+     "__global__ void k(P p, float *o) { int i = threadIdx.x; if (i < p.n) o[i] = p.s; }",
+     (1, 45), "more than data members ('t')"),
+    ("struct P { int n; float s; };\n__device__ float f(P p) { return p.s; }\n"
+     "__global__ void k(P p, float *o) { int i = threadIdx.x; if (i < p.n) o[i] = f(p); }",
+     (2, 22), "struct type 'P' is not supported here"),
+    ("struct P { int n; float s; };\n"
+     "__global__ void k(P p, float *o) { int p_n = 2; int i = threadIdx.x;\n"
+     "  if (i < p.n) o[i] = p.s * p_n; }",
+     None, "its member's name 'p_n', which naiveopt reads it as, is taken"),
+])
+def test_struct_forms_not_read_are_located_errors(source, where, message):
+    with pytest.raises(NaiveoptError) as err:
+        naiveopt.optimize(source, filename="k.cu", verify=False)
+    assert message in err.value.message
+    if where:
+        assert (err.value.line, err.value.col) == where
+
+
+def test_runners_pack_members_as_c_lays_out_a_struct():
+    from naiveopt.verify.opencl import packed
+
+    value = packed([np.int8(3), np.float64(1.5), np.uint64(7), np.float32(0.25)])
+    assert value.dtype.itemsize == 32                    # padded to the double's alignment
+    assert [value.dtype.fields[f"m{i}"][1] for i in range(4)] == [0, 8, 16, 24]
+    assert value.tobytes()[:1] == b"\x03" and value["m2"] == 7
+    assert packed([np.int32(5), np.float32(2.0)]).dtype.itemsize == 8

@@ -165,3 +165,35 @@ def test_cli_explains(tmp_path):
                    "--no-verify", "-o", tmp_path / "t.cu")
     assert done.returncode == 0, done.stderr
     assert f"[{NAME}] applied: diagonal block order" in done.stderr
+
+
+# fuzz 100/21: a sum of K * N terms (75 000 at the odd sizes) that rotating the loop over k
+# reorders: the rotated output differs from the naive kernel by 2e-4, beyond float32's
+# tolerance, at the sizes verification draws
+LONG_SUM = os.path.join(os.path.dirname(__file__), "lit", "fuzz",
+                        "long_sum_rotated_beyond_tolerance.cl")
+
+
+def _long_sum(**kw):
+    with open(LONG_SUM) as fh:
+        return naiveopt.optimize(fh.read(), filename=LONG_SUM, target="opencl", arch="gfx90a",
+                                 passes=[NAME], **kw)
+
+
+def test_fp_strict_keeps_a_float_sum_from_being_rotated():
+    result = _long_sum(options={"fp_strict": True})
+    assert any("--fp-strict: the sums of acc keep their order" in m
+               for m in remarks(result, "missed"))
+    assert "k_first" not in result.code
+    assert_verified(result, ("inferred", "inferred-odd"))
+
+
+def test_a_rotation_beyond_tolerance_is_compiled_again_keeping_the_order():
+    result = _long_sum()
+    assert_verified(result, ("inferred", "inferred-odd"))
+    assert "k_first" not in result.code                 # the strict compile's output
+    said = [r.message for r in result.remarks if r.pass_name == "verify"]
+    assert len(said) == 1 and said[0].startswith(
+        "the output of partition-camping (a reordering of floating-point arithmetic) "
+        "differed from the naive kernel beyond tolerance (inferred-odd sizes")
+    assert said[0].endswith("compiled keeping the order (as --fp-strict)")

@@ -1470,6 +1470,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = host_variant(source, random.Random(f"{seed}:{index}:host"), dialect)
     source = template_variant(source, random.Random(f"{seed}:{index}:template"), dialect)
     source = bounds_variant(source, random.Random(f"{seed}:{index}:launch-bounds"), dialect)
+    source = struct_variant(source, random.Random(f"{seed}:{index}:struct"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -1491,7 +1492,8 @@ def sized(source: str, rng: random.Random, always: bool = False) -> dict[str, st
     if found is None or (rng.random() >= SIZES_SHARE and not always):
         return {}
     pairs = (p.split("=") for p in found.group(1).split(","))
-    return {k.strip(): v.strip() for k, v in pairs}
+    # (a struct's member, ``p.n = 65``, is no -D name)
+    return {k.strip(): v.strip() for k, v in pairs if "." not in k}
 
 
 # ---------------------------------------------------------------- host code with launches
@@ -1926,6 +1928,76 @@ def bounds_variant(source: str, rng: random.Random, dialect: str) -> str:
     if rng.random() < 0.5:
         return source[:head.start()] + f"__launch_bounds__({most})\n" + source[head.start():]
     return source[:head.end()] + f"__launch_bounds__({most}) " + source[head.end():]
+
+
+#: Share of cases whose first kernel takes its scalar parameters in one struct passed by
+#: value (:func:`struct_variant`).
+STRUCT_SHARE = 0.15
+_FIRST_KERNEL = re.compile(r"^(?:__global__|__kernel) void (?:__launch_bounds__\(\d+\) )?\w+\(",
+                          re.M)
+
+
+def struct_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, the first kernel's scalar parameters are members of a struct it
+    takes by value (``typedef struct { int N; float alpha; } Params;`` / ``struct Params``,
+    ``const Params prm``), read as ``prm.N`` in its body and its pragma: the front end reads
+    the members as sizes and the output writes the struct back (ir/structs.py). Not where
+    host code or a template passes the scalars themselves."""
+    if rng.random() >= STRUCT_SHARE or "template" in source or "<<<" in source:
+        return source
+    head = _FIRST_KERNEL.search(source)
+    if head is None:
+        return source
+    close = _closing_paren(source, head.end())
+    params = [p.strip() for p in source[head.end():close].split(",")]
+    # (not spelling_variant's pointer typedefs, ``REAL_PTR A``)
+    scalars = [p for p in params if "*" not in p and "_PTR" not in p and
+               re.fullmatch(r"[\w ]+ \w+", p)]
+    if not scalars:
+        return source
+    names = [p.split()[-1] for p in scalars]
+    members = " ".join(re.sub(r"^const ", "", p) + ";" for p in scalars)
+    kind = rng.choice(["Params", "KernelArgs", "Dims"])
+    value = rng.choice(["prm", "args", "p"])
+    if re.search(rf"\b({kind}|{value}|{value}_\w+)\b", source):
+        return source
+    typedef = dialect == "opencl" or rng.random() < 0.5
+    definition = f"typedef struct {{ {members} }} {kind};" if typedef else \
+        f"struct {kind} {{ {members} }};"
+    kept = [p for p in params if p not in scalars]
+    const = "const " if rng.random() < 0.5 else ""
+    at = rng.randint(0, len(kept))
+    written = kept[:at] + [f"{const}{kind if typedef or dialect == 'cuda' else 'struct ' + kind}"
+                           f" {value}"] + kept[at:]
+    body_start = source.index("{", close)
+    body_end = _closing_brace(source, body_start + 1)
+    member = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, names))})\b")
+    body = member.sub(rf"{value}.\1", source[body_start:body_end])
+    # the kernel's own pragma lines (between the code before it and its head)
+    before = source[:head.start()]
+    cut = max(before.rfind("}\n"), 0)
+    pragmas = re.sub(r"(?m)^#pragma naiveopt .*$",
+                     lambda m: member.sub(rf"{value}.\1", m.group(0)), before[cut:])
+    return (before[:cut] + pragmas + definition + "\n" + source[head.start():head.end()] +
+            ", ".join(written) + source[close:body_start] + body + source[body_end:])
+
+
+def _closing_paren(text: str, start: int) -> int:
+    depth = 1
+    for n in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[n], 0)
+        if depth == 0:
+            return n
+    raise ValueError("unbalanced parentheses")
+
+
+def _closing_brace(text: str, start: int) -> int:
+    depth = 1
+    for n in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[n], 0)
+        if depth == 0:
+            return n
+    raise ValueError("unbalanced braces")
 
 
 def _closing_bracket(text: str, start: int) -> int:

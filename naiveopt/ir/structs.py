@@ -56,6 +56,18 @@ class StructParam:
     symbols: dict[str, str] = field(default_factory=dict)
 
 
+def input_layout(proc) -> list[tuple[int | tuple[int, ...], int]]:
+    """How the input kernel's own parameters take the arguments (one per GProcedure.params
+    entry, in order): each struct packed from its members' arguments where its first member
+    stands (the binding of ir/textures.param_layout for a kernel run as written)."""
+    first = {next(iter(s.symbols.values())): s for s in proc.struct_params}
+    rest = {sym for s in proc.struct_params for sym in list(s.symbols.values())[1:]}
+    positions = {p.name: i for i, p in enumerate(proc.params)}
+    return [(tuple(positions[sym] for sym in first[p.name].symbols.values()), 0)
+            if p.name in first else (i, 0)
+            for i, p in enumerate(proc.params) if p.name not in rest]
+
+
 def member_symbol(param: str, member: str) -> str:
     """The scalar the IR reads for ``param.member``."""
     return f"{param}_{member}"

@@ -149,6 +149,9 @@ class OptimizationPass(Pass):
     and leave such a kernel alone, with a remark."""
 
     lane_safe: ClassVar[bool] = False
+    #: whether the pass may reorder floating-point arithmetic (sums, factors): results agree
+    #: within tolerance, not bit for bit; ``--fp-strict`` keeps the order
+    reassociates: ClassVar[bool] = False
 
     def run_module(self, module: GModule, ctx: PassContext) -> None:
         from ..targets import find_target

@@ -44,6 +44,7 @@ _FLOATING = ("float", "double")
 
 class InvariantFactors(OptimizationPass):
     name = "invariant-factors"
+    reassociates = True
     lane_safe = True
     requires = ("loops",)
 

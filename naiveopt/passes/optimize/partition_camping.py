@@ -32,7 +32,8 @@ Two remedies, both permutations of the work, so every output is still computed e
     and has no break/return. For a loop the tiling engine staged (shared tiles, barriers) the
     check is made on the loop before staging: the engine rewrites every tile element in each
     iteration, so the tiles carry nothing between iterations. Reordering a floating-point sum
-    is a reassociation: results agree within float32 tolerance, not bit for bit.
+    is a reassociation: results agree within float32 tolerance, not bit for bit;
+    ``--fp-strict`` keeps a floating-point sum's order (no rotation).
 
 (a) **Diagonal block order** (Ruetsch & Micikevicius), for 2-D grids when the camping access
     moves with ``bidx``: with bid = bidx + gridDim.x*bidy the launch order,
@@ -65,6 +66,7 @@ from ...ir.build import expression, fresh, statements
 from ...ir.elements import WORD_BYTES, element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
+from ...ir.typenames import integer_type
 from ...launch import evaluate, geometry, uses_y, variables
 from ...targets import Target, get_target
 from ..functional.builtins import OPENCL_TO_CUDA_IDS, PURE_CALLS, call_name
@@ -107,6 +109,7 @@ class Wave:
 
 class PartitionCamping(OptimizationPass):
     name = "partition-camping"
+    reassociates = True
     requires = ("memory-expressions",)
 
     def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses | None:
@@ -164,6 +167,13 @@ class PartitionCamping(OptimizationPass):
                     reasons.append(f"{loop.iterator}: rotating does not spread the blocks")
                     continue
                 accumulators = _accumulators(loop.node.stmt)
+                integer = {n.name for n, _ in walk(proc.body)
+                           if isinstance(n, c_ast.Decl) and integer_type(n.type)}
+                floating = sorted(set(accumulators) - integer)
+                if floating and ctx.options.fp_strict:
+                    reasons.append(f"{loop.iterator}: --fp-strict: the sums of "
+                                   f"{', '.join(floating)} keep their order")
+                    continue
                 _rewrite_rotation(proc, loop, k)
                 reanalyse(proc, ctx)
                 acc = (f"; reorders the accumulation into {', '.join(sorted(accumulators))} "

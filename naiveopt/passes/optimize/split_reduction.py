@@ -109,6 +109,7 @@ class Plan:
 
 class SplitReduction(OptimizationPass):
     name = "split-reduction"
+    reassociates = True
     lane_safe = True
     requires = ("loops", "memory-expressions")
 

@@ -312,7 +312,8 @@ def render_cuda_kernels(module: GModule, procs: list[GProcedure]) -> str:
     declarations, for resource queries (one file for many variants: nvcc.measure_many)."""
     parts = [f"#include <{h}>" for h in headers_for(used_names(module))]
     parts += [f"#ifndef {k}\n#define {k} {v}\n#endif" for k, v in module.macros.items()]
-    parts += typedef_lines(module, "cuda") + structs.definitions(module, "cuda")
+    # (struct parameters are still their members here: ir/structs.py)
+    parts += typedef_lines(module, "cuda")
     parts += _operators(module, [p.func for p in procs])
     parts += cuda_helpers(used_vectors([p.func for p in procs]))
     parts += async_copy.cuda_helpers([p.func for p in procs])

@@ -51,7 +51,8 @@ def parse(text: str | int) -> Tree | None:
     # are non-negative and in range, and the tree's arithmetic is C's integer arithmetic
     text = without_integer_casts(str(text))
     # C names that are Python keywords (a size parameter named 'class') parse under a suffix
-    text = re.sub(r"(?<![\w.])[A-Za-z_]\w*",
+    # (and a struct's member so named: ``o.class``)
+    text = re.sub(r"(?<!\w)[A-Za-z_]\w*",
                   lambda m: m.group(0) + _KW if keyword.iskeyword(m.group(0)) else m.group(0),
                   str(text))
     try:
@@ -68,7 +69,7 @@ def _from_py(node: ast.AST) -> Tree:
         return {"var": node.id.removesuffix(_KW)}
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         # a member of a struct parameter (ir/structs.py): ``p.n``
-        return {"var": f"{node.value.id.removesuffix(_KW)}.{node.attr}"}
+        return {"var": f"{node.value.id.removesuffix(_KW)}.{node.attr.removesuffix(_KW)}"}
     if isinstance(node, ast.BinOp) and type(node.op) in _PY_OPS:
         return {"op": _PY_OPS[type(node.op)], "args": [_from_py(node.left),
                                                       _from_py(node.right)]}

@@ -110,7 +110,8 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
     tree_name = {user: tree for tree, user in proc.renamed.items()}
 
     def c_expr(text: str) -> str:
-        return re.sub(r"[A-Za-z_]\w*", lambda m: tree_name.get(m.group(0), m.group(0)), text)
+        text = re.sub(r"[A-Za-z_]\w*", lambda m: tree_name.get(m.group(0), m.group(0)), text)
+        return structs.in_output(proc, text)
 
     grid = [c_expr(g) for g in geometry.grid[:3]]
     space = [c_expr(t) for t in geometry.thread_space[:3]]

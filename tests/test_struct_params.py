@@ -237,3 +237,36 @@ def test_runners_pack_members_as_c_lays_out_a_struct():
     assert [value.dtype.fields[f"m{i}"][1] for i in range(4)] == [0, 8, 16, 24]
     assert value.tobytes()[:1] == b"\x03" and value["m2"] == 7
     assert packed([np.int32(5), np.float32(2.0)]).dtype.itemsize == 8
+
+
+def test_members_the_output_dialect_reserves_are_renamed(tmp_path):
+    cuda = """
+struct Opts { int read_only; float half; };
+__global__ void k(const Opts o, const float *a, float *b)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < o.read_only) b[i] = o.half * a[i];
+}
+"""
+    result = naiveopt.optimize(cuda, filename="k.cu", target="opencl")
+    assert result.verified, result.unverified
+    assert "struct Opts { int read_only_; float half_; };" in " ".join(result.code.split())
+    assert "if (i < o.read_only_)" in result.code
+    assert "thread space: (o.read_only, 1)" in result.code   # the host's name
+    opencl = """
+typedef struct { int class; int new; float k; } Opts;
+__kernel void k(__global const float *a, __global float *b, Opts o)
+{
+    int i = get_global_id(0);
+    int j = get_global_id(1);
+    if (i < o.class && j < o.new) b[j * o.class + i] = o.k * a[j * o.class + i];
+}
+"""
+    result = naiveopt.optimize(opencl, filename="k.cl", target="cuda")
+    assert result.verified, result.unverified
+    assert "int class_;" in result.code and "o.new_" in result.code
+    if shutil.which("nvcc"):
+        path = tmp_path / "k.cu"
+        path.write_text(result.code)
+        done = compile_cuda(str(path), str(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]

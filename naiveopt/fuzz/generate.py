@@ -1946,8 +1946,8 @@ def struct_variant(source: str, rng: random.Random, dialect: str) -> str:
     if rng.random() >= STRUCT_SHARE or "template" in source or "<<<" in source:
         return source
     head = _FIRST_KERNEL.search(source)
-    if head is None:
-        return source
+    if head is None or len(_FIRST_KERNEL.findall(source)) > 1:
+        return source                   # (the other kernels share the pragma's names)
     close = _closing_paren(source, head.end())
     params = [p.strip() for p in source[head.end():close].split(",")]
     # (not spelling_variant's pointer typedefs, ``REAL_PTR A``)

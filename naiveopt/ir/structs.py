@@ -37,9 +37,13 @@ class StructType:
     typedef: bool                   # named through a typedef (``Params``) rather than its tag
     # (member, resolved scalar type, the type as the user spelled it) in declaration order
     members: list[tuple[str, str, str]] = field(default_factory=list)
+    # members the output's dialect reserves (``read_only`` in OpenCL C, ``new`` in C++):
+    # member -> the name the output writes (the layout is by position; the struct-params
+    # pass fills it for the target)
+    written: dict[str, str] = field(default_factory=dict)
 
     @property
-    def written(self) -> str:
+    def spelled(self) -> str:
         """The type as a parameter declaration writes it (C and OpenCL C need ``struct``
         before a tag)."""
         return self.name if self.typedef else f"struct {self.tag}"
@@ -98,6 +102,17 @@ def unspell(proc, text: str) -> str:
                   lambda m: members.get(m.group(0), m.group(0)), text)
 
 
+def in_output(proc, text: str) -> str:
+    """``text`` (in the user's names, :func:`spell`) with the members the output renamed
+    written as it writes them: code inside the output file (a launcher, a launch check)."""
+    renamed = {f"{s.name}.{m}": f"{s.name}.{w}" for s in proc.struct_params
+               for m, w in s.type.written.items()}
+    if not renamed or not text:
+        return text
+    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\.[A-Za-z_]\w*",
+                  lambda m: renamed.get(m.group(0), m.group(0)), text)
+
+
 def fold(proc) -> None:
     """Write ``proc``'s struct parameters back: one declaration of the struct type where its
     first member's scalar stood, and ``p.n`` for each ``p_n`` in the body."""
@@ -118,7 +133,8 @@ def fold(proc) -> None:
     def member(node: c_ast.Node) -> c_ast.Node:
         if isinstance(node, c_ast.ID) and node.name in names:
             param, field_name = names[node.name]
-            return c_ast.StructRef(c_ast.ID(param), ".", c_ast.ID(field_name), node.coord)
+            written = by_name[param].type.written.get(field_name, field_name)
+            return c_ast.StructRef(c_ast.ID(param), ".", c_ast.ID(written), node.coord)
         return node
     map_nodes(proc.func.body, member)
 
@@ -126,7 +142,7 @@ def fold(proc) -> None:
 def declaration(s: StructParam) -> c_ast.Decl:
     quals = ["const"] if s.const else []
     return c_ast.Decl(s.name, list(quals), [], [], [], c_ast.TypeDecl(
-        s.name, quals, None, c_ast.IdentifierType([s.type.written])), None, None)
+        s.name, quals, None, c_ast.IdentifierType([s.type.spelled])), None, None)
 
 
 def definitions(module, target: str) -> list[str]:
@@ -140,7 +156,8 @@ def definitions(module, target: str) -> list[str]:
             if t.name in seen:
                 continue
             seen.add(t.name)
-            members = " ".join(f"{_member_type(resolved, spelled, target, module)} {name};"
+            members = " ".join(f"{_member_type(resolved, spelled, target, module)} "
+                               f"{t.written.get(name, name)};"
                                for name, resolved, spelled in t.members)
             if t.typedef:
                 tag = f" {t.tag}" if t.tag else ""

@@ -3,20 +3,34 @@
 The front end reads a struct parameter's members as scalar parameters (``p.n`` as ``p_n``)
 so that every analysis and pass sees sizes and coefficients; the host still passes one
 struct. This pass, the last before emission, puts the struct parameter back in its place
-and each member read back as ``p.n``.
+and each member read back as ``p.n`` (a member the target reserves, ``read_only`` in
+OpenCL C, under another name: the host passes the struct's bytes, laid out by position).
 """
 from __future__ import annotations
 
 from ...ir import GProcedure
 from ...ir import structs
 from ..manager import Pass, PassContext
+from .names import CUDA_RESERVED, OPENCL_RESERVED
 
 
 class StructParams(Pass):
     name = "struct-params"
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
+        reserved = OPENCL_RESERVED if ctx.target == "opencl" else CUDA_RESERVED
+        for s in proc.struct_params:
+            names = {m for m, _, _ in s.type.members}
+            s.type.written = {}
+            for m in sorted(names & reserved):
+                written = m + "_"
+                while written in names or written in reserved:
+                    written += "_"
+                s.type.written[m] = written
+                ctx.remark("analysis", self.name, proc, f"{s.name}.{m}: written {written} "
+                           f"(the struct's member, which {ctx.target} reserves; the layout "
+                           "is the input's)")
         structs.fold(proc)
         for s in proc.struct_params:
-            ctx.remark("analysis", self.name, proc, f"{s.name}: a {s.type.written} passed "
+            ctx.remark("analysis", self.name, proc, f"{s.name}: a {s.type.spelled} passed "
                        f"by value, its {len(s.symbols)} members read as scalars")

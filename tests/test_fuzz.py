@@ -202,6 +202,26 @@ def test_generator_writes_24_bit_multiplies(monkeypatch):
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
+def test_generator_passes_scalars_in_a_struct(monkeypatch):
+    """Some single-kernel cases take their scalar parameters in one struct passed by value
+    (``typedef struct {...} Params;`` / ``struct Params``), read as ``prm.N`` in the body and
+    the pragma; the front end reads the members as sizes, and the cases verify."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "STRUCT_SHARE", 1.0)
+    found = [c for c in (generate_case(101, i, [], ("global",)) for i in range(30))
+             if re.search(r"^(typedef )?struct ", c.source, re.M)]
+    assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
+    assert any("#pragma naiveopt sizes(" in c.source and "." in c.source.split("sizes(")[1]
+               .split(")")[0] for c in found)
+    assert any(re.search(r"^struct \w+ \{", c.source, re.M) for c in found)
+    for case in [c for c in found if c.dialect == "opencl"][:1] + \
+            [c for c in found if c.dialect == "cuda"][:1]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+        assert any("struct-params" in r for r in outcome.remarks), outcome.remarks
+
+
 def test_generator_writes_typedefs_and_unsigned_thread_ids():
     """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
     CUDA) and size_t/unsigned thread ids, in both dialects."""

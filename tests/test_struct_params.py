@@ -270,3 +270,27 @@ __kernel void k(__global const float *a, __global float *b, Opts o)
         path.write_text(result.code)
         done = compile_cuda(str(path), str(tmp_path))
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_loop_bound_no_size_set_gives_is_unverified_not_a_crash():
+    # the pragma names sizes the kernel does not have (its sizes are p.N, p.K): the bound of
+    # the loop over k reached the integer-set library as an unknown name (an isl syntax
+    # error, found by the fuzzer's struct cases)
+    source = """
+#pragma naiveopt sizes(N=63, K=7) threads(N)
+struct Args { int N; int K; };
+__global__ void k0(const float *A, float *B, const Args p)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.N) {
+        float acc = 0.0f;
+        for (int k = 0; k < p.K; k++)
+            acc += A[i] * k;
+        B[i] = acc;
+    }
+}
+"""
+    result = naiveopt.optimize(source, filename="k.cu", defines={"N": "63", "K": "7"})
+    assert not result.verified
+    assert "the bounds of loop k name p_K, which no size set gives" in \
+        result.unverified["k0"], result.unverified

@@ -1973,12 +1973,10 @@ def struct_variant(source: str, rng: random.Random, dialect: str) -> str:
     body_end = _closing_brace(source, body_start + 1)
     member = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, names))})\b")
     body = member.sub(rf"{value}.\1", source[body_start:body_end])
-    # the kernel's own pragma lines (between the code before it and its head)
-    before = source[:head.start()]
-    cut = max(before.rfind("}\n"), 0)
-    pragmas = re.sub(r"(?m)^#pragma naiveopt .*$",
-                     lambda m: member.sub(rf"{value}.\1", m.group(0)), before[cut:])
-    return (before[:cut] + pragmas + definition + "\n" + source[head.start():head.end()] +
+    # the pragma lines (the file's only kernel: all of them are its)
+    before = re.sub(r"(?m)^#pragma naiveopt .*$",
+                    lambda m: member.sub(rf"{value}.\1", m.group(0)), source[:head.start()])
+    return (before + definition + "\n" + source[head.start():head.end()] +
             ", ".join(written) + source[close:body_start] + body + source[body_end:])
 
 

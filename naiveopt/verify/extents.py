@@ -592,6 +592,10 @@ def _domain(access: Access, sizes: dict[str, int], geometry: LaunchGeometry,
     for it, lower, upper, step in access.loops:
         v = sympy.Symbol(f"{prefix}_it_{it}", integer=True)
         lo, hi = _sub(lower, names), _sub(upper, names)
+        free = {s.name for s in (lo.free_symbols | hi.free_symbols)} - set(threads + hidden)
+        if free:
+            raise NoExtent(f"the bounds of loop {it} name {', '.join(sorted(free))}, which no "
+                           "size set gives")
         names[sympy.Symbol(it, integer=True)] = v
         hidden.append(v.name)
         bounds.append(f"{_isl(lo)} <= {v} < {_isl(hi)}")

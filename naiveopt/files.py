@@ -54,10 +54,17 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def parse_defines(items: list[str]) -> dict[str, str]:
-    """``-D NAME=VALUE`` options as a dict (``-D NAME`` alone means ``NAME=1``, as in C)."""
+    """``-D NAME=VALUE`` options as a dict (``-D NAME`` alone means ``NAME=1``, as in C). A
+    struct parameter's member (``-D p.n=1000``) names the size it is read as
+    (ir/structs.member_symbol)."""
+    from .ir.structs import member_symbol
+
     out = {}
     for item in items:
         name, eq, value = item.partition("=")
+        struct, dot, member = name.partition(".")
+        if dot and struct.isidentifier() and member.isidentifier():
+            name = member_symbol(struct, member)
         if not name.isidentifier():
             raise NaiveoptError(f"bad -D '{item}': expected NAME=VALUE")
         out[name] = value if eq else "1"

@@ -294,3 +294,15 @@ __global__ void k0(const float *A, float *B, const Args p)
     assert not result.verified
     assert "the bounds of loop k name p_K, which no size set gives" in \
         result.unverified["k0"], result.unverified
+
+
+def test_cli_sizes_and_profile_name_a_member(tmp_path):
+    src = tmp_path / "mv.cu"
+    src.write_text(MV)
+    done = run_cli(src, "-D", "d.rows=300", "-D", "d.cols=200", "--explain", "-o",
+                   tmp_path / "out.cu")
+    assert done.returncode == 0, done.stderr
+    assert "verification passed: inferred (d_rows=300, d_cols=200)" in done.stderr
+    done = run_cli("profile", src, "--compare", "-D", "d.rows=300", "-D", "d.cols=200")
+    assert done.returncode == 0, done.stderr
+    assert "global_load_sectors" in done.stdout

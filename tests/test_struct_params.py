@@ -216,6 +216,13 @@ def test_cuda_outputs_compile_and_host_launches_pass_the_struct(tmp_path):
     ("struct P { int n; float s; };\n__device__ float f(P p) { return p.s; }\n"
      "__global__ void k(P p, float *o) { int i = threadIdx.x; if (i < p.n) o[i] = f(p); }",
      (2, 22), "struct type 'P' is not supported here"),
+    # the output's definition and verification's argument would drop the attribute
+    ("struct __attribute__((aligned(16))) P { float x; float y; float z; };\n"
+     "__global__ void k(P p, float *o) { int i = threadIdx.x; o[i] = p.x + p.z; }",
+     (1, 37), "is not laid out as its members are (16 bytes, an alignment or packing"),
+    ("struct __attribute__((packed)) P { char c; float x; };\n"
+     "__global__ void k(P p, float *o) { int i = threadIdx.x; o[i] = p.x + p.c; }",
+     (1, 32), "is not laid out as its members are (5 bytes"),
     ("struct P { int n; float s; };\n"
      "__global__ void k(P p, float *o) { int p_n = 2; int i = threadIdx.x;\n"
      "  if (i < p.n) o[i] = p.s * p_n; }",

@@ -613,6 +613,7 @@ def _struct_param(cursor: ci.Cursor, translator: Translator) -> structs.StructPa
         members.append((child.spelling, resolved, type_spelling(child.type) or resolved))
     if not members:
         raise translator.error(cursor, f"{what}: its type has no data members")
+    _natural_layout(record, ctype.get_canonical(), what, translator)
     named = ctype
     while named.kind == ci.TypeKind.ELABORATED:
         named = named.get_named_type()
@@ -625,6 +626,28 @@ def _struct_param(cursor: ci.Cursor, translator: Translator) -> structs.StructPa
     const = ctype.is_const_qualified()
     return structs.StructParam(cursor.spelling, kind, const, {
         m: structs.member_symbol(cursor.spelling, m) for m, _, _ in members})
+
+
+def _natural_layout(record: ci.Cursor, ctype: ci.Type, what: str,
+                    translator: Translator) -> None:
+    """The struct is laid out as C lays out its members (each at its own alignment, the
+    whole padded to the largest), which the output's definition and verification's argument
+    repeat; an alignment or packing attribute, which they would drop, is a located error."""
+    offset, most = 0, 1
+    for child in record.get_children():
+        if child.kind != K.FIELD_DECL:
+            continue
+        size = child.type.get_canonical().get_size()
+        offset = -(-offset // size) * size
+        if ctype.get_offset(child.spelling) != 8 * offset:
+            break
+        offset, most = offset + size, max(most, size)
+    else:
+        if ctype.get_size() == -(-offset // most) * most:
+            return
+    raise translator.error(record, f"{what}: its type '{record.spelling}' is not laid out as "
+                                   f"its members are ({ctype.get_size()} bytes, an alignment "
+                                   "or packing attribute): not supported")
 
 
 def _read_members(body: c_ast.Compound, params: list[structs.StructParam], scalars: list[Param],

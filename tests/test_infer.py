@@ -524,3 +524,22 @@ def test_a_bin_set_to_constants_on_branches_bounds_the_extent(body):
 def test_a_bin_computed_on_one_branch_stays_unknown():
     source = BINS.replace("BODY", "if (v < 0.0f) bin = 0; else bin = (int)(v * 4.0f);")
     assert "depends on bin" in why(source, "counts")
+
+
+def test_a_size_a_thread_id_counts_down_from_bounds_the_thread_space():
+    # fuzz 1156/9: ``B[N - 1 - i]`` in an unguarded kernel took N for a radius (5, 3): the
+    # naive kernel read B[-507] at the inferred sizes, and the garbage differed between the
+    # naive and the optimized run (a false miscompile). N bounds i like the thread space.
+    source = """
+__global__ void rev(const float *B, float *A, int N)
+{
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    A[i] = B[N - 1 - i] + B[i];
+}
+"""
+    result = naiveopt.optimize(source, filename="rev.cu", target="opencl")
+    assert result.verified, result.unverified
+    detail = result.kernels[0].verification.detail
+    sizes = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", part))
+             for part in re.findall(r"\(([^)]*)\)", detail)]
+    assert sizes and all(s["N"] >= s["globalDimX"] for s in sizes), detail

@@ -476,9 +476,14 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
             for it, lower, upper, _ in access.loops:
                 for s in _ordered(lower.free_symbols | upper.free_symbols):
                     add(s.name, "small" if it in taps else "k")
+            reversed_axis = _reversed_axis(access.index)
             for s in _ordered(access.index.free_symbols):
                 if s.name not in loops:
-                    add(s.name, "small" if _offset_only(access.index, s) else "k")
+                    # ``A[N - 1 - i]``: N bounds the thread space along i's axis, it does
+                    # not shift it by a radius
+                    add(s.name, reversed_axis if reversed_axis and
+                        _offset_only(access.index, s) else
+                        "small" if _offset_only(access.index, s) else "k")
             for cond in access.conditions:
                 for s in _ordered(cond.free_symbols):
                     if s.name not in loops:
@@ -499,6 +504,18 @@ def _tap_loops(index: sympy.Expr, loops: set[str]) -> set[str]:
     coefficients = {s.name: expanded.coeff(s) for s in expanded.free_symbols}
     ids = [c for n, c in coefficients.items() if n in _IDS and c != 0]
     return {n for n, c in coefficients.items() if n in loops and c != 0 and c in ids}
+
+
+def _reversed_axis(index: sympy.Expr) -> str:
+    """The axis of a global thread id that ``index`` walks backwards (``N - 1 - idx``:
+    'x'), or ''."""
+    expanded = sympy.expand(index)
+    for name, axis in (("idx", "x"), ("idy", "y"), ("idz", "z")):
+        symbol = next((s for s in expanded.free_symbols if s.name == name), None)
+        coefficient = expanded.coeff(symbol) if symbol is not None else sympy.Integer(0)
+        if coefficient.is_number and coefficient < 0:
+            return axis
+    return ""
 
 
 def _offset_only(index: sympy.Expr, symbol: sympy.Symbol) -> bool:

@@ -48,8 +48,9 @@ REJECTED = [
      "    if (i < N) A[i] = A[i] * 2;\n}\n", 2, "kernel template 'k' is never instantiated"),
     ("unknown-type", "k.cu", "__global__ void k(half *A, int N)\n{\n" + GUARD +
      "    if (i < N) A[i] = A[i];\n}\n", 1, "unknown type name 'half'"),
-    ("struct-array", "k.cu", "struct P { float x, y; };\n__global__ void k(P *A, int N)\n{\n" +
-     GUARD + "    if (i < N) A[i].x = A[i].y;\n}\n", 2, "arrays of structs"),
+    ("struct-array", "k.cu", "struct P { float x; int n; };\n__global__ void k(P *A, int N)\n"
+     "{\n" + GUARD + "    if (i < N) A[i].x = A[i].n;\n}\n", 2,
+     "the members of 'struct P' have different types (float, int)"),
     ("host-code-in-a-kernel", "k.cu", "int system(const char *command);\n"
      "__global__ void k(float *A) { A[0] = system(\"touch /tmp/naiveopt-ran-host-code\"); }\n",
      2, "host function 'system' is called from device code"),

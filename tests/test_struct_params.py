@@ -313,3 +313,97 @@ def test_cli_sizes_and_profile_name_a_member(tmp_path):
     done = run_cli("profile", src, "--compare", "-D", "d.rows=300", "-D", "d.cols=200")
     assert done.returncode == 0, done.stderr
     assert "global_load_sectors" in done.stdout
+
+
+# ---------------------------------------------------------------- arrays of structs
+PARTICLES = """
+#include <cstdio>
+#include <cuda_runtime.h>
+
+struct Particle { float x; float y; float z; float w; };
+
+__global__ void drift(Particle *p, const Particle *__restrict__ v, float dt, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        p[i].x += v[i].x * dt;
+        p[i].y += v[i].y * dt;
+        p[i].z = p[i].z + v[i].z * dt;
+        p[i].w = v->w;
+    }
+}
+
+int main()
+{
+    Particle *p, *v;
+    int n = 1000;
+    cudaMalloc(&p, n * sizeof(Particle));
+    cudaMalloc(&v, n * sizeof(Particle));
+    drift<<<(n + 255) / 256, 256>>>(p, v, 0.1f, n);
+    cudaDeviceSynchronize();
+    printf("ok\\n");
+    return 0;
+}
+"""
+
+COMPLEX = """
+typedef struct { float re; float im; } cfloat;
+__kernel void cmul(__global const cfloat *a, __global const cfloat *b, __global cfloat *c,
+                   int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        c[i].re = a[i].re * b[i].re - a[i].im * b[i].im;
+        c[i].im = a[i].re * b[i].im + a[i].im * b[i].re;
+    }
+}
+"""
+
+
+def test_an_array_of_structs_is_read_as_its_members_array(tmp_path):
+    result = naiveopt.optimize(PARTICLES, filename="particles.cu")
+    code = result.code
+    assert result.verified, result.unverified
+    assert "__global__ void drift(struct Particle *p, const struct Particle *__restrict__ v," \
+        in code
+    assert "float *p_flat = (float *)p;" in code
+    assert "p_flat[i * 4 + 2] = p_flat[i * 4 + 2] + v_flat[i * 4 + 2] * dt;" in code
+    assert "= v_flat[3];" in code                      # v->w
+    assert code.count("struct Particle {") == 1         # cut from the host code
+    remarks = [r.message for r in result.remarks if r.pass_name == "struct-params"]
+    assert "p: struct Particle elements of 4 float, read member by member as p[i * 4 + k]" \
+        in remarks
+    if shutil.which("nvcc"):
+        path = tmp_path / "particles_out.cu"
+        path.write_text(code)
+        done = compile_cuda(str(path), str(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_an_opencl_array_of_structs_runs_on_numpy_records():
+    for target in ("opencl", "cuda"):
+        result = naiveopt.optimize(COMPLEX, filename="cmul.cl", target=target)
+        assert result.verified, (target, result.unverified)
+    result = naiveopt.optimize(COMPLEX, filename="cmul.cl")
+    assert "__global const float *a_flat = (__global const float *)a;" in result.code
+    record = np.dtype([("re", np.float32), ("im", np.float32)])
+    n, rng = 1001, np.random.default_rng(3)
+    a, b = (np.zeros(n, dtype=record) for _ in range(2))
+    for x in (a, b):
+        x["re"], x["im"] = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    c = np.zeros(n, dtype=record)
+    (gx, gy, gz), local = result.kernels[0].geometry.sizes({"n": n})
+    _opencl_run(result.code, "cmul", [a, b, c, np.int32(n)], (gx, gy, gz), local)
+    want = (a["re"] + 1j * a["im"]) * (b["re"] + 1j * b["im"])
+    np.testing.assert_allclose(c["re"], want.real, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c["im"], want.imag, rtol=1e-5, atol=1e-6)
+
+
+def test_a_struct_array_used_whole_is_a_located_error():
+    source = ("struct P { float x; float y; };\n\n"
+              "__global__ void k(P *p, int n) { int i = threadIdx.x; if (i < n) p[i] = p[0]; }\n")
+    with pytest.raises(NaiveoptError) as err:
+        naiveopt.optimize(source, filename="k.cu", verify=False)
+    assert "struct array parameter 'p' is used other than by its elements' members " \
+        "('p[i].x')" in err.value.message
+    assert err.value.line == 3

@@ -538,8 +538,13 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if fn.result_type.kind != ci.TypeKind.VOID:
         raise translator.error(fn, "a kernel must return void")
     params, structs = [], []
+    arrays = []
     for arg in fn.get_arguments():
-        if _is_struct(arg.type):
+        if _points_to_struct(arg.type):
+            param, array = _struct_array(arg, translator, dialect)
+            params.append(param)
+            arrays.append(array)
+        elif _is_struct(arg.type):
             structs.append(_struct_param(arg, translator))
             params += [Param(sym, resolved, False, const=structs[-1].const,
                              spelling=spelled if spelled != resolved else "")
@@ -552,6 +557,7 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
     _read_members(body, structs, params, translator)
+    _read_array_members(body, arrays, translator)
     user_pragmas = [_member_names(text, structs) for text in user_pragmas]
     vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer},
                        vector_casts.defined_functions(fn), dialect == "opencl")
@@ -574,7 +580,7 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
                       pragma=pragma, launch_bounds=bounds, max_threads=most,
-                      struct_params=structs)
+                      struct_params=structs, struct_arrays=arrays)
 
 
 def _is_struct(ctype: ci.Type) -> bool:
@@ -586,11 +592,21 @@ def _struct_param(cursor: ci.Cursor, translator: Translator) -> structs.StructPa
     """A parameter of struct type passed by value (ir/structs.py): its members, each a
     scalar; anything else is a located error naming the member."""
     ctype = cursor.type
-    record = ctype.get_canonical().get_declaration()
     what = f"struct parameter '{cursor.spelling}'"
+    kind = _struct_type(cursor, ctype, what, translator)
+    const = ctype.is_const_qualified()
+    return structs.StructParam(cursor.spelling, kind, const, {
+        m: structs.member_symbol(cursor.spelling, m) for m, _, _ in kind.members})
+
+
+def _struct_type(cursor: ci.Cursor, ctype: ci.Type, what: str,
+                 translator: Translator) -> structs.StructType:
+    """The struct type ``ctype`` names (a parameter's, or an array parameter's element):
+    scalar members only, laid out as C lays them out; anything else is a located error."""
+    record = ctype.get_canonical().get_declaration()
     if record.kind != K.STRUCT_DECL:
-        raise translator.error(cursor, f"parameter type '{ctype.spelling}' is not supported: "
-                                       "unions")
+        raise translator.error(cursor, f"parameter type '{cursor.type.spelling}' is not "
+                                       "supported: unions")
     members = []
     for child in record.get_children():
         if child.kind != K.FIELD_DECL:
@@ -622,10 +638,88 @@ def _struct_param(cursor: ci.Cursor, translator: Translator) -> structs.StructPa
     # libclang spells an unnamed struct by its typedef's name: the tokens tell
     words = [t.spelling for t in itertools.islice(record.get_tokens(), 2)]
     tag = "" if words[1:] == ["{"] else record.spelling
-    kind = structs.StructType(decl.spelling if typedef else tag, tag, typedef, members)
-    const = ctype.is_const_qualified()
-    return structs.StructParam(cursor.spelling, kind, const, {
-        m: structs.member_symbol(cursor.spelling, m) for m, _, _ in members})
+    return structs.StructType(decl.spelling if typedef else tag, tag, typedef, members)
+
+
+def _points_to_struct(ctype: ci.Type) -> bool:
+    canonical = ctype.get_canonical()
+    return canonical.kind == ci.TypeKind.POINTER and \
+        canonical.get_pointee().get_canonical().kind == ci.TypeKind.RECORD and \
+        base_type_name(through_typedefs(ctype).get_pointee()) not in VECTOR_TYPES
+
+
+def _struct_array(cursor: ci.Cursor, translator: Translator, dialect: str
+                  ) -> tuple[Param, structs.StructArray]:
+    """A pointer parameter to structs whose members share one scalar type (``Particle *p``
+    of ``float x, y, z, w``): the array of that type the IR reads (ir/structs.StructArray)."""
+    ctype = cursor.type
+    if ctype.kind != ci.TypeKind.POINTER:
+        ctype = through_typedefs(ctype)
+    pointee = ctype.get_pointee()
+    what = f"struct array parameter '{cursor.spelling}'"
+    kind = _struct_type(cursor, pointee, what, translator)
+    types = {resolved for _, resolved, _ in kind.members}
+    if len(types) > 1:
+        raise translator.error(cursor, f"{what}: the members of '{kind.spelled}' have "
+                                       f"different types ({', '.join(sorted(types))}): "
+                                       "naiveopt reads an array of structs whose members "
+                                       "share one scalar type")
+    (member_type,) = types
+    spelled = kind.members[0][2]
+    space = {1: "global", 2: "local", 3: "constant"}.get(pointee.get_address_space(),
+                                                         "global")
+    if space == "local":
+        raise translator.error(cursor, f"{what}: a __local array of structs is not "
+                                       "supported")
+    param = Param(cursor.spelling, member_type, True,
+                  const=pointee.is_const_qualified() or space == "constant",
+                  restrict=ctype.is_restrict_qualified(), address_space=space,
+                  spelling=spelled if spelled != member_type else "")
+    return param, structs.StructArray(cursor.spelling, kind, len(kind.members),
+                                      {m: k for k, (m, _, _) in enumerate(kind.members)})
+
+
+def _read_array_members(body: c_ast.Compound, arrays: list[structs.StructArray],
+                        translator: Translator) -> None:
+    """Each ``p[i].y`` (``p->y``: ``p[0].y``) of a struct array as ``p[i * S + k]``, its
+    element in the array of the members' type (ir/structs.StructArray); the array used
+    otherwise (a whole struct read or written, passed to a helper) is a located error."""
+    if not arrays:
+        return
+    by_name = {a.name: a for a in arrays}
+    rewritten: set[int] = set()
+
+    def flat(node: c_ast.Node) -> c_ast.Node:
+        if not isinstance(node, c_ast.StructRef):
+            return node
+        base, index = node.name, None
+        if node.type == "." and isinstance(base, c_ast.ArrayRef) and \
+                isinstance(base.name, c_ast.ID) and base.name.name in by_name:
+            name, index = base.name.name, base.subscript
+        elif node.type == "->" and isinstance(base, c_ast.ID) and base.name in by_name:
+            name = base.name
+        else:
+            return node
+        a = by_name[name]
+        offset = a.offsets[node.field.name]
+        if index is None:
+            at: c_ast.Node = c_ast.Constant("int", str(offset))
+        else:
+            at = c_ast.BinaryOp("*", index, c_ast.Constant("int", str(a.stride)))
+            if offset:
+                at = c_ast.BinaryOp("+", at, c_ast.Constant("int", str(offset)))
+        out = c_ast.ArrayRef(c_ast.ID(name, coord=node.coord), at, coord=node.coord)
+        rewritten.add(id(out))
+        return out
+    map_nodes(body, flat)
+    for node, parent in walk(body):
+        if isinstance(node, c_ast.ID) and node.name in by_name and not (
+                isinstance(parent, c_ast.ArrayRef) and id(parent) in rewritten and
+                parent.name is node):
+            raise error_at(node.coord, f"struct array parameter '{node.name}' is used other "
+                           f"than by its elements' members ('{node.name}[i]."
+                           f"{next(iter(by_name[node.name].offsets))}'): not supported",
+                           translator.path)
 
 
 def _natural_layout(record: ci.Cursor, ctype: ci.Type, what: str,

@@ -7,7 +7,7 @@ device code here and written into a CUDA output verbatim, after the optimized ke
 
 - a top-level declaration of the input file is *device code* when it is a kernel, a
   ``__device__`` function, ``__constant__``/``__device__`` data, a typedef, or a struct a
-  kernel takes by value (written before the kernels: ir/structs.py); everything
+  kernel takes by value or points to (written before the kernels: ir/structs.py); everything
   else (host functions and their prototypes, host variables, classes, namespaces, using
   directives, templates without ``__global__``/``__device__``) is *host code*;
 - libclang parses the host code with the rest (the prelude declares the common CUDA runtime
@@ -46,11 +46,11 @@ class FileParts:
                              if c.kind in _DECLARATIONS and c.location.file is not None
                              and c.location.file.name == path]
         self._kernel_structs = {
-            arg.type.get_canonical().get_declaration().get_usr()
+            record.get_usr()
             for c in self.declarations if c.kind == K.FUNCTION_DECL and any(
                 a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())
             for arg in c.get_arguments()
-            if arg.type.get_canonical().kind == ci.TypeKind.RECORD}
+            if (record := _record(arg.type)) is not None}
         self.device = [c for c in self.declarations if self.is_device(c)]
         self.host = [c for c in self.declarations if not self.is_device(c)]
         self._host_usrs = {c.get_usr() for c in self.host}
@@ -114,6 +114,14 @@ class FileParts:
         has none (what is left is then macros and comments the kernels already carry)."""
         preamble, rest = split_text(source, self.device)
         return preamble, rest if self.host else ""
+
+
+def _record(ctype: ci.Type) -> ci.Cursor | None:
+    """The struct a parameter's type is or points to, or None."""
+    ctype = ctype.get_canonical()
+    if ctype.kind == ci.TypeKind.POINTER:
+        ctype = ctype.get_pointee().get_canonical()
+    return ctype.get_declaration() if ctype.kind == ci.TypeKind.RECORD else None
 
 
 _NAIVEOPT_PRAGMA = re.compile(r"^\s*#\s*pragma\s+naiveopt\b")

@@ -213,6 +213,8 @@ class GProcedure:
     layout_notes: list[str] = field(default_factory=list)
     # parameters of struct type, read member by member as scalar parameters (ir/structs.py)
     struct_params: list = field(default_factory=list)
+    # pointer parameters to structs of one scalar type, read as arrays of it (ir/structs.py)
+    struct_arrays: list = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:

@@ -19,12 +19,14 @@ arrays and nested structs are not read (a located error says which member).
 """
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 
 from pycparser import c_ast
 
-from .rewrite import map_nodes
+from .build import fresh
+from .rewrite import identifiers, map_nodes
 from .typenames import OPENCL_NO_KERNEL_ARGUMENT, OPENCL_SPELLINGS, OPENCL_TYPE_NAMES
 
 
@@ -58,6 +60,20 @@ class StructParam:
     type: StructType
     const: bool
     symbols: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class StructArray:
+    """A kernel parameter that points to structs whose members all have one scalar type
+    (``Particle *p`` of ``struct { float x, y, z, w; }``): the IR reads it as an array of
+    that type, ``p[i].y`` as ``p[i * stride + offset]`` (the same bytes), and the output
+    points to the struct again, the accesses going through a flat pointer to its members
+    (``const float *p_flat = (const float *)p;``)."""
+
+    name: str
+    type: StructType
+    stride: int                                  # members per element
+    offsets: dict[str, int] = field(default_factory=dict)   # member -> index in an element
 
 
 def input_layout(proc) -> list[tuple[int | tuple[int, ...], int]]:
@@ -113,9 +129,43 @@ def in_output(proc, text: str) -> str:
                   lambda m: renamed.get(m.group(0), m.group(0)), text)
 
 
+def fold_arrays(proc) -> None:
+    """Write ``proc``'s struct arrays back: the parameter points to the struct type again
+    (qualifiers and address space kept), and the body reads the members through a flat
+    pointer to them declared first (every use of the array, as the passes left it)."""
+    if not proc.struct_arrays or proc.func.decl.type.args is None:
+        return
+    taken = identifiers(proc.func.body) | {getattr(d, "name", None)
+                                           for d in proc.func.decl.type.args.params}
+    flats = []
+    for a in proc.struct_arrays:
+        decl = next((d for d in proc.func.decl.type.args.params
+                     if getattr(d, "name", None) == a.name), None)
+        if decl is None or not isinstance(decl.type, c_ast.PtrDecl):
+            continue
+        flat = fresh(taken, f"{a.name}_flat")
+        taken.add(flat)
+        local = copy.deepcopy(decl.type)
+        local.type.declname = flat
+        cast = copy.deepcopy(decl.type)
+        cast.type.declname = None
+        flats.append(c_ast.Decl(flat, list(local.type.quals), [], [], [], local,
+                                c_ast.Cast(c_ast.Typename(None, [], None, cast),
+                                           c_ast.ID(a.name)), None))
+        decl.type.type.type = c_ast.IdentifierType([a.type.spelled])
+
+        def rename(node: c_ast.Node, old=a.name, new=flat) -> c_ast.Node:
+            if isinstance(node, c_ast.ID) and node.name == old:
+                node.name = new
+            return node
+        map_nodes(proc.func.body, rename)
+    proc.func.body.block_items = flats + list(proc.func.body.block_items or [])
+
+
 def fold(proc) -> None:
     """Write ``proc``'s struct parameters back: one declaration of the struct type where its
     first member's scalar stood, and ``p.n`` for each ``p_n`` in the body."""
+    fold_arrays(proc)
     if not proc.struct_params or proc.func.decl.type.args is None:
         return
     names = symbols(proc)
@@ -151,8 +201,7 @@ def definitions(module, target: str) -> list[str]:
     kernel argument)."""
     seen, lines = set(), []
     for proc in module.procedures:
-        for s in proc.struct_params:
-            t = s.type
+        for t in [s.type for s in proc.struct_params] + [a.type for a in proc.struct_arrays]:
             if t.name in seen:
                 continue
             seen.add(t.name)

@@ -30,7 +30,14 @@ class StructParams(Pass):
                 ctx.remark("analysis", self.name, proc, f"{s.name}.{m}: written {written} "
                            f"(the struct's member, which {ctx.target} reserves; the layout "
                            "is the input's)")
+        for a in proc.struct_arrays:
+            names = {m for m, _, _ in a.type.members}
+            a.type.written = {m: m + "_" for m in sorted(names & reserved)}
         structs.fold(proc)
+        for a in proc.struct_arrays:
+            ctx.remark("analysis", self.name, proc, f"{a.name}: {a.type.spelled} elements of "
+                       f"{a.stride} {a.type.members[0][1]}, read member by member as "
+                       f"{a.name}[i * {a.stride} + k]")
         for s in proc.struct_params:
             ctx.remark("analysis", self.name, proc, f"{s.name}: a {s.type.spelled} passed "
                        f"by value, its {len(s.symbols)} members read as scalars")

@@ -407,3 +407,12 @@ def test_a_struct_array_used_whole_is_a_located_error():
     assert "struct array parameter 'p' is used other than by its elements' members " \
         "('p[i].x')" in err.value.message
     assert err.value.line == 3
+
+
+def test_a_struct_array_named_like_a_member_keeps_the_members():
+    # an array named x: renaming it to x_flat must leave blockIdx.x and the like alone
+    source = COMPLEX.replace("*a,", "*x,").replace("a[i]", "x[i]")
+    result = naiveopt.optimize(source, filename="cmul.cl", target="cuda")
+    assert result.verified, result.unverified
+    assert "blockIdx.x * blockDim.x + threadIdx.x" in result.code
+    assert "const float *x_flat = (const float *)x;" in result.code

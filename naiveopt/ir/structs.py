@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 from .build import fresh
-from .rewrite import identifiers, map_nodes
+from .rewrite import identifiers, map_nodes, walk
 from .typenames import OPENCL_NO_KERNEL_ARGUMENT, OPENCL_SPELLINGS, OPENCL_TYPE_NAMES
 
 
@@ -154,11 +154,10 @@ def fold_arrays(proc) -> None:
                                            c_ast.ID(a.name)), None))
         decl.type.type.type = c_ast.IdentifierType([a.type.spelled])
 
-        def rename(node: c_ast.Node, old=a.name, new=flat) -> c_ast.Node:
-            if isinstance(node, c_ast.ID) and node.name == old:
-                node.name = new
-            return node
-        map_nodes(proc.func.body, rename)
+        for node, parent in walk(proc.func.body):     # (not a member's name: blockIdx.x)
+            if isinstance(node, c_ast.ID) and node.name == a.name and not (
+                    isinstance(parent, c_ast.StructRef) and parent.field is node):
+                node.name = flat
     proc.func.body.block_items = flats + list(proc.func.body.block_items or [])
 
 

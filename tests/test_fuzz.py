@@ -222,6 +222,24 @@ def test_generator_passes_scalars_in_a_struct(monkeypatch):
         assert any("struct-params" in r for r in outcome.remarks), outcome.remarks
 
 
+def test_generator_reads_an_input_as_an_array_of_structs(monkeypatch):
+    """Some single-kernel cases read a float input through two-float structs (``const Pair
+    *X``, ``X[e].v``): the front end reads the floats they hold, the output keeps the
+    struct pointer, and the cases verify."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "AOS_SHARE", 1.0)
+    found = [c for c in (generate_case(104, i, [], ("global",)) for i in range(40))
+             if "float v; float w;" in c.source]
+    assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
+    assert all(re.search(r"\]\.[vw]\b", c.source) for c in found)
+    for case in [c for c in found if c.dialect == "opencl"][:1] + \
+            [c for c in found if c.dialect == "cuda"][:1]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+        assert any("read member by member" in r for r in outcome.remarks), outcome.remarks
+
+
 def test_generator_writes_typedefs_and_unsigned_thread_ids():
     """PolyBench's typedef'd element type (arrays, scalars, locals, a pointer typedef in
     CUDA) and size_t/unsigned thread ids, in both dialects."""

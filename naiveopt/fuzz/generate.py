@@ -1471,6 +1471,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = template_variant(source, random.Random(f"{seed}:{index}:template"), dialect)
     source = bounds_variant(source, random.Random(f"{seed}:{index}:launch-bounds"), dialect)
     source = struct_variant(source, random.Random(f"{seed}:{index}:struct"), dialect)
+    source = aos_variant(source, random.Random(f"{seed}:{index}:aos"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -1974,10 +1975,72 @@ def struct_variant(source: str, rng: random.Random, dialect: str) -> str:
     member = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, names))})\b")
     body = member.sub(rf"{value}.\1", source[body_start:body_end])
     # the pragma lines (the file's only kernel: all of them are its)
+    at = _definition_at(source, head)
     before = re.sub(r"(?m)^#pragma naiveopt .*$",
-                    lambda m: member.sub(rf"{value}.\1", m.group(0)), source[:head.start()])
-    return (before + definition + "\n" + source[head.start():head.end()] +
+                    lambda m: member.sub(rf"{value}.\1", m.group(0)), source[:at])
+    return (before + definition + "\n" + source[at:head.end()] +
             ", ".join(written) + source[close:body_start] + body + source[body_end:])
+
+
+#: Share of cases whose first kernel reads one of its input arrays as an array of structs
+#: (:func:`aos_variant`).
+AOS_SHARE = 0.12
+
+
+def aos_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of single-kernel cases, a read-only float array ``X`` of the kernel is an
+    array of two-float structs (``struct Pair { float v; float w; }``, ``const Pair *X``)
+    read as ``X[e].v``: the front end reads it as the floats it holds (``X[2 * e]``) and
+    the output points to the struct again (ir/structs.StructArray). Its pragma shape is
+    dropped (it counts floats): inference gives the extent."""
+    if rng.random() >= AOS_SHARE or "template" in source or "<<<" in source:
+        return source
+    head = _FIRST_KERNEL.search(source)
+    if head is None or len(_FIRST_KERNEL.findall(source)) > 1:
+        return source
+    close = _closing_paren(source, head.end())
+    body_start = source.index("{", close)
+    body_end = _closing_brace(source, body_start + 1)
+    body = source[body_start:body_end]
+    params = source[head.end():close]
+    candidates = [m.group(1) for m in re.finditer(
+        r"(?:__global )?const float \*(?:__restrict__ |restrict )?(\w+)", params)
+        if all(body[u.end():u.end() + 1] == "[" and body[u.start() - 1] != "&" for u in
+               re.finditer(rf"\b{m.group(1)}\b", body)) and re.search(rf"\b{m.group(1)}\[", body)]
+    kind = rng.choice(["Pair", "Sample", "Cell"])
+    if not candidates or re.search(rf"\b{kind}\b", source):
+        return source
+    name = rng.choice(candidates)
+    member = rng.choice(["v", "w"])
+
+    def element(text: str) -> str:
+        out, at = [], 0
+        for m in re.finditer(rf"\b{name}\[", text):
+            if m.start() < at:
+                continue
+            end = _closing_bracket(text, m.end())
+            out.append(text[at:end + 1] + f".{member}")
+            at = end + 1
+        return "".join(out) + text[at:]
+
+    typedef = dialect == "opencl" or rng.random() < 0.5
+    definition = f"typedef struct {{ float v; float w; }} {kind};" if typedef else \
+        f"struct {kind} {{ float v; float w; }};"
+    params = re.sub(rf"const float \*((?:__restrict__ |restrict )?{name})\b",
+                    rf"const {kind if typedef or dialect == 'cuda' else 'struct ' + kind} *\1",
+                    params)
+    at = _definition_at(source, head)
+    before = re.sub(rf"\s*\barray\({name},[^()]*(?:\([^()]*\)[^()]*)*\)", "", source[:at])
+    return (before + definition + "\n" + source[at:head.end()] + params +
+            source[close:body_start] + element(body) + source[body_end:])
+
+
+def _definition_at(source: str, head: re.Match) -> int:
+    """Where a type definition goes before the kernel ``head``: before its
+    ``__launch_bounds__`` line where bounds_variant wrote one on the line before."""
+    start = head.start()
+    line = source.rfind("\n", 0, max(start - 1, 0)) + 1
+    return line if source[line:start].startswith("__launch_bounds__") else start
 
 
 def _closing_paren(text: str, start: int) -> int:

@@ -245,12 +245,14 @@ __global__ void k(const float *A, float *B, const int *flag, int offset, int N)
 
 
 def test_sizes_at_which_the_naive_kernel_leaves_its_arrays_are_not_run():
-    """Fuzz 20261 case 140: array shapes given, sizes inferred, and the inferred thread space
-    of the unguarded kernel wider than D's N rows. Running the naive kernel there wrote past
-    D (PoCL crashed, or the output's run did and the case counted as a miscompile); the
-    check now says which access leaves which array and runs nothing."""
+    """Fuzz 20261 case 140: array shapes given and the thread space of the unguarded kernel
+    wider than D's N rows. Running the naive kernel there wrote past D (PoCL crashed, or the
+    output's run did and the case counted as a miscompile); the check now says which access
+    leaves which array and runs nothing. (Inferred sizes now keep N at least the thread
+    space, which ``A[N - 1 - i]`` needs: the sizes here are given.)"""
     source = """\
-#pragma naiveopt block(16, 4) array(A, 2 * N) array(C, (M + 2), (N + 2)) array(D, N, (M + 1))
+#pragma naiveopt sizes(N=16, M=8, K=4) threads(64, 4) block(16, 4)
+#pragma naiveopt array(A, 2 * N) array(C, (M + 2), (N + 2)) array(D, N, (M + 1))
 __global__ void k0(const float *__restrict__ A, const float *C, float *D, int N, int M, int K)
 {
     size_t i;

@@ -2043,41 +2043,35 @@ def _definition_at(source: str, head: re.Match) -> int:
     return line if source[line:start].startswith("__launch_bounds__") else start
 
 
-def _closing_paren(text: str, start: int) -> int:
+def _closing(text: str, start: int, pair: str) -> int:
+    """The offset of the bracket that closes the one (``pair``: "()", "{}", "[]") opened
+    just before ``start``."""
     depth = 1
     for n in range(start, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[n], 0)
+        depth += {pair[0]: 1, pair[1]: -1}.get(text[n], 0)
         if depth == 0:
             return n
-    raise ValueError("unbalanced parentheses")
+    raise ValueError(f"unbalanced {pair} in a generated kernel")
+
+
+def _closing_paren(text: str, start: int) -> int:
+    return _closing(text, start, "()")
 
 
 def _closing_brace(text: str, start: int) -> int:
-    depth = 1
-    for n in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[n], 0)
-        if depth == 0:
-            return n
-    raise ValueError("unbalanced braces")
+    return _closing(text, start, "{}")
 
 
 def _closing_bracket(text: str, start: int) -> int:
-    depth = 1
-    for n in range(start, len(text)):
-        depth += {"[": 1, "]": -1}.get(text[n], 0)
-        if depth == 0:
-            return n
-    raise ValueError("unbalanced brackets in a generated kernel")
+    return _closing(text, start, "[]")
 
 
 def _kernel_end(source: str, start: int) -> int:
     """The offset of the closing brace of the kernel whose body starts at ``start``."""
-    depth = 1
-    for n in range(start, len(source)):
-        depth += {"{": 1, "}": -1}.get(source[n], 0)
-        if depth == 0:
-            return n
-    return len(source)
+    try:
+        return _closing(source, start, "{}")
+    except ValueError:
+        return len(source)
 
 
 # ------------------------------------------------------------- typedefs and index types

@@ -416,3 +416,20 @@ def test_a_struct_array_named_like_a_member_keeps_the_members():
     assert result.verified, result.unverified
     assert "blockIdx.x * blockDim.x + threadIdx.x" in result.code
     assert "const float *x_flat = (const float *)x;" in result.code
+
+
+def test_a_bool_member_is_a_byte_in_opencl():
+    # OpenCL C takes no bool inside a kernel's struct argument (PoCL: "cannot be used as the
+    # type of a kernel parameter"); C++'s bool is one byte, as uchar is
+    source = """
+struct Opt { int n; bool relu; float s; };
+__global__ void k(const float *a, float *b, Opt o)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < o.n) { float v = o.s * a[i]; b[i] = (o.relu && v < 0.0f) ? 0.0f : v; }
+}
+"""
+    result = naiveopt.optimize(source, filename="k.cu", target="opencl")
+    assert result.verified, result.unverified
+    assert "uchar relu;" in result.code
+    assert "bool relu;" in naiveopt.optimize(source, filename="k.cu").code

@@ -220,6 +220,8 @@ def _member_type(resolved: str, spelled: str, target: str, module) -> str:
         spelled = ""                    # the user's typedef: written as what it denotes
     if target != "opencl":
         return spelled or resolved
+    if resolved == "bool":
+        return "uchar"                  # OpenCL C takes no bool in a kernel's argument; C++'s is a byte
     if spelled and spelled not in OPENCL_NO_KERNEL_ARGUMENT:
         return OPENCL_SPELLINGS.get(spelled, spelled)
     return OPENCL_TYPE_NAMES.get(resolved, resolved)

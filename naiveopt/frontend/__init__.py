@@ -251,6 +251,13 @@ def _parse(path: str, source: str, defines: dict[str, str],
     config = _config_from_macros(file_macros, defines)
     pragma_lines = _pragmas_by_line(source)
     spans = [(line_of(f.location.line), line_of(f.extent.end.line)) for f in functions]
+    for fn in functions:            # (a helper called before its definition, through a prototype)
+        if not _is_kernel(fn, dialect) and parts.is_device(fn):
+            positions = {k: _struct_param(arg, translator, ctype).type.name
+                         for k, arg in enumerate(fn.get_arguments())
+                         if (ctype := _helper_struct(arg.type)) is not None}
+            if positions:
+                translator.struct_helpers[fn.spelling] = positions
     for fn in functions:
         _check_not_recursive(fn, translator)
         # the pragma lines between the function before it and its head
@@ -267,6 +274,7 @@ def _parse(path: str, source: str, defines: dict[str, str],
                 raise error_at(extern.coord, f"extern __shared__ '{extern.name}' in a "
                                "__device__ function: declare it in the kernel and pass the "
                                "array", path)
+    module.helpers = _callees_first(module.helpers)
     module.pragmas = [_member_names(text, [s for p in module.procedures
                                            for s in p.struct_params])
                       for _, text in pragma_lines if text.startswith("naiveopt")]
@@ -511,14 +519,30 @@ def param_decl(p: Param) -> c_ast.Decl:
 
 def _function_def(fn: ci.Cursor, translator: Translator, funcspec: str, dialect: str
                   ) -> c_ast.FuncDef:
-    params = []
-    for arg in fn.get_arguments():
+    params, structs_here, positions = [], [], {}
+    for k, arg in enumerate(fn.get_arguments()):
+        ctype = _helper_struct(arg.type)
+        if ctype is not None:
+            # a struct by value or const reference: its members, as a kernel's (the helper
+            # is the file's own: its signature is not the host's)
+            structs_here.append(_struct_param(arg, translator, ctype))
+            positions[k] = structs_here[-1].type.name
+            for (member, resolved, spelled), sym in zip(structs_here[-1].type.members,
+                                                        structs_here[-1].symbols.values()):
+                params.append(c_ast.Decl(sym, [], [], [], [], c_ast.TypeDecl(
+                    sym, [], None, ir_type_node(resolved, spelled)), None, None))
+            continue
         node = translator.type_node(arg.type, arg.spelling, arg)
         quals = list(getattr(node, "quals", []) or [])
         params.append(c_ast.Decl(arg.spelling, quals, [], [], [], node, None, None))
     ret = translator.type_node(fn.result_type, fn.spelling, fn)
     body_cursor = next(c for c in fn.get_children() if c.kind == K.COMPOUND_STMT)
     body = translator.compound(body_cursor)
+    _check_member_names(body, structs_here, [], translator)
+    _struct_arguments(body, structs_here, translator)
+    _read_members(body, structs_here, [], translator)
+    if positions:
+        translator.struct_helpers[fn.spelling] = positions
     pointees = {}
     for arg in fn.get_arguments():
         t = arg.type.get_canonical()
@@ -556,6 +580,8 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
+    _check_member_names(body, structs, params, translator)
+    _struct_arguments(body, structs, translator)
     _read_members(body, structs, params, translator)
     _read_array_members(body, arrays, translator)
     user_pragmas = [_member_names(text, structs) for text in user_pragmas]
@@ -588,10 +614,83 @@ def _is_struct(ctype: ci.Type) -> bool:
         base_type_name(ctype) not in VECTOR_TYPES
 
 
-def _struct_param(cursor: ci.Cursor, translator: Translator) -> structs.StructParam:
+def _callees_first(helpers: list[c_ast.FuncDef]) -> list[c_ast.FuncDef]:
+    """The helpers in source order, except that each comes after the helpers it calls: the
+    output writes definitions only, so a helper that called one defined after it (through a
+    prototype) would call an undeclared function there."""
+    by_name = {h.decl.name: h for h in helpers}
+    out: list[c_ast.FuncDef] = []
+    placed: set[str] = set()
+
+    def place(h: c_ast.FuncDef, path: tuple[str, ...] = ()) -> None:
+        if h.decl.name in placed or h.decl.name in path:
+            return
+        for node, _ in walk(h.body):
+            if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+                    node.name.name in by_name:
+                place(by_name[node.name.name], path + (h.decl.name,))
+        placed.add(h.decl.name)
+        out.append(h)
+    for h in helpers:
+        place(h)
+    return out
+
+
+def _helper_struct(ctype: ci.Type) -> ci.Type | None:
+    """The struct type a helper's parameter takes by value or by const reference, or None."""
+    if ctype.kind == ci.TypeKind.LVALUEREFERENCE:
+        ctype = ctype.get_pointee()
+        if not ctype.is_const_qualified():
+            return None
+    return ctype if _is_struct(ctype) else None
+
+
+def _check_member_names(body: c_ast.Compound, params: list[structs.StructParam],
+                        scalars: list[Param], translator: Translator) -> None:
+    """The names the members are read as (ir/structs.member_symbol) are the kernel's own."""
+    mine = {v for s in params for v in s.symbols.values()}
+    taken = identifiers(body) | {p.name for p in scalars if p.name not in mine}
+    for s in params:
+        for sym in s.symbols.values():
+            if sym in taken:
+                raise error_at(body.coord, f"struct parameter '{s.name}': its member's name "
+                               f"'{sym}', which naiveopt reads it as, is taken in the kernel: "
+                               "rename that variable", translator.path)
+
+
+def _struct_arguments(body: c_ast.Compound, params: list[structs.StructParam],
+                      translator: Translator) -> None:
+    """A struct parameter passed whole to a helper that takes that struct
+    (Translator.struct_helpers): the call passes its members, as the helper takes them."""
+    helpers = translator.struct_helpers
+    if not helpers:
+        return
+    by_name = {s.name: s for s in params}
+    for node, _ in walk(body):
+        if not (isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and
+                node.name.name in helpers and node.args is not None):
+            continue
+        args = []
+        for k, arg in enumerate(node.args.exprs):
+            wanted = helpers[node.name.name].get(k)
+            if wanted is None:
+                args.append(arg)
+                continue
+            s = by_name.get(arg.name) if isinstance(arg, c_ast.ID) else None
+            if s is None or s.type.name != wanted:
+                raise error_at(arg.coord or node.coord, f"'{node.name.name}' takes a "
+                               f"'{wanted}' here: naiveopt passes a struct parameter of that "
+                               "type to it, nothing else", translator.path)
+            args += [c_ast.ID(sym, coord=arg.coord) for sym in s.symbols.values()]
+        node.args.exprs = args
+
+
+def _struct_param(cursor: ci.Cursor, translator: Translator, ctype: ci.Type | None = None
+                  ) -> structs.StructParam:
     """A parameter of struct type passed by value (ir/structs.py): its members, each a
-    scalar; anything else is a located error naming the member."""
-    ctype = cursor.type
+    scalar; anything else is a located error naming the member. ``ctype``: the struct type
+    where the parameter's is a reference to it (a helper's ``const Params &p``)."""
+    ctype = ctype or cursor.type
     what = f"struct parameter '{cursor.spelling}'"
     kind = _struct_type(cursor, ctype, what, translator)
     const = ctype.is_const_qualified()
@@ -751,15 +850,6 @@ def _read_members(body: c_ast.Compound, params: list[structs.StructParam], scala
     if not params:
         return
     symbols = {s.name: s.symbols for s in params}
-    taken = identifiers(body) | \
-        {p.name for p in scalars if p.name not in {v for s in params
-                                                   for v in s.symbols.values()}}
-    for s in params:
-        for sym in s.symbols.values():
-            if sym in taken:
-                raise error_at(body.coord, f"struct parameter '{s.name}': its member's name "
-                               f"'{sym}', which naiveopt reads it as, is taken in the kernel: "
-                               "rename that variable", translator.path)
 
     def member(node: c_ast.Node) -> c_ast.Node:
         if isinstance(node, c_ast.StructRef) and node.type == "." and \

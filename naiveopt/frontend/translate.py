@@ -157,6 +157,9 @@ class Translator:
         self.source_bytes = source.encode()
         self.macro_at = macro_at          # literal cursor hash -> object-like macro name
         self.used_macros: set[str] = set()
+        # helpers that take a struct (by value or const reference), read as its members:
+        # name -> {argument position: the struct's type name} (frontend._function_def)
+        self.struct_helpers: dict[str, dict[int, str]] = {}
         self.pointers = PointerOffsets(self.error, self.expr)   # local pointers into arrays
         self._stored = 0                  # values of vstore calls named so far
 
@@ -223,8 +226,8 @@ class Translator:
         if ctype.get_canonical().kind == ci.TypeKind.RECORD and \
                 base_type_name(ctype) not in VECTOR_TYPES:
             raise self.error(cursor, f"struct type '{ctype.spelling}' is not supported here: "
-                             "naiveopt reads a struct as a kernel's parameter passed by "
-                             "value, member by member")
+                             "naiveopt reads a struct as a parameter passed by value (or a "
+                             "helper's const reference), member by member")
         quals = []
         if ctype.is_const_qualified():
             quals.append("const")

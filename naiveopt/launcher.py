@@ -264,8 +264,8 @@ def opencl_header(procs, geometries: dict, macros: dict[str, str], output_name: 
     for proc in procs:
         geo = geometries[proc.name]
         # the user's names; a struct's member (``p.n``) taken as a size of its own (``p_n``)
-        grid = [structs.unspell(proc, g) for g in geo.grid[:3]]
-        space = [structs.unspell(proc, t) for t in geo.thread_space[:3]]
+        grid = [structs.unspell(proc.struct_params, g) for g in geo.grid[:3]]
+        space = [structs.unspell(proc.struct_params, t) for t in geo.thread_space[:3]]
         names = set(re.findall(r"[A-Za-z_]\w*", " ".join(grid + space)))
         used_macros |= names & set(macros)
         params = [proc.renamed.get(n, n) for n in launcher_signature(proc, geo, macros).names]

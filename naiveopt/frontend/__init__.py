@@ -275,8 +275,8 @@ def _parse(path: str, source: str, defines: dict[str, str],
                                "__device__ function: declare it in the kernel and pass the "
                                "array", path)
     module.helpers = _callees_first(module.helpers)
-    module.pragmas = [_member_names(text, [s for p in module.procedures
-                                           for s in p.struct_params])
+    module.pragmas = [structs.unspell([s for p in module.procedures for s in p.struct_params],
+                                      text)
                       for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
@@ -561,7 +561,7 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
                user_pragmas: list[str], macro_values: dict[str, int]) -> GProcedure:
     if fn.result_type.kind != ci.TypeKind.VOID:
         raise translator.error(fn, "a kernel must return void")
-    params, structs = [], []
+    params, by_value = [], []
     arrays = []
     for arg in fn.get_arguments():
         if _points_to_struct(arg.type):
@@ -569,22 +569,22 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
             params.append(param)
             arrays.append(array)
         elif _is_struct(arg.type):
-            structs.append(_struct_param(arg, translator))
-            params += [Param(sym, resolved, False, const=structs[-1].const,
+            by_value.append(_struct_param(arg, translator))
+            params += [Param(sym, resolved, False, const=by_value[-1].const,
                              spelling=spelled if spelled != resolved else "")
                        for (member, resolved, spelled), sym in zip(
-                           structs[-1].type.members, structs[-1].symbols.values())]
+                           by_value[-1].type.members, by_value[-1].symbols.values())]
         else:
             params.append(_param(arg, translator, dialect))
     body_cursor = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
-    _check_member_names(body, structs, params, translator)
-    _struct_arguments(body, structs, translator)
-    _read_members(body, structs, params, translator)
+    _check_member_names(body, by_value, params, translator)
+    _struct_arguments(body, by_value, translator)
+    _read_members(body, by_value, params, translator)
     _read_array_members(body, arrays, translator)
-    user_pragmas = [_member_names(text, structs) for text in user_pragmas]
+    user_pragmas = [structs.unspell(by_value, text) for text in user_pragmas]
     vector_casts.lower(body, {p.name: p.base_type for p in params if p.is_pointer},
                        vector_casts.defined_functions(fn), dialect == "opencl")
     params += _dynamic_shared(fn, body, params, translator)
@@ -606,7 +606,7 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
                       pragma=pragma, launch_bounds=bounds, max_threads=most,
-                      struct_params=structs, struct_arrays=arrays)
+                      struct_params=by_value, struct_arrays=arrays)
 
 
 def _is_struct(ctype: ci.Type) -> bool:
@@ -862,14 +862,6 @@ def _read_members(body: c_ast.Compound, params: list[structs.StructParam], scala
             raise error_at(node.coord, f"struct parameter '{node.name}' is used other than "
                            f"by its members ('{node.name}.{next(iter(symbols[node.name]))}'):"
                            " not supported", translator.path)
-
-
-def _member_names(text: str, params: list[structs.StructParam]) -> str:
-    """A pragma's ``p.n`` as the member's scalar (``sizes(p.n = 1000)``)."""
-    symbols = {s.name: s.symbols for s in params}
-    return re.sub(r"\b([A-Za-z_]\w*)\s*\.\s*([A-Za-z_]\w*)", lambda m: symbols[m.group(1)].get(
-        m.group(2), m.group(0)) if m.group(1) in symbols else m.group(0), text) \
-        if symbols else text
 
 
 def _dynamic_shared(fn: ci.Cursor, body: c_ast.Compound, params: list[Param],

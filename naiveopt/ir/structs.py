@@ -108,14 +108,15 @@ def spell(proc, text: str | None) -> str | None:
                   if m.group(0) in names else m.group(0), text)
 
 
-def unspell(proc, text: str) -> str:
-    """``text`` with each ``p.n`` written as its member's symbol (``p_n``): a C host
-    function that takes the sizes one by one (launcher.opencl_header)."""
-    members = {f"{p}.{m}": sym for sym, (p, m) in symbols(proc).items()}
+def unspell(params: list[StructParam], text: str) -> str:
+    """``text`` with each ``p.n`` of ``params`` written as its member's symbol (``p_n``):
+    a pragma's sizes (``sizes(p.n = 1000)``), a C host function that takes the sizes one by
+    one (launcher.opencl_header)."""
+    members = {f"{s.name}.{m}": sym for s in params for m, sym in s.symbols.items()}
     if not members:
         return text
-    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\.[A-Za-z_]\w*",
-                  lambda m: members.get(m.group(0), m.group(0)), text)
+    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\s*\.\s*[A-Za-z_]\w*", lambda m: members.get(
+        re.sub(r"\s", "", m.group(0)), m.group(0)), text)
 
 
 def in_output(proc, text: str) -> str:

@@ -45,13 +45,24 @@ from functools import cache
 
 _LAUNCHING = threading.local()
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+_SPAWN_PROGRAM = "from multiprocessing.spawn import spawn_main; spawn_main("
+# multiprocessing's own child program, except that a parent gone before the child has read
+# what it needs (EOF, truncated pickle) ends the child quietly: nobody is left to report to
+_QUIET_PROGRAM = ("import sys, pickle\n"
+                  "from multiprocessing.spawn import spawn_main\n"
+                  "try:\n"
+                  "    spawn_main({})\n"
+                  "except (EOFError, pickle.UnpicklingError):\n"
+                  "    sys.exit(1)\n")
 
 
 def _install() -> None:
-    """Wrap multiprocessing's preparation data once (idempotent across reloads)."""
+    """Wrap multiprocessing's preparation data and child command line once (idempotent across
+    reloads)."""
     original = _spawn.get_preparation_data
     if getattr(original, "_naiveopt", False):
         return
+    original_command = _spawn.get_command_line
 
     def get_preparation_data(name):
         data = original(name)
@@ -60,8 +71,28 @@ def _install() -> None:
                 data.pop(key, None)
         return data
 
+    def get_command_line(**kwds):
+        command = original_command(**kwds)
+        if getattr(_LAUNCHING, "active", False):
+            return quiet_command(command)
+        return command
+
     get_preparation_data._naiveopt = True
     _spawn.get_preparation_data = get_preparation_data
+    _spawn.get_command_line = get_command_line
+
+
+def quiet_command(command: list[str]) -> list[str]:
+    """multiprocessing's child command line with the quiet bootstrap (unchanged when it is not
+    the program this module knows, e.g. a frozen executable)."""
+    if "-c" not in command[:-1]:
+        return command
+    at = command.index("-c") + 1
+    program = command[at]
+    if not (program.startswith(_SPAWN_PROGRAM) and program.endswith(")")):
+        return command
+    arguments = program[len(_SPAWN_PROGRAM):-1]
+    return [*command[:at], _QUIET_PROGRAM.format(arguments), *command[at + 1:]]
 
 
 if sys.platform != "win32":

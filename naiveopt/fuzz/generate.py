@@ -62,6 +62,9 @@ TAP_SHARE = 0.12
 #: Share of kernels that also sum a clamped neighbourhood of a new input array
 #: (:meth:`KernelGenerator.clamped_stencil`).
 STENCIL_SHARE = 0.25
+#: Share of the clamped taps declared as locals that are clamped with if-statements instead
+#: (:meth:`KernelGenerator.clamp_if`).
+CLAMP_IF_SHARE = 0.4
 #: Names for a file's arrays (I, J, K, L, M, N, O are taken by iterators and sizes).
 ARRAY_NAMES = "ABCDEFGHPQRSTUVWXY"
 
@@ -198,6 +201,8 @@ class KernelGenerator:
         # the stream that picks ids indexed by a block constant (``blockIdx.x * BLOCK_X +
         # threadIdx.x``, BLOCK_X #defined as the naive block): None keeps every id as before
         self.block_constants: random.Random | None = None
+        # the stream that writes some clamped tap locals as if-statements: None, never
+        self.clamp_ifs: random.Random | None = None
         self.block_macros: dict[str, int] = {}
         # the stream that leaves an unguarded kernel's threads(...) out of its pragma
         self.open_threads: random.Random | None = None
@@ -573,9 +578,37 @@ class KernelGenerator:
         text = t.choice(forms)
         if t.random() < 0.4:
             self.tap_count += 1
-            self.pending.append(f"int tap{self.tap_count} = {text};")
-            return f"tap{self.tap_count}"
+            tap = f"tap{self.tap_count}"
+            if self.clamp_ifs is not None and self.clamp_ifs.random() < CLAMP_IF_SHARE:
+                self.pending += [f"int {tap} = {arg};", *self.clamp_if(tap, d, size)]
+            else:
+                self.pending.append(f"int {tap} = {text};")
+            return tap
         return text
+
+    def clamp_if(self, tap: str, d: int, size: str) -> list[str]:
+        """The statements clamping the local ``tap`` into [0, size) as tutorials write it,
+        with if-statements (the clamp-ifs canonicalization): both sides in a row or as an
+        else-if, the bound on either side of the test, braced or not; one side where the
+        other cannot be crossed (``d``, the constant offset, as in :meth:`clamped`)."""
+        c = self.clamp_ifs
+        low = c.choice([f"{tap} < 0", f"0 > {tap}", f"{tap} <= -1"])
+        high = c.choice([f"{tap} >= {size}", f"{tap} > {size} - 1", f"{size} <= {tap}"])
+
+        def branch(test: str, value: str) -> str:
+            body = f"{tap} = {value};"
+            return f"if ({test}) {{ {body} }}" if c.random() < 0.3 else f"if ({test}) {body}"
+
+        sides = [branch(low, "0"), branch(high, f"{size} - 1")]
+        if d < 0 and c.random() < 0.5:
+            return sides[:1]
+        if d > 0 and c.random() < 0.5:
+            return sides[1:]
+        if c.random() < 0.5:
+            sides.reverse()
+        if c.random() < 0.4:
+            return [f"{sides[0]} else {sides[1]}"]
+        return sides
 
     def expr(self, scope: list[Var], depth: int) -> str:
         rng = self.rng
@@ -1392,6 +1425,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.forms = random.Random(f"{seed}:{index}:forms")
     generator.spell = random.Random(f"{seed}:{index}:spell")
     generator.taps = random.Random(f"{seed}:{index}:taps")
+    generator.clamp_ifs = random.Random(f"{seed}:{index}:clamp-ifs")
     generator.block_constants = random.Random(f"{seed}:{index}:block-constant")
     generator.open_threads = random.Random(f"{seed}:{index}:open-threads")
     generator.helper_template = dialect == "cuda" and \
@@ -1899,7 +1933,8 @@ def mad24_variant(source: str, rng: random.Random, dialect: str) -> str:
         return source
 
     def write(m: re.Match) -> str:
-        if rng.random() < 0.5:
+        # (an unsigned literal, ``mad24(i, N, 0u)``, makes OpenCL's overloads ambiguous)
+        if rng.random() < 0.5 or any(re.fullmatch(r"\d\w*[uU]\w*", g) for g in m.groups()):
             return m.group(0)
         a, b, c = m.groups()
         return f"[mad24({a}, {b}, {c})]" if dialect == "opencl" else \
@@ -2163,7 +2198,8 @@ def template_variant(source: str, rng: random.Random, dialect: str) -> str:
                                 rng)
     kernel = re.sub(r"\bfloat\b", "T", source[start:end + 1])
     instances = [f"template __global__ void {m.group(1)}<float>({types});"]
-    if rng.random() < 0.3:
+    # (not where a float is brace-initialized, ``T acc{0.0f};``: narrowing for int)
+    if rng.random() < 0.3 and not re.search(r"\{\d+\.\d*f?\}", kernel):
         other = types.replace("float", "int")
         instances.append(f"template __global__ void {m.group(1)}<int>({other});")
     return (source[:start] + "template <typename T>\n" + kernel + "\n" +
@@ -2259,8 +2295,8 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
     # (not with pointer_variant's 'P_at[e - 1]': e - 1 is -1 for a zero index, which an
     # unsigned e turns into a huge offset; nor with clamped taps, 'min(max(i - 1, 0), ...)',
     # whose i - 1 must go below zero to be clamped, and whose min(unsigned, int) is
-    # ambiguous in both dialects)
-    unsigned_ok = "_at[" not in source and not re.search(r"\b(min|max|clamp)\(", source)
+    # ambiguous in both dialects; nor with taps clamped by if-statements, for the same reason)
+    unsigned_ok = "_at[" not in source and not re.search(r"\b(min|max|clamp)\(|\btap\d", source)
     if rng.random() < INDEX_TYPE_SHARE and unsigned_ok:
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)

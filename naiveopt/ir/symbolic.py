@@ -213,10 +213,8 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
             return None
         left, right = (to_sympy(n, env, depth + 1) for n in (cond.left, cond.right))
         a, b = (to_sympy(n, env, depth + 1) for n in (node.iftrue, node.iffalse))
-        # the condition as e >= 0 (integers: l > r is l - r - 1 >= 0)
-        e = {">": left - right - 1, ">=": left - right, "<": right - left - 1,
-             "<=": right - left}[cond.op]
-        found = _picks(e, a, b)
+        e = nonnegative(cond.op, left, right)
+        found = picks(e, a, b)
         if found is not None:
             return found
         # a clamp helper's if-return chain, ``v < 0 ? 0 : (v >= n ? n - 1 : v)``: one branch
@@ -227,7 +225,7 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
             if not isinstance(nested, (IntMin, IntMax)):
                 continue
             for v, bound in (nested.args, nested.args[::-1]):
-                outer = _picks(e, other, v) if first else _picks(e, v, other)
+                outer = picks(e, other, v) if first else picks(e, v, other)
                 if isinstance(outer, IntMax) and isinstance(nested, IntMin):
                     return IntMax(IntMin(v, bound), other)
                 if isinstance(outer, IntMin) and isinstance(nested, IntMax):
@@ -241,7 +239,13 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
     return (IntMin if name == "min" else IntMax)(*values)
 
 
-def _picks(e: sympy.Expr, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+def nonnegative(op: str, left: sympy.Expr, right: sympy.Expr) -> sympy.Expr:
+    """The integer comparison ``left op right`` as ``e >= 0`` (``l > r`` is ``l - r - 1 >= 0``)."""
+    return {">": left - right - 1, ">=": left - right, "<": right - left - 1,
+            "<=": right - left}[op]
+
+
+def picks(e: sympy.Expr, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     """``c ? a : b`` as IntMax(a, b) or IntMin(a, b), where ``e >= 0`` is the condition c;
     None where c does not compare a with b."""
     if sympy.expand(e - (a - b)) in (0, -1):        # a >= b (or a > b) picks a

@@ -9,6 +9,7 @@ the order it gives; ``--disable-pass`` switches off optimization and canonicaliz
 from __future__ import annotations
 
 from ..errors import NaiveoptError
+from .functional.canonicalize.clamp_ifs import ClampIfs
 from .functional.canonicalize.const_propagation import ConstPropagation
 from .functional.canonicalize.grid_stride import GridStrideLoops
 from .functional.canonicalize.inline_helpers import InlineHelpers
@@ -58,11 +59,14 @@ def default_canonicalization_passes() -> list[Pass]:
     thread's ``int2`` position), thread ids next (later passes see ids), const
     values before the loops read their bounds, grid-stride and while loops before their
     iterators move into them, declarations sunk after that (an iterator read after its loop
-    is then declared where it gets its final value), a local per definition where
+    is then declared where it gets its final value), clamps written as if-statements as
+    assignments (sunk declarations first, so C89 locals are declared where they are set), a
+    local per definition where
     straight-line code reassigns one (after the sinking made C89 locals' first assignments
     their declarations), guards last."""
     return [InlineHelpers(), VectorLocals(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(),
-            LoopIterators(), SinkDeclarations(), SplitLocals(), MergeGuards()]
+            LoopIterators(), SinkDeclarations(), ClampIfs(), SplitLocals(),
+            MergeGuards()]
 
 
 def canonicalization_pass_names() -> list[str]:

@@ -15,6 +15,10 @@ while-to-for           ``k = 0; while (k < n) { ...; k++; }`` is a for loop
 loop-iterators         a loop iterator declared before its loop (C89) is declared in it; its
                        final value is kept where it is read after the loop
 sink-declarations      ``int i; ... i = e;`` declares i where it is first defined
+clamp-ifs              ``if (x < 0) x = 0; if (x >= w) x = w - 1;`` is the clamp written with
+                       ternaries, which the analyses read as min/max
+split-locals           an integer local that straight-line code assigns again is a local per
+                       definition
 merge-guards           consecutive early returns, and an if nested alone in another, are one
                        bounds guard
 =====================  ======================================================================

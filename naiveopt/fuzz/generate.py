@@ -589,8 +589,9 @@ class KernelGenerator:
     def clamp_if(self, tap: str, d: int, size: str) -> list[str]:
         """The statements clamping the local ``tap`` into [0, size) as tutorials write it,
         with if-statements (the clamp-ifs canonicalization): both sides in a row or as an
-        else-if, the bound on either side of the test, braced or not; one side where the
-        other cannot be crossed (``d``, the constant offset, as in :meth:`clamped`)."""
+        else-if, the bound on either side of the test, braced or not, now and then reflected
+        instead of clamped; one side where the other cannot be crossed (``d``, the constant
+        offset, as in :meth:`clamped`)."""
         c = self.clamp_ifs
         low = c.choice([f"{tap} < 0", f"0 > {tap}", f"{tap} <= -1"])
         high = c.choice([f"{tap} >= {size}", f"{tap} > {size} - 1", f"{size} <= {tap}"])
@@ -600,6 +601,10 @@ class KernelGenerator:
             return f"if ({test}) {{ {body} }}" if c.random() < 0.3 else f"if ({test}) {body}"
 
         sides = [branch(low, "0"), branch(high, f"{size} - 1")]
+        if d and self.sizes.get(size, 0) > abs(d) and c.random() < 0.3:
+            # reflected at the border (OpenCV's BORDER_REFLECT_101), in range where the size
+            # exceeds the offset
+            sides = [branch(low, f"-{tap}"), branch(high, f"2 * {size} - {tap} - 2")]
         if d < 0 and c.random() < 0.5:
             return sides[:1]
         if d > 0 and c.random() < 0.5:

@@ -247,12 +247,31 @@ def nonnegative(op: str, left: sympy.Expr, right: sympy.Expr) -> sympy.Expr:
 
 def picks(e: sympy.Expr, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     """``c ? a : b`` as IntMax(a, b) or IntMin(a, b), where ``e >= 0`` is the condition c;
-    None where c does not compare a with b."""
-    if sympy.expand(e - (a - b)) in (0, -1):        # a >= b (or a > b) picks a
-        return IntMax(a, b)
-    if sympy.expand(e - (b - a)) in (0, -1):        # b >= a (or b > a) picks a
-        return IntMin(a, b)
+    None where c does not compare a with b.
+
+    c compares a with b where ``a - b`` (for a max; ``b - a`` for a min) is ``k * e + r``
+    with constants k > 0 and 0 <= r <= k: for integer e, ``a - b >= 0`` holds exactly where
+    ``e >= -r / k``, which is ``e >= 0`` for r < k, and ``a - b > 0`` exactly where
+    ``e > -r / k``, which is ``e >= 0`` for r > 0; either way c picks the larger. That
+    reads ``x >= w ? w - 1 : x`` (k = 1) and also a reflection at a border, ``x < 0 ? -x : x``
+    (|x|: a - b = -2x = 2e + 2) and ``x >= w ? 2 * w - 2 - x : x`` (b - a = 2e + 2)."""
+    for difference, kind in ((a - b, IntMax), (b - a, IntMin)):
+        if _scaled(sympy.expand(difference), sympy.expand(e)):
+            return kind(a, b)
     return None
+
+
+def _scaled(d: sympy.Expr, e: sympy.Expr) -> bool:
+    """Whether ``d`` is ``k * e + r`` with constants k > 0 and 0 <= r <= k (:func:`picks`)."""
+    terms = [t for t in e.as_coefficients_dict() if not t.is_number]
+    if not terms:
+        k = sympy.Integer(1)
+    else:
+        k = d.coeff(terms[0]) / e.coeff(terms[0])
+        if not k.is_number or not k > 0:
+            return False
+    r = sympy.expand(d - k * e)
+    return bool(r.is_number and 0 <= r <= k)
 
 
 def _signed(node: c_ast.Node, env: SymbolEnv) -> bool:

@@ -13,10 +13,12 @@ extents and the stencil pass (analysis/clamps.py) read.
 ``if (c) v = e;`` is ``v = c ? e : v;`` exactly where c and e read no memory and call nothing
 (c is evaluated as before, e only where c holds, as before) and e is an integer expression
 (the ternary's type is then an integer type, through which v's value passes unchanged); an
-else-if chain assigning v in every branch is the nested ternary. Only clamps are rewritten:
-the test compares v with a bound and the branch assigns that bound (``v >= w`` may assign
-``w - 1``, the same clamp for integers), so the ternary is a min or a max; any other
-conditional assignment stays as written, since the ternary would not make it readable.
+else-if chain assigning v in every branch is the nested ternary. Only assignments whose
+ternary is a min or a max are rewritten (ir/symbolic.py's ``picks``): a clamp, where the test
+compares v with a bound and the branch assigns that bound (``v >= w`` may assign ``w - 1``,
+the same clamp for integers), and a reflection at the border, ``if (v < 0) v = -v;`` (|v|)
+and ``if (v >= w) v = 2 * w - v - 2;``; any other conditional assignment stays as written,
+since the ternary would not make it readable.
 """
 from __future__ import annotations
 
@@ -113,16 +115,15 @@ def _lone_assignment(stmt: c_ast.Node) -> c_ast.Assignment | None:
 
 
 def _clamps(cond: c_ast.Node, bound: c_ast.Node, name: str, integers: set[str]) -> bool:
-    """Whether ``if (cond) name = bound;`` clamps ``name``: cond compares it with an integer
-    expression, and ``cond ? bound : name`` is a min or max of the two."""
+    """Whether ``if (cond) name = bound;`` clamps or reflects ``name``: cond compares it with
+    an integer expression, and ``cond ? bound : name`` is a min or max of the two."""
     if not (isinstance(cond, c_ast.BinaryOp) and cond.op in _COMPARISONS):
         return False
     sides = (cond.left, cond.right)
     if sum(isinstance(s, c_ast.ID) and s.name == name for s in sides) != 1:
         return False
     if not all(_integer(n, integers) for n in (*sides, bound)) or \
-            _mentions(bound, name) or any(_mentions(s, name) for s in sides
-                                           if not isinstance(s, c_ast.ID)):
+            any(_mentions(s, name) for s in sides if not isinstance(s, c_ast.ID)):
         return False
     names = {n.name for part in (*sides, bound) for n, _ in walk(part)
              if isinstance(n, c_ast.ID)}

@@ -183,3 +183,90 @@ __global__ void f(const float *A, float *B, int n, int m)
     result = naiveopt.optimize(src, filename="f.cu")
     assert "'sub_row' stays a call: it reads thread ids" in said(result, "missed"), said(result)
     assert result.kernels[0].passes == []
+
+
+CLAMP_HELPER = """
+__device__ int clampi(int v, int lo, int hi)
+{
+    if (v < lo) v = lo;
+    if (v > hi) { v = hi; }
+    return v;
+}
+
+__device__ int reflect(int v, int n)
+{
+    if (v < 0)
+        v = -v;
+    else if (v >= n)
+        v = 2 * n - v - 2;
+    return v;
+}
+
+__global__ void blur(const float *in, float *out, int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    float s = 0.f;
+    for (int d = -1; d <= 1; d++)
+        s += in[y * w + clampi(x + d, 0, w - 1)] * (float)(d + 2)
+             + in[reflect(y + d, h) * w + x];
+    out[y * w + x] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("arch,target", TARGETS)
+def test_helpers_that_clamp_their_parameter_with_ifs_are_written_out(arch, target):
+    """The clamp helper most tutorials write, ``if (v < lo) v = lo; if (v > hi) v = hi;
+    return v;``, and a reflection with an else-if: the parameter's assignments are read in
+    order as ternaries, so the reads' extents are inferred (verified without annotations)
+    and the clamped row is staged."""
+    result = naiveopt.optimize(CLAMP_HELPER, filename="blur.cu", arch=arch, target=target,
+                               options={"cost_model": "unlimited"})
+    (k,) = result.kernels
+    assert "clampi (1 call), reflect (1 call)" in said(result, "applied"), said(result)
+    assert k.verification.status == "passed", k.verification.detail
+    assert "inferred" in k.verification.detail
+    assert "stencil" in k.passes
+
+
+def test_a_parameter_assigned_a_value_of_another_type_is_converted_in_each_branch():
+    """``if (v > hi) v = hi;`` with a float hi assigns (int)hi: the ternary converts that
+    branch, not v (an int converted to float and back could change above 2^24)."""
+    src = """
+__device__ int lim(int v, float hi) { if (v > hi) v = hi; else if (v < 0) v = 0; return v; }
+#pragma naiveopt sizes(n=77) array(A, n) array(B, n)
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        B[i] = A[lim(i - 3, n * 0.6f)];
+}
+"""
+    result = naiveopt.optimize(src, filename="f.cu")
+    (k,) = result.kernels
+    assert "lim (1 call)" in said(result, "applied")
+    assert k.verification.status == "passed", k.verification.detail
+    code = " ".join(result.code.split())
+    assert "? ((int)((float)(n * 0.6f))) : ((i - 3 < 0) ? (0) : (i - 3))" in code, code
+
+
+@pytest.mark.parametrize("helper,why", [
+    ("__device__ int wrap(int v, int n) { v = v % n; if (v < 0) v += n; return v; }",
+     "an if does more than return a value"),
+    ("__device__ int pick(int v, int n) { if (v < 0) { v = 0; n = 1; } return v * n; }",
+     "an if does more than return a value"),
+])
+def test_helpers_that_assign_otherwise_stay_calls(helper, why):
+    src = helper + """
+#pragma naiveopt sizes(n=77) array(A, n) array(B, n)
+__global__ void f(const float *A, float *B, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        B[i] = A[HELPER(i, n)];
+}
+""".replace("HELPER", helper.split("(")[0].split()[-1])
+    result = naiveopt.optimize(src, filename="f.cu", verify=False)
+    assert why in said(result, "missed"), said(result)

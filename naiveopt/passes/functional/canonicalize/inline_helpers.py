@@ -230,16 +230,31 @@ def _expression(helper: c_ast.FuncDef) -> tuple[c_ast.Node | None, str]:
             return None, "it reads thread ids"
     items = list(helper.body.block_items or [])
     types = {p.name: _param_type(p) for p in params}
-    locals_: dict[str, c_ast.Node] = {}
-    while items and isinstance(items[0], c_ast.Decl):
-        d = items.pop(0)
-        key = _type_key(d.type)
-        if key is None or d.init is None or d.storage or d.name in types or \
-                d.name in locals_ or not side_effect_free(d.init):
-            return None, f"local '{d.name}' is not a scalar defined once"
-        value = _substitute(copy.deepcopy(d.init), locals_)
-        locals_[d.name] = _converted(value, key, _type_ret_node(d.type), types)
-        types[d.name] = key
+    type_nodes = {p.name: _type_ret_node(p.type) for p in params
+                  if not isinstance(p.type, c_ast.PtrDecl)}
+    # each name's value now, over the parameters as called: a local defined once, or a scalar
+    # assigned by straight-line statements (``v = e;``, ``if (c) v = e;``, the clamp helpers'
+    # ``if (v < lo) v = lo;``), each read in terms of the values before it
+    values: dict[str, c_ast.Node] = {}
+    while items:
+        stmt = items[0]
+        if isinstance(stmt, c_ast.Decl):
+            key = _type_key(stmt.type)
+            if key is None or stmt.init is None or stmt.storage or stmt.name in types or \
+                    not side_effect_free(stmt.init):
+                return None, f"local '{stmt.name}' is not a scalar defined once"
+            value = _substitute(copy.deepcopy(stmt.init), values)
+            values[stmt.name] = _converted(value, key, _type_ret_node(stmt.type), types)
+            types[stmt.name] = key
+            type_nodes[stmt.name] = _type_ret_node(stmt.type)
+        else:
+            assigned = _assignment(stmt, type_nodes, types)
+            if assigned is None:
+                break
+            name, value = assigned
+            values[name] = _converted(_substitute(value, values), types[name],
+                                      type_nodes[name], types)
+        items.pop(0)
     expr, why = _chain(items, ret, types)
     if expr is None:
         return None, why
@@ -247,7 +262,49 @@ def _expression(helper: c_ast.FuncDef) -> tuple[c_ast.Node | None, str]:
         if isinstance(n, c_ast.Assignment) or isinstance(n, c_ast.UnaryOp) and \
                 n.op in ("++", "--", "p++", "p--"):
             return None, "it assigns"
-    return _substitute(expr, locals_), ""
+    return _substitute(expr, values), ""
+
+
+def _assignment(stmt: c_ast.Node, type_nodes: dict[str, c_ast.Node],
+                types: dict[str, str | None]) -> tuple[str, c_ast.Node] | None:
+    """(the scalar, its new value) of ``v = e;`` or of ``if (c) v = e; [else if (c2) v = e2;]
+    [else v = e3;]`` (every branch assigning v alone), the latter as ``c ? e : c2 ? e2 : v``
+    with each branch converted to v's type as its assignment converts it; None for anything
+    else. Conditions and values must be free of side effects: a ternary evaluates the same
+    ones the ifs did."""
+    if isinstance(stmt, c_ast.Assignment):
+        if stmt.op != "=" or not isinstance(stmt.lvalue, c_ast.ID) or \
+                stmt.lvalue.name not in type_nodes or not side_effect_free(stmt.rvalue):
+            return None
+        return stmt.lvalue.name, copy.deepcopy(stmt.rvalue)
+    branches: list[tuple[c_ast.Node, c_ast.Node]] = []
+    name = None
+    node = stmt
+    while isinstance(node, c_ast.If):
+        then = _single(node.iftrue)
+        if not isinstance(then, c_ast.Assignment) or \
+                not side_effect_free(node.cond, PURE_CALLS):
+            return None
+        found = _assignment(then, type_nodes, types)
+        if found is None or name not in (None, found[0]):
+            return None
+        name = found[0]
+        branches.append((copy.deepcopy(node.cond), found[1]))
+        node = node.iffalse
+    if name is None:
+        return None
+    value: c_ast.Node = c_ast.ID(name)
+    if node is not None:
+        last = _assignment(_single(node), type_nodes, types)
+        if last is None or last[0] != name:
+            return None
+        value = last[1]
+    key = _type_key(type_nodes[name])
+    cast = (lambda e: _converted(e, key, type_nodes[name], types)) if key else (lambda e: e)
+    value = cast(value)
+    for cond, branch in reversed(branches):
+        value = c_ast.TernaryOp(cond, cast(branch), value)
+    return name, value
 
 
 def _is_void(p: c_ast.Node) -> bool:

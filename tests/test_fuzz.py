@@ -18,7 +18,8 @@ import pytest
 import naiveopt
 from naiveopt.fuzz.campaign import Outcome, campaign, reduce, reproducer, run_case
 from naiveopt.fuzz.generate import (KernelGenerator, atomic_file, dynamic_shared_file,
-                                    gather_file, generate_case, switch_file, transpose_file)
+                                    gather_file, generate_case, map_file, switch_file,
+                                    transpose_file)
 from naiveopt.passes.options import MEMORIES
 from naiveopt.passes.pipeline import optimization_pass_names
 
@@ -752,3 +753,21 @@ def test_a_case_reading_past_its_local_table_is_no_bug():
     assert k.verification.status == "passed", k.verification.detail
     # CT[j] with j over the thread space: N cut to CT's 33 entries, K left as inferred
     assert k.verification.detail.startswith("inferred (N=33, K=96)"), k.verification.detail
+
+
+def test_generator_reads_maps_through_helpers_that_assign_their_parameter():
+    """Some maps read their clamped neighbour through ``clamp_hi``, now and then written as
+    tutorials write it, assigning its parameter (``if (v > n - 1) v = n - 1; return v;``):
+    inline-helpers writes it out and the case verifies, in both dialects."""
+    found = {}
+    for seed in range(400):
+        for dialect in ("cuda", "opencl"):
+            source = map_file(random.Random(seed), dialect)
+            if "        v = n - 1;" in source and "clamp_hi(i + 1, N)" in source:
+                found.setdefault(dialect, source)
+    assert set(found) == {"cuda", "opencl"}
+    for dialect, source in found.items():
+        result = naiveopt.optimize(source, filename="m.cu" if dialect == "cuda" else "m.cl")
+        said = " ".join(r.message for r in result.remarks if r.pass_name == "inline-helpers")
+        assert "clamp_hi (1 call)" in said, said
+        assert result.verified, [k.verification.detail for k in result.kernels]

@@ -1026,18 +1026,20 @@ def map_file(rng: random.Random, dialect: str) -> str:
         lines += [f"    if ({cond})", f"        y[{at}] = {expr};"]
     text = "\n".join(lines + ["}", ""])
     if rng.random() < 0.3:          # drawn last: the other draws stay what they were
-        text = _through_helpers(text, dialect, at)
+        text = _through_helpers(text, dialect, at, assigning=rng.random() < 0.5)
     return text
 
 
-def _through_helpers(text: str, dialect: str, at: str) -> str:
+def _through_helpers(text: str, dialect: str, at: str, assigning: bool = False) -> str:
     """The map with its reads of x behind helpers, as image and tutorial code writes them
     (inline-helpers writes them out again): ``load(x, i)`` for ``x[i]``, the clamped
-    neighbour through an if-return helper, and in CUDA the x id through ``global_x()``."""
+    neighbour through an if-return helper (``assigning``: one that assigns its parameter,
+    ``if (v > n - 1) v = n - 1; return v;``), and in CUDA the x id through ``global_x()``."""
     device = "__device__ " if dialect == "cuda" else ""
     space = "__global " if dialect == "opencl" else ""
-    helpers = [f"{device}int clamp_hi(int v, int n)", "{", "    if (v > n - 1)",
-               "        return n - 1;", "    return v;", "}",
+    clamp = ["        v = n - 1;", "    return v;"] if assigning else \
+        ["        return n - 1;", "    return v;"]
+    helpers = [f"{device}int clamp_hi(int v, int n)", "{", "    if (v > n - 1)", *clamp, "}",
                f"{device}float load({space}const float *p, int k)", "{",
                "    return p[k];", "}", ""]
     if dialect == "cuda":           # the id too, as CUDA tutorials write it

@@ -9,9 +9,12 @@ vectorize or coalesce it. nvcc inlines such helpers anyway; naiveopt does so fir
 the passes see the reads. Helpers of floating-point math alone (``sigmoid(x)``) hide no read
 or index and stay calls.
 
-A helper is inlined when its body is an expression: scalar locals defined once, then a
-``return`` (``int r = y * w; return r + x;``), or a chain of ``if (c) return a; ... return
-b;`` (the clamp helpers), which becomes ``c ? a : ...``. The value is what the call computes:
+A helper is inlined when its body is an expression: scalar locals defined once and scalars
+assigned in straight-line code (``v = e;``, and ``if (c) v = e;`` with else-ifs assigning the
+same scalar: the clamp helpers' ``if (v < lo) v = lo; if (v > hi) v = hi;``, read as
+``c ? e : v`` in order), then a ``return`` (``int r = y * w; return r + x;``), or a chain of
+``if (c) return a; ... return b;`` (the clamp helpers written with returns), which becomes
+``c ? a : ...``. The value is what the call computes:
 
 * each argument is converted to its parameter's type, as the call converts it: the argument
   is written as it is where its type (inferred from declarations and literals) is the

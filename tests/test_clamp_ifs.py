@@ -204,3 +204,46 @@ def test_picks_reads_exactly_the_ternaries_that_are_a_min_or_max():
     assert isinstance(picks(nonnegative(">=", x, w), w - 1, x), IntMin)
     assert picks(nonnegative(">=", x, w), w - 2, x) is None
     assert picks(nonnegative("<", x, 0), 1, x) is None
+
+
+UNSIGNED = r"""
+__global__ void blurH(const unsigned char *in, unsigned char *out, unsigned int width,
+                      unsigned int height)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) return;
+    int sum = 0;
+    for (int k = -1; k <= 1; ++k) {
+        int xx = x + k;
+        if (xx < 0) xx = 0;
+        if (xx >= COND) xx = width - 1;
+        sum += in[y * width + xx];
+    }
+    out[y * width + x] = (unsigned char)(sum / 3);
+}
+"""
+
+
+def test_an_unsigned_bound_compared_signed_verifies_and_compared_unsigned_is_not_read():
+    """``if (xx >= (int)width) xx = width - 1;``: the comparison is the integers', and the
+    value it picks (unsigned) is the same value in the int local, so the clamp is read. Compared
+    unsigned, ``xx >= width`` is not the integers' comparison (a negative xx compares huge):
+    the index stays opaque, and the kernel is written unverified rather than guessed."""
+    import sympy
+
+    from naiveopt.ir.build import expression
+    from naiveopt.ir.symbolic import IntMin, SymbolEnv, to_sympy
+    signed = SymbolEnv({"w", "x"}, set(), {}, {"x"})         # x is signed, w is not
+    read = to_sympy(expression("x >= (int)w ? w - 1 : x"), signed)
+    w, x = sympy.symbols("w x", integer=True)
+    assert read == IntMin(w - 1, x)
+    assert not to_sympy(expression("x >= w ? w - 1 : x"), signed).has(IntMin)
+
+    result = naiveopt.optimize(UNSIGNED.replace("COND", "(int)width"), filename="b.cu")
+    k = result.kernels[0]
+    assert k.verification.status == "passed", k.verification.detail
+    result = naiveopt.optimize(UNSIGNED.replace("COND", "width"), filename="b.cu")
+    k = result.kernels[0]
+    assert k.verification.status == "skipped"
+    assert "array shape unknown" in k.verification.detail

@@ -203,13 +203,16 @@ def _min_max(node: c_ast.FuncCall | c_ast.TernaryOp, env: SymbolEnv, depth: int
              ) -> sympy.Expr | None:
     """``min(a, b)``, ``max(a, b)`` (OpenCL's ``clamp(v, lo, hi)`` is ``min(max(v, lo),
     hi)`` in the IR: passes/functional/opencl_to_cuda.py) and the ternaries ``c ? a : b`` whose condition compares ``a`` with ``b`` (``x > 0 ?
-    x - 1 : 0`` is ``max(x - 1, 0)``), of signed integer operands, as IntMin/IntMax; None
-    for anything else."""
+    x - 1 : 0`` is ``max(x - 1, 0)``), as IntMin/IntMax: min and max of signed integer
+    operands, ternaries whose comparison is of signed operands; None for anything else."""
     if isinstance(node, c_ast.TernaryOp):
         cond = node.cond
+        # the comparison must be signed to be the integers' (``x - 1 >= 0u`` is not); the
+        # values it picks between are the same values either way (a ternary of an unsigned
+        # and an int is unsigned, which an int local converts back), as everywhere else in
+        # this model of integer arithmetic without wrap-around
         if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">=") or \
-                not all(_signed(n, env) for n in (cond.left, cond.right, node.iftrue,
-                                                  node.iffalse)):
+                not all(_signed(n, env) for n in (cond.left, cond.right)):
             return None
         left, right = (to_sympy(n, env, depth + 1) for n in (cond.left, cond.right))
         a, b = (to_sympy(n, env, depth + 1) for n in (node.iftrue, node.iffalse))

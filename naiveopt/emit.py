@@ -69,8 +69,9 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     rewritten = rewritten_launches(module, geometries) if launchers and host and \
         target == "cuda" else set()
     kernels = [{"name": p.name,
-                "code": with_launch_contract(to_c(p.func).rstrip(), p, target, arch,
-                                             launch_check(p, geometries[p.name], module.macros)),
+                "code": linkage(p, target) + with_launch_contract(
+                    to_c(p.func).rstrip(), p, target, arch,
+                    launch_check(p, geometries[p.name], module.macros)),
                 "geometry": geometries[p.name], "contract": p.launch_block is not None,
                 "passes": passes.get(p.name, []), "unverified": (unverified or {}).get(p.name),
                 "textures": [texture_note(t, target) for t in host_texture_params(p)],
@@ -300,6 +301,12 @@ def format_code(text: str) -> str:
     done = subprocess.run([exe, f"--style={CLANG_FORMAT_STYLE}", "--assume-filename=k.cpp"],
                           input=text, capture_output=True, text=True, timeout=60)
     return done.stdout if done.returncode == 0 and done.stdout.strip() else text
+
+
+def linkage(proc: GProcedure, target: str) -> str:
+    """``extern "C" `` before a CUDA kernel the input declared with C linkage ('' otherwise:
+    OpenCL C has no other)."""
+    return 'extern "C" ' if target == "cuda" and proc.extern_c else ""
 
 
 def render_cuda_kernel(module: GModule, proc: GProcedure) -> str:

@@ -771,3 +771,16 @@ def test_generator_reads_maps_through_helpers_that_assign_their_parameter():
         said = " ".join(r.message for r in result.remarks if r.pass_name == "inline-helpers")
         assert "clamp_hi (1 call)" in said, said
         assert result.verified, [k.verification.detail for k in result.kernels]
+
+
+def test_generator_gives_some_cuda_kernels_c_linkage():
+    """Some CUDA cases declare their kernels ``extern "C"``, head by head or in one block
+    (after the includes); the front end reads them in place and they verify."""
+    drawn = [generate_case(11, i, [], ("global",)) for i in range(300)]
+    heads = [c for c in drawn if 'extern "C" __global__' in c.source]
+    blocks = [c for c in drawn if 'extern "C" {' in c.source]
+    assert heads and blocks, (len(heads), len(blocks))
+    assert all(c.dialect == "cuda" and "template" not in c.source for c in heads + blocks)
+    for case in heads[:1] + blocks[:1]:
+        outcome = run_case(case)
+        assert outcome.kind in ("passed", "skipped"), (outcome.kind, outcome.detail)

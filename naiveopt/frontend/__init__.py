@@ -401,7 +401,7 @@ def _integer_macros(file_macros: dict[str, str], defines: dict[str, str]) -> dic
 def _function_literals(tu: ci.TranslationUnit, path: str) -> list[ci.Cursor]:
     """The integer literals of the file's functions and file-scope variables, in order."""
     out = []
-    for fn in tu.cursor.get_children():
+    for fn in cs.top_level(tu.cursor):
         if fn.kind in (K.FUNCTION_DECL, K.VAR_DECL) and fn.location.file is not None and \
                 fn.location.file.name == path and (fn.kind == K.VAR_DECL or fn.is_definition()):
             out.extend(c for c in fn.walk_preorder() if c.kind == K.INTEGER_LITERAL)
@@ -606,7 +606,8 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
                       pragma=pragma, launch_bounds=bounds, max_threads=most,
-                      struct_params=by_value, struct_arrays=arrays)
+                      struct_params=by_value, struct_arrays=arrays,
+                      extern_c=cs.extern_c(fn))
 
 
 def _is_struct(ctype: ci.Type) -> bool:

@@ -96,6 +96,34 @@ def _lib() -> ctypes.CDLL:
     return lib
 
 
+def top_level(cursor: ci.Cursor):
+    """The declarations at file scope under ``cursor`` (a translation unit's cursor), those
+    of ``extern "C"`` blocks and declarations (``extern "C" __global__ void k(...)``, as code
+    loaded by name from Python or C writes its kernels) in their place."""
+    for child in cursor.get_children():
+        if child.kind == ci.CursorKind.LINKAGE_SPEC:
+            yield from top_level(child)
+        else:
+            yield child
+
+
+def at_file_scope(cursor: ci.Cursor) -> bool:
+    """Whether a declaration is at file scope (inside ``extern "C"`` too)."""
+    parent = cursor.semantic_parent
+    while parent is not None and parent.kind == ci.CursorKind.LINKAGE_SPEC:
+        parent = parent.semantic_parent
+    return parent is not None and parent.kind == ci.CursorKind.TRANSLATION_UNIT
+
+
+def extern_c(cursor: ci.Cursor) -> bool:
+    """Whether a file-scope declaration is written in an ``extern "C"`` declaration or
+    block (C linkage: its name is not mangled)."""
+    parent = cursor.lexical_parent
+    if parent is None or parent.kind != ci.CursorKind.LINKAGE_SPEC:
+        return False
+    return [t.spelling for _, t in zip(range(2), parent.get_tokens())] == ["extern", '"C"']
+
+
 def binary_operator(cursor: ci.Cursor) -> str:
     """The spelling of a BINARY_OPERATOR / COMPOUND_ASSIGNMENT_OPERATOR cursor ('+', '+=', ...)."""
     lib = _lib()

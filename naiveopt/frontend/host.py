@@ -21,7 +21,10 @@ device code here and written into a CUDA output verbatim, after the optimized ke
 from __future__ import annotations
 
 import re
+
 import clang.cindex as ci
+
+from . import clang_setup as cs
 
 K = ci.CursorKind
 
@@ -42,7 +45,7 @@ class FileParts:
     def __init__(self, tu: ci.TranslationUnit, path: str, source: str, dialect: str) -> None:
         self.path, self.dialect = path, dialect
         self._bytes = source.encode()
-        self.declarations = [c for c in tu.cursor.get_children()
+        self.declarations = [c for c in cs.top_level(tu.cursor)
                              if c.kind in _DECLARATIONS and c.location.file is not None
                              and c.location.file.name == path]
         self._kernel_structs = {
@@ -160,6 +163,11 @@ def split_text(source: str, device: list[ci.Cursor]) -> tuple[str, str]:
     return _tidy(kept[:last + 1]), _tidy(kept[last + 1:])
 
 
+#: An ``extern "C" { }`` block left empty once its device code is cut out.
+_EMPTY_EXTERN_C = re.compile(r'^[ \t]*extern[ \t]+"C"[ \t]*\{\s*\}[ \t]*;?[ \t]*$\n?', re.M)
+
+
 def _tidy(lines: list[str]) -> str:
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
+    text = _EMPTY_EXTERN_C.sub("", "\n".join(lines))
+    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
     return text + "\n" if text.strip() else ""

@@ -74,14 +74,12 @@ def rewrite(path: str, source: str, macros: dict[str, str]) -> str:
         # device functions, and device data whose extent or initializer names a constant
         # (``__constant__ float CT[CW];``)
         if cursor.kind in (K.FUNCTION_DECL, K.VAR_DECL) and \
-                cursor.semantic_parent is not None and \
-                cursor.semantic_parent.kind == K.TRANSLATION_UNIT and \
+                cs.at_file_scope(cursor) and \
                 any(c.kind in device for c in cursor.get_children()):
             read |= {n.spelling for n in cursor.walk_preorder()
                      if n.kind == K.DECL_REF_EXPR and n.referenced is not None and
                      n.referenced.kind == K.VAR_DECL and
-                     n.referenced.semantic_parent is not None and
-                     n.referenced.semantic_parent.kind == K.TRANSLATION_UNIT}
+                     cs.at_file_scope(n.referenced)}
     rewritten, _ = as_macros(
         source, {n: c for n, c in declared.items() if n in read})
     return rewritten

@@ -116,7 +116,7 @@ def _round(path: str, source: str, defines: dict[str, str], found: Instances,
     changed, removed (nothing calls them). Returns the text and whether another round may
     find more."""
     tu = cs.parse(path, source, "cuda", defines)
-    templates = [c for c in tu.cursor.get_children()
+    templates = [c for c in cs.top_level(tu.cursor)
                  if c.kind == K.FUNCTION_TEMPLATE and c.location.file is not None
                  and c.location.file.name == path]
     kernels = [c for c in templates

@@ -898,8 +898,7 @@ class Translator:
                     list(base.get_children()):
                 base = next(base.get_children())
             ref = base.referenced if base.kind == K.DECL_REF_EXPR else None
-            if ref is not None and ref.kind == K.VAR_DECL and ref.semantic_parent is not None \
-                    and ref.semantic_parent.kind == K.TRANSLATION_UNIT:
+            if ref is not None and ref.kind == K.VAR_DECL and cs.at_file_scope(ref):
                 raise self.error(cursor, f"'{name}' on file-scope data '{ref.spelling}' is not "
                                          "supported: pass the array as a kernel parameter")
             target = self.expr(operand)

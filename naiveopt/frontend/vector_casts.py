@@ -61,7 +61,9 @@ def defined_functions(cursor) -> set[str]:
     """The functions the file of ``cursor`` (a libclang cursor) defines."""
     from clang.cindex import CursorKind as K
 
-    return {c.spelling for c in cursor.translation_unit.cursor.get_children()
+    from .clang_setup import top_level
+
+    return {c.spelling for c in top_level(cursor.translation_unit.cursor)
             if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition()}
 
 

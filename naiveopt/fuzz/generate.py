@@ -1513,6 +1513,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = bounds_variant(source, random.Random(f"{seed}:{index}:launch-bounds"), dialect)
     source = struct_variant(source, random.Random(f"{seed}:{index}:struct"), dialect)
     source = aos_variant(source, random.Random(f"{seed}:{index}:aos"), dialect)
+    source = extern_c_variant(source, random.Random(f"{seed}:{index}:extern-c"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -1971,6 +1972,25 @@ def bounds_variant(source: str, rng: random.Random, dialect: str) -> str:
     if rng.random() < 0.5:
         return source[:head.start()] + f"__launch_bounds__({most})\n" + source[head.start():]
     return source[:head.end()] + f"__launch_bounds__({most}) " + source[head.end():]
+
+
+#: Share of CUDA cases whose kernels have C linkage (:func:`extern_c_variant`).
+EXTERN_C_SHARE = 0.12
+_LINKED_HEAD = re.compile(r"^(?:__launch_bounds__\(\d+\)\n)?__global__ void ", re.M)
+
+
+def extern_c_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, the kernels declared ``extern "C"`` as code loaded by name
+    writes them (cupy's RawKernel, cuModuleGetFunction): each head prefixed, or everything
+    after the includes in one ``extern "C" { }`` block (not in files with templates or
+    operators, which C linkage does not allow)."""
+    if dialect != "cuda" or rng.random() >= EXTERN_C_SHARE or "template" in source:
+        return source
+    includes = list(re.finditer(r"^#include .*$", source, re.M))
+    if rng.random() < 0.5 and "operator" not in source:
+        at = includes[-1].end() + 1 if includes else 0
+        return source[:at] + 'extern "C" {\n' + source[at:].rstrip("\n") + "\n}\n"
+    return _LINKED_HEAD.sub(lambda m: 'extern "C" ' + m.group(0), source)
 
 
 #: Share of cases whose first kernel takes its scalar parameters in one struct passed by

@@ -195,6 +195,9 @@ class GProcedure:
     # the arguments of the kernel's own __launch_bounds__ (``256, 2``; '' if none): a CUDA
     # output whose launch did not change keeps them (emit.with_launch_contract)
     launch_bounds: str = ""
+    # declared in ``extern "C"`` (C linkage: code that loads it by name, cupy's RawKernel or
+    # cuModuleGetFunction, finds it unmangled): the CUDA output declares it so too
+    extern_c: bool = False
     # the threads per block those bounds allow (their first argument, a literal or an
     # integer macro; None if none or unknown): the naive block stays within them
     max_threads: int | None = None

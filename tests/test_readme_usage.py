@@ -84,3 +84,26 @@ def test_cupy_example_reads_a_device_code_only_file(tmp_path):
     code = (tmp_path / "mm_opt.cu").read_text(encoding="utf-8")
     assert "__global__" in code and "_launch(" not in code and "#include" not in code
     assert (tmp_path / "mm_opt.cu.json").exists()
+    # the name get_function looks up: a C++ kernel's entry is mangled ('_Z2mm...'), so the
+    # example must name it in name_expressions (cupy then looks up the lowered name)
+    entries = _ptx_entries(code)
+    if entries is not None:
+        for name in re.findall(r'get_function\("(\w+)"\)', example):
+            assert name in entries or re.search(
+                rf'name_expressions=\[[^]]*"{name}"', example), (name, entries)
+
+
+def _ptx_entries(code: str) -> list[str] | None:
+    """The entry names NVRTC gives the kernels of ``code`` (None without NVRTC)."""
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        return None
+    err, prog = nvrtc.nvrtcCreateProgram(code.encode(), b"k.cu", 0, [], [])
+    (err,) = nvrtc.nvrtcCompileProgram(prog, 1, [b"--gpu-architecture=compute_90"])
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        return None
+    _, size = nvrtc.nvrtcGetPTXSize(prog)
+    ptx = b" " * size
+    nvrtc.nvrtcGetPTX(prog, ptx)
+    return re.findall(r"\.entry (\w+)", ptx.decode(errors="replace"))

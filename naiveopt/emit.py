@@ -173,6 +173,10 @@ def with_launch_contract(code: str, proc: GProcedure, target: str, arch: str,
             return re.sub(r"^(\s*__global__\s+void\s+)",
                           lambda m: f"{m.group(1)}__launch_bounds__({proc.launch_bounds}) ",
                           code, count=1)
+        if target == "opencl" and proc.work_group_size:
+            # the block is the naive one, which the input's attribute fixed
+            return re.sub(r"^(\s*__kernel\s+)", lambda m: f"{m.group(1)}__attribute__(("
+                          f"reqd_work_group_size({proc.work_group_size}))) ", code, count=1)
         return code
     block = tuple(proc.launch_block) + (1,) * (3 - len(proc.launch_block))
     if target == "cuda":

@@ -784,3 +784,16 @@ def test_generator_gives_some_cuda_kernels_c_linkage():
     for case in heads[:1] + blocks[:1]:
         outcome = run_case(case)
         assert outcome.kind in ("passed", "skipped"), (outcome.kind, outcome.detail)
+
+
+def test_generator_declares_some_opencl_blocks_as_required_work_group_sizes():
+    """Some OpenCL cases whose pragma gives the block require it on their kernels
+    (``reqd_work_group_size``), before or after ``void``; they verify (the attribute is the
+    naive block: any other local size the runtime refuses)."""
+    drawn = [generate_case(11, i, [], ("global",)) for i in range(300)]
+    required = [c for c in drawn if "reqd_work_group_size(" in c.source]
+    assert len(required) >= 2 and all(c.dialect == "opencl" for c in required)
+    assert any("__kernel __attribute__" in c.source for c in required) and \
+        any("__kernel void __attribute__" in c.source for c in required)
+    outcome = run_case(required[0])
+    assert outcome.kind == "passed", (outcome.kind, outcome.detail)

@@ -603,11 +603,18 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     bounds = _launch_bounds(fn, body_cursor, translator.source_bytes)
     first = bounds.split(",")[0].strip()
     most = int(first) if first.isdigit() else macro_values.get(first)
+    required, group = _work_group_size(fn, body_cursor, translator.source_bytes, macro_values) \
+        if dialect == "opencl" else ("", None)
+    if group is not None:
+        pragma.block_dim = (str(group[0]), str(group[1]))
+        if group[2] > 1:
+            pragma.block_dim_z = str(group[2])
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
                       pragma=pragma, launch_bounds=bounds, max_threads=most,
                       struct_params=by_value, struct_arrays=arrays,
-                      extern_c=cs.extern_c(fn))
+                      extern_c=cs.extern_c(fn),
+                      work_group_size=", ".join(map(str, group)) if group else "")
 
 
 def _is_struct(ctype: ci.Type) -> bool:
@@ -893,13 +900,33 @@ def _launch_bounds(fn: ci.Cursor, body: ci.Cursor, source: bytes) -> str:
     ''. The prelude defines the macro away (the IR has no place for it); the text of the
     kernel's head still holds it, or the text before it (``__launch_bounds__(128)`` on the
     line before ``__global__``, as in the CUDA samples, is outside the function's extent)."""
+    return _head_attribute(fn, body, source, "__launch_bounds__")
+
+
+def _work_group_size(fn: ci.Cursor, body: ci.Cursor, source: bytes,
+                     macros: dict[str, int]) -> tuple[str, tuple[int, int, int] | None]:
+    """An OpenCL kernel's ``__attribute__((reqd_work_group_size(X, Y, Z)))``: (its arguments
+    as written, ``64, 1, 1``, or ''; their values, None where one is not an integer literal
+    or macro). The runtime refuses any other local size, so it is the naive launch's block."""
+    text = _head_attribute(fn, body, source, "reqd_work_group_size")
+    parts = [p.strip() for p in text.split(",")] if text else []
+    values = [int(p, 0) if re.fullmatch(r"\d+|0[xX][0-9a-fA-F]+", p) else macros.get(p)
+              for p in parts]
+    if len(values) != 3 or None in values or min(values) < 1:
+        return text, None
+    return text, (values[0], values[1], values[2])
+
+
+def _head_attribute(fn: ci.Cursor, body: ci.Cursor, source: bytes, name: str) -> str:
+    """The arguments of the attribute ``name(...)`` in the text of a kernel's head or before
+    it (:func:`_launch_bounds`), as written with spaces normalized; '' where there is none."""
     start = fn.extent.start.offset
     before = source[:start].decode(errors="replace")
     # back to the end of what precedes the kernel: a declaration, a block, a # line
     lead = max(before.rfind(";"), before.rfind("}"), before.rfind("\n#"))
     head = re.sub(r"//[^\n]*|/\*.*?\*/", " ", before[lead + 1:], flags=re.S) + \
         source[start:body.extent.start.offset].decode(errors="replace")
-    m = re.search(r"\b__launch_bounds__\s*\(", head)
+    m = re.search(rf"\b{name}\s*\(", head)
     if m is None:
         return ""
     depth, at = 1, m.end()

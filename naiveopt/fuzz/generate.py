@@ -1514,6 +1514,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = struct_variant(source, random.Random(f"{seed}:{index}:struct"), dialect)
     source = aos_variant(source, random.Random(f"{seed}:{index}:aos"), dialect)
     source = extern_c_variant(source, random.Random(f"{seed}:{index}:extern-c"), dialect)
+    source = work_group_variant(source, random.Random(f"{seed}:{index}:work-group"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -1972,6 +1973,26 @@ def bounds_variant(source: str, rng: random.Random, dialect: str) -> str:
     if rng.random() < 0.5:
         return source[:head.start()] + f"__launch_bounds__({most})\n" + source[head.start():]
     return source[:head.end()] + f"__launch_bounds__({most}) " + source[head.end():]
+
+
+#: Share of OpenCL cases whose pragma gives the block that declare it on their kernels too
+#: (:func:`work_group_variant`).
+WORK_GROUP_SHARE = 0.3
+
+
+def work_group_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of OpenCL cases whose pragma gives the naive block, every kernel requires
+    that block (``__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void k0``, or after
+    ``void``), as OpenCL code that was tuned for one work-group size declares it: the front end
+    takes the attribute for the naive block, and the output keeps it where no pass fixed
+    another."""
+    block = re.search(r"^#pragma naiveopt .*\bblock\((\d+)(?:, (\d+))?\)", source, re.M)
+    if dialect != "opencl" or block is None or rng.random() >= WORK_GROUP_SHARE:
+        return source
+    attribute = f"__attribute__((reqd_work_group_size({block.group(1)}, {block.group(2) or 1}, 1)))"
+    if rng.random() < 0.5:
+        return re.sub(r"^__kernel void ", f"__kernel {attribute} void ", source, flags=re.M)
+    return re.sub(r"^__kernel void ", f"__kernel void {attribute} ", source, flags=re.M)
 
 
 #: Share of CUDA cases whose kernels have C linkage (:func:`extern_c_variant`).

@@ -198,6 +198,9 @@ class GProcedure:
     # declared in ``extern "C"`` (C linkage: code that loads it by name, cupy's RawKernel or
     # cuModuleGetFunction, finds it unmangled): the CUDA output declares it so too
     extern_c: bool = False
+    # an OpenCL kernel's own ``reqd_work_group_size`` (``64, 1, 1``; '' if none): the naive
+    # block; an OpenCL output whose block no pass fixed keeps it (emit.with_launch_contract)
+    work_group_size: str = ""
     # the threads per block those bounds allow (their first argument, a literal or an
     # integer macro; None if none or unknown): the naive block stays within them
     max_threads: int | None = None

@@ -281,6 +281,7 @@ CANONICAL_FORMS = {
     "per-thread partial sums over a grid stride": r"P\[tid\] = s;",
     "a read through a helper": r"load\(x, ",
     "an id through a helper": r"= global_x\(\);",
+    "a loop with an empty init": r"for \(; i < N; ",
     "a clamp written as if-statements": r"if \([^)]*tap\d+[^)]*\) \{? ?tap\d+ = ",
 }
 #: Forms only CUDA is written in.

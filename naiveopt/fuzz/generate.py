@@ -907,8 +907,8 @@ def grid_stride_file(rng: random.Random, dialect: str) -> str:
     """A kernel with a grid-stride loop (``for (i = id; i < N; i += total threads)``): an
     elementwise map, a row walk (a dot product per row), or per-thread partial sums (each
     thread's share summed, written by thread id under a ``threads(T)`` launch). The id and the
-    stride in every common spelling (in the header or through locals, C89 iterator, ``i = i +
-    stride``); the map and the row walk sometimes with a ``threads(...)`` launch of their own.
+    stride in every common spelling (in the header or through locals, C89 iterator, the index
+    set before an empty init, ``i = i + stride``); the map and the row walk sometimes with a ``threads(...)`` launch of their own.
     Correct by construction on any launch: each element is touched by one thread, the
     partial sums only by the thread that owns them."""
     kind = rng.choice(["map", "map", "rows", "partial"])
@@ -961,6 +961,10 @@ def grid_stride_file(rng: random.Random, dialect: str) -> str:
         parts.append(f"threads({threads})")
     if rng.random() < 0.4:
         parts.append(f"block({rng.choice([32, 64, 128, 256])})")
+    if not c89 and rng.random() < 0.45:     # drawn last: the other draws stay as they were
+        # the index set before the loop, its init left empty (loop-inits)
+        decls.append(f"int i = {start};")
+        header = f"for (; i < N; {step})"
     names = [a.split("(")[1].split(",")[0] for a in arrays]
     space = "__global " if dialect == "opencl" else ""
     params = [f"{space}{'const ' if n in ('A', 'X') else ''}float *{n}" for n in names]

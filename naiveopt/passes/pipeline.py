@@ -13,6 +13,7 @@ from .functional.canonicalize.clamp_ifs import ClampIfs
 from .functional.canonicalize.const_propagation import ConstPropagation
 from .functional.canonicalize.grid_stride import GridStrideLoops
 from .functional.canonicalize.inline_helpers import InlineHelpers
+from .functional.canonicalize.loop_inits import LoopInits
 from .functional.canonicalize.loop_iterators import LoopIterators
 from .functional.canonicalize.merge_guards import MergeGuards
 from .functional.canonicalize.sink_declarations import SinkDeclarations
@@ -57,16 +58,16 @@ def default_canonicalization_passes() -> list[Pass]:
     """The canonicalization passes, in order: helpers written out first (the others then see
     what they read and compute), integer vector locals split into their components (a
     thread's ``int2`` position), thread ids next (later passes see ids), const
-    values before the loops read their bounds, grid-stride and while loops before their
+    values before the loops read their bounds, a loop's start set before it moved into its
+    header (``int i = idx; for (; i < n; ...)``), grid-stride and while loops before their
     iterators move into them, declarations sunk after that (an iterator read after its loop
     is then declared where it gets its final value), clamps written as if-statements as
     assignments (sunk declarations first, so C89 locals are declared where they are set), a
-    local per definition where
-    straight-line code reassigns one (after the sinking made C89 locals' first assignments
-    their declarations), guards last."""
-    return [InlineHelpers(), VectorLocals(), ThreadIds(), ConstPropagation(), GridStrideLoops(), WhileToFor(),
-            LoopIterators(), SinkDeclarations(), ClampIfs(), SplitLocals(),
-            MergeGuards()]
+    local per definition where straight-line code reassigns one (after the sinking made C89
+    locals' first assignments their declarations), guards last."""
+    return [InlineHelpers(), VectorLocals(), ThreadIds(), ConstPropagation(), LoopInits(),
+            GridStrideLoops(), WhileToFor(), LoopIterators(), SinkDeclarations(), ClampIfs(),
+            SplitLocals(), MergeGuards()]
 
 
 def canonicalization_pass_names() -> list[str]:

@@ -9,6 +9,7 @@ thread-ids             a global id written through locals (``int tx = threadIdx.
                        ``bx * blockDim.x + tx``) is the global id
 const-propagation      a ``const`` integer local with a uniform value is written into the loop
                        headers, guards and indices that use it
+loop-inits             ``int i = idx; for (; i < n; i += s)`` is ``int i; for (i = idx; ...)``
 grid-stride            a grid-stride loop whose iterations are independent becomes one
                        element per thread (its bound is then the thread space)
 while-to-for           ``k = 0; while (k < n) { ...; k++; }`` is a for loop

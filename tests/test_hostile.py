@@ -24,6 +24,9 @@ GUARD = "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
 REJECTED = [
     ("empty", "k.cu", "", None, "no kernel"),
     ("comments-only", "k.cl", "// nothing here\n/* at all */\n", None, "no kernel"),
+    ("kernel-in-namespace", "k.cu", "namespace ops {\n__global__ void k(float *A, int N)\n{\n"
+     + GUARD + "    if (i < N) A[i] = 2.0f * A[i];\n}\n}\n", 2,
+     "kernel 'k' is declared in namespace 'ops': naiveopt reads kernels at file scope"),
     ("recursion", "k.cu", "__device__ float f(float x) { return x > 1.0f ? f(x * 0.5f) : x; }\n"
      "__global__ void k(float *A, int N)\n{\n" + GUARD + "    if (i < N) A[i] = f(A[i]);\n}\n",
      1, "recursive call to 'f'"),

@@ -279,6 +279,12 @@ def _parse(path: str, source: str, defines: dict[str, str],
                                       text)
                       for _, text in pragma_lines if text.startswith("naiveopt")]
     if not module.procedures:
+        for kernel in _kernels_in_namespaces(tu, path):
+            raise UnsupportedConstruct(
+                f"kernel '{kernel.spelling}' is declared in namespace "
+                f"'{kernel.semantic_parent.spelling or '(anonymous)'}': naiveopt reads kernels "
+                "at file scope (declare it outside the namespace)", path,
+                kernel.location.line, kernel.location.column)
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
     parts.check_device_code(translator.error)
     module.globals = [_global(c, translator, dialect) for c in parts.device
@@ -459,6 +465,16 @@ def _config_from_macros(macros: dict[str, str], defines: dict[str, str]) -> dict
 def _pragmas_by_line(source: str) -> list[tuple[int, str]]:
     return [(i + 1, m.group(1)) for i, line in enumerate(source.splitlines())
             if (m := _PRAGMA.match(line))]
+
+
+def _kernels_in_namespaces(tu: ci.TranslationUnit, path: str) -> list[ci.Cursor]:
+    """The CUDA kernels of the file declared inside a namespace (which naiveopt does not
+    read: its kernels, helpers and launches are at file scope)."""
+    return [c for c in tu.cursor.walk_preorder()
+            if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.location.file is not None
+            and c.location.file.name == path and c.semantic_parent is not None
+            and c.semantic_parent.kind == K.NAMESPACE
+            and any(a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())]
 
 
 def _is_kernel(fn: ci.Cursor, dialect: str) -> bool:

@@ -34,7 +34,7 @@ from ....ir.symbolic import SymbolEnv, Unresolved, nonnegative, picks, to_sympy
 from ....ir.typenames import INTEGER_WORDS
 from ...manager import PassContext
 from .base import CanonicalizationPass
-from .locals import declarations, is_integer, is_plain_local
+from .locals import declarations, is_integer, is_plain_local, mentions
 
 _COMPARISONS = ("<", "<=", ">", ">=")
 #: An integer literal's text (no float, no character literal).
@@ -123,7 +123,7 @@ def _clamps(cond: c_ast.Node, bound: c_ast.Node, name: str, integers: set[str]) 
     if sum(isinstance(s, c_ast.ID) and s.name == name for s in sides) != 1:
         return False
     if not all(_integer(n, integers) for n in (*sides, bound)) or \
-            any(_mentions(s, name) for s in sides if not isinstance(s, c_ast.ID)):
+            any(mentions(s, name) for s in sides if not isinstance(s, c_ast.ID)):
         return False
     names = {n.name for part in (*sides, bound) for n, _ in walk(part)
              if isinstance(n, c_ast.ID)}
@@ -133,10 +133,6 @@ def _clamps(cond: c_ast.Node, bound: c_ast.Node, name: str, integers: set[str]) 
         return False
     return picks(nonnegative(cond.op, left, right), value, to_sympy(c_ast.ID(name), env)) \
         is not None
-
-
-def _mentions(node: c_ast.Node, name: str) -> bool:
-    return any(isinstance(n, c_ast.ID) and n.name == name for n, _ in walk(node))
 
 
 def _integer(node: c_ast.Node, integers: set[str]) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import workers
 from ..errors import NaiveoptError
+from .pocl_cpu import UNKNOWN_CPU
 
 #: Seconds one kernel run may take before it is killed.
 TIME_LIMIT = float(os.environ.get("NAIVEOPT_VERIFY_TIMEOUT", "60"))
@@ -280,7 +281,11 @@ class RuntimeRefused(Exception):
 
 def _result(status: str, value, what: str):
     if status == "build":
-        raise NaiveoptError(f"OpenCL build failed {what}:\n" + str(value))
+        hint = ""
+        if UNKNOWN_CPU in str(value):
+            hint = ("\n(PoCL's LLVM does not know this CPU: `python -m naiveopt.verify.pocl_cpu`, "
+                    "which setup.sh runs, lets it build)")
+        raise NaiveoptError(f"OpenCL build failed {what}:\n" + str(value) + hint)
     if status == "error":
         raise KernelCrash(str(value))
     if status == "exception":

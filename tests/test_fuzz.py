@@ -283,6 +283,8 @@ CANONICAL_FORMS = {
     "an id through a helper": r"= global_x\(\);",
     "a loop with an empty init": r"for \(; i < N; ",
     "a clamp written as if-statements": r"if \([^)]*tap\d+[^)]*\) \{? ?tap\d+ = ",
+    "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"
+                                                        r"\(int\)[A-Z]\w* <= tap",
 }
 #: Forms only CUDA is written in.
 CUDA_ONLY = {"an id through a cast", "an id through a helper"}
@@ -798,3 +800,23 @@ def test_generator_declares_some_opencl_blocks_as_required_work_group_sizes():
         any("__kernel void __attribute__" in c.source for c in required)
     outcome = run_case(required[0])
     assert outcome.kind == "passed", (outcome.kind, outcome.detail)
+
+
+def test_unsigned_size_variant_declares_the_clamped_sizes_unsigned():
+    """The sizes a clamp-if tests become unsigned parameters, compared through a cast; other
+    sizes and files with min/max calls are left as they are."""
+    from naiveopt.fuzz.generate import unsigned_size_variant
+
+    class Always(random.Random):
+        def random(self):
+            return 0.0
+
+    source = ("__global__ void k(float *A, int N, int M)\n{\n    int tap1 = i - 1;\n"
+              "    if (tap1 < 0) tap1 = 0; else if (tap1 >= N) { tap1 = N - 1; }\n"
+              "    int tap2 = i + 1;\n    if (N <= tap2) tap2 = N - 1;\n"
+              "    A[tap1 * M + tap2] = 0.0f;\n}\n")
+    out = unsigned_size_variant(source, Always(0), "cuda")
+    assert re.search(r", (unsigned|unsigned int) N, int M\)", out), out
+    assert "tap1 >= (int)N)" in out and "((int)N <= tap2)" in out
+    assert unsigned_size_variant(source.replace("i - 1", "max(i - 1, 0)"), Always(0),
+                                 "cuda") == source.replace("i - 1", "max(i - 1, 0)")

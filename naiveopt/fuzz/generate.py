@@ -1484,6 +1484,8 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = vector3_variant(source, random.Random(f"{seed}:{index}:vector3"), dialect)
     source = vload_variant(source, random.Random(f"{seed}:{index}:vload"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
+    source = unsigned_size_variant(source, random.Random(f"{seed}:{index}:unsigned-sizes"),
+                                   dialect)
     source = constant_variant(source, random.Random(f"{seed}:{index}:constants"), dialect)
     source = cast_variant(source, random.Random(f"{seed}:{index}:casts"), dialect)
     source = local_table_variant(source, random.Random(f"{seed}:{index}:local-table"))
@@ -2356,6 +2358,31 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _C89.sub(lambda m: _unsigned_iterators(m, kind, source), source)
     return source
+
+
+#: Share of cases with border clamps written as if-statements whose sizes are unsigned
+#: parameters, compared through a cast (:func:`unsigned_size_variant`).
+UNSIGNED_SIZE_SHARE = 0.5
+#: A clamp-if's upper test of a tap (clamp_if): ``tap3 >= N``, ``tap3 > N - 1``, ``N <= tap3``.
+_TAP_TEST = re.compile(r"\((tap\d+) (?:>=|>) ([A-Z]\w*)\b|\(([A-Z]\w*) <= (tap\d+)\)")
+
+
+def unsigned_size_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of the cases whose taps are clamped with if-statements, the sizes those
+    clamps test declared unsigned (``unsigned int width``, as image code declares its
+    dimensions) and compared through a cast, ``if (xx >= (int)width) xx = width - 1;``: the
+    clamp is signed, its bound unsigned. The staged window's clamps and bounds mix the two
+    (tiling/window.py reads them as int; OpenCL's min(int, uint) did not compile). Not with
+    min/max/clamp calls or pointer offsets (their negative ints would meet the unsigned size)."""
+    sizes = {m.group(2) or m.group(3) for m in _TAP_TEST.finditer(source)}
+    if not sizes or re.search(r"\b(min|max|clamp)\(|_at\[", source) or \
+            rng.random() >= UNSIGNED_SIZE_SHARE:
+        return source
+    kind = rng.choice(INDEX_TYPES[dialect][1:])
+    source = _TAP_TEST.sub(lambda m: f"({m.group(1)} {m.group(0).split()[1]} (int){m.group(2)}"
+                           if m.group(1) else f"((int){m.group(3)} <= {m.group(4)})", source)
+    names = "|".join(sorted(sizes))
+    return re.sub(rf"([(,] ?)int ({names})(?=[,)])", rf"\1{kind} \2", source)
 
 
 def _unsigned_iterators(m: re.Match, kind: str, source: str) -> str:

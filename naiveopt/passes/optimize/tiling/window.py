@@ -34,6 +34,7 @@ inside the staged branch, after the barrier (the loads serve them all).
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 import sympy
@@ -42,10 +43,12 @@ from pycparser import c_ast
 from ....analysis.clamps import Clamp
 from ....analysis.manager import AnalysisManager
 from ....analysis.shape import ShapeAnalysis
+from ....analysis.symbols import SymbolAnalysis
 from ....ir import GProcedure
 from ....ir.build import fresh, from_sympy, shared_array, statements, sympy_text
 from ....ir.elements import array_bytes
-from ....ir.rewrite import assigned_names, identifiers, map_nodes
+from ....ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ....ir.typenames import INTEGER_WORDS
 from ....ir.unroll import unroll
 from ....targets import Target
 from ..banks import pad_and_degree, tile_pad
@@ -225,6 +228,10 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager
 
     loads = [st for w, n in zip(plan.windows, names) for st in _load(w, n, plan, target, taken)]
     nonempty = _nonempty(plan, uniform)
+    casts = _unsigned_casts(original, am)
+    loads = [signed_view(st, casts) for st in loads]
+    if nonempty is not None:
+        nonempty = signed_view(nonempty, casts)
     if nonempty is not None:
         loads = [c_ast.If(nonempty, c_ast.Compound(loads), None)]
     if plan.fused:
@@ -424,6 +431,64 @@ def _clamped(clamp: Clamp | None, expr: sympy.Expr) -> str:
             expr = sympy.Symbol("__clamped")       # no longer a number
             text = f"{'max' if fold is max else 'min'}({text}, {_c(bound)})"
     return text
+
+
+#: Type words of 64-bit integers (the rest are read as int).
+_WIDE = {"long", "size_t", "ulong", "uint64_t", "ptrdiff_t", "uintptr_t"}
+#: Macro text that is 64-bit (a type word or an ``l`` suffix).
+_WIDE_TEXT = re.compile(r"\b(?:long|size_t|ulong|uint64_t)\b|\b\d[0-9a-fA-FxX]*[uU]?[lL]")
+
+
+def _unsigned_casts(proc: GProcedure, am: AnalysisManager) -> dict[str, str]:
+    """The uniform names the window's index text may hold whose type may be unsigned (scalar
+    parameters, file-scope scalars, macros), each with the signed type to read it as: ``int``,
+    or ``long`` for a 64-bit one."""
+    module = am.module
+    signed = am.get(proc, SymbolAnalysis).signed or frozenset()
+    words = {p.name: p.base_type.split() for p in proc.params if not p.is_pointer}
+    words.update({g.name: g.base_type.split() for g in module.globals
+                  if not g.dims and g.name not in words})
+    casts = {}
+    for name, ws in words.items():
+        if name not in signed and ws and all(w in INTEGER_WORDS | {"const", "volatile"}
+                                             for w in ws):
+            casts[name] = "long" if set(ws) & _WIDE else "int"
+    for name, text in module.macros.items():
+        if name not in signed and name not in casts:     # its text or a macro it names
+            casts[name] = "long" if _WIDE_TEXT.search(text) else "int"
+    return casts
+
+
+def signed_view(node: c_ast.Node, casts: dict[str, str]) -> c_ast.Node:
+    """``node`` (generated index arithmetic) computed in signed integers: each name of
+    ``casts`` read through a cast to its signed type, and the operands of a ``min``/``max``
+    that holds a 64-bit one cast to ``long``.
+
+    Why: the window's arithmetic is the analyses' integer arithmetic, where a coordinate may be
+    negative (a read above the first row) and a bound may be an unsigned parameter (``unsigned
+    int height``). In C, ``y - 1 < height`` with y = 0 is then false, and OpenCL's ``min(int,
+    uint)`` does not compile (CUDA's picks the unsigned one); the naive kernel compared such
+    values in signed arithmetic (the clamps are read only from signed comparisons,
+    ir/symbolic.py), and sizes fit ``int`` (a 64-bit one, ``long``)."""
+    if not casts:
+        return node
+
+    def typed(tp: str, expr: c_ast.Node) -> c_ast.Cast:
+        return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+            None, [], None, c_ast.IdentifierType([tp]))), expr)
+
+    def visit(nd: c_ast.Node) -> c_ast.Node:
+        if isinstance(nd, c_ast.ID) and nd.name in casts:
+            return typed(casts[nd.name], nd)
+        if isinstance(nd, c_ast.FuncCall) and isinstance(nd.name, c_ast.ID) and \
+                nd.name.name in ("min", "max") and nd.args is not None:
+            held = {casts[n.name] for arg in nd.args.exprs for n, _ in walk(arg)
+                    if isinstance(n, c_ast.ID) and n.name in casts}
+            if "long" in held:        # the others are int, as the ints around them
+                nd.args.exprs = [typed("long", a) for a in nd.args.exprs]
+        return nd
+
+    return map_nodes(node, visit)
 
 
 def _c(expr: sympy.Expr) -> str:

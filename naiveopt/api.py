@@ -19,7 +19,7 @@ from .ir.textures import host_texture_params, param_layout
 from .launcher import launcher_problem, opencl_header
 from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
                      default_block, geometry, launch_changed, texture_json)
-from .passes.manager import InternalError, PassContext, Remark, run_passes
+from .passes.manager import INTERNAL_ERRORS_ENV, InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes, unoptimized_passes
 from .verify.expr import evaluate
@@ -340,6 +340,15 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
                     f"tolerance ({verifications[name].detail}): compiled keeping the order "
                     f"(as --fp-strict)"))
             c, code, verifications = strict, strict_code, checked
+    if verify and opt and os.environ.get(INTERNAL_ERRORS_ENV) != "raise":
+        fallen = _fall_back(c, verifications, lambda off: compile_module(
+            unit, target, arch, opt, metadata, dump_ir,
+            replace(c.ctx.options, disable=tuple(c.ctx.options.disable) + off), launcher),
+            lambda trial: render(trial.module, trial.target, arch, trial.geometries,
+                                 trial.ctx.applied, os.path.basename(filename), sidecar_name,
+                                 host=launcher, launchers=launcher, work_sizes=header))
+        if fallen is not None:
+            c, code, verifications = fallen
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
@@ -378,6 +387,42 @@ def _reassociated_failures(c: Compiled, verifications: dict[str, Verification]
         if v.status == "failed" and passes:
             out[name] = passes
     return out
+
+
+def _fall_back(c: Compiled, verifications: dict[str, Verification], compile_without,
+               render_code) -> tuple[Compiled, str, dict[str, Verification]] | None:
+    """The file compiled again without the pass that miscompiled a kernel, where the output
+    of a kernel failed verification (it wrote other values than the naive kernel, or crashed):
+    (compiled, code, verifications), or None where no such failure or no retry verifies.
+
+    Why: verification caught a naiveopt bug; the user still gets a verified output, optimized
+    by the other passes, with a warning per culprit (an InternalError: "please report"), as
+    a JIT falls back to a lower tier. The passes that applied to the failing kernels are
+    switched off one at a time, the last applied first (one wrong transformation is the usual
+    case), then all together; the first retry under which every kernel that failed verifies,
+    and none fails anew, is taken. The test suite (NAIVEOPT_INTERNAL_ERRORS=raise) keeps the
+    failure, as it lets a pass's exception propagate."""
+    failing = [n for n, v in verifications.items()
+               if v.status == "failed" and v.blames_output and c.ctx.applied.get(n)]
+    if not failing:
+        return None
+    suspects = list(dict.fromkeys(p for n in failing for p in reversed(c.ctx.applied[n])))
+    tries = [(p,) for p in suspects] + ([tuple(suspects)] if len(suspects) > 1 else [])
+    for off in tries:
+        trial = compile_without(off)
+        code = render_code(trial)
+        checked = _verify(trial, code)
+        if any(v.status == "failed" for v in checked.values()):
+            continue
+        for name in failing:
+            culprits = [p for p in off if p in c.ctx.applied[name]] or list(off)
+            trial.ctx.internal_errors.append(InternalError(
+                culprits[0] if len(culprits) == 1 else "+".join(culprits), name,
+                "its output failed verification (" + one_line(verifications[name].detail)
+                + f"); the file was compiled again without {', '.join(culprits)}, and that "
+                "output verified", "verification"))
+        return trial, code, checked
+    return None
 
 
 #: The longest reason an output's header and the CLI's warning line carry.

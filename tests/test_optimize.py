@@ -247,7 +247,48 @@ def test_verification_catches_a_broken_transformation(monkeypatch):
 
     monkeypatch.setattr(generation, "_tile_read", off_by_one)
     result = run("mv.cu")
-    assert kernel(result).verification.status == "failed"
+    k = kernel(result)
+    assert k.verification.status == "failed" and k.verification.blames_output
+    assert "naive kernel gives" in k.verification.detail
+
+
+def test_a_miscompiling_pass_is_dropped_and_reported(monkeypatch):
+    """Outside the test suite's raise mode, a kernel whose output fails verification is
+    compiled again without the pass that broke it: the output verifies, and the pass is
+    reported as an internal error (a warning asking for a report)."""
+    real = generation._tile_read
+
+    def off_by_one(s, name, copies, m_x, m_y, kk, stage=None):
+        node = real(s, name, copies, m_x, m_y, kk, stage)
+        if s.kind == "row_x":
+            node.name.subscript = from_sympy(SYM["tidx"] + 1)
+        return node
+
+    monkeypatch.setattr(generation, "_tile_read", off_by_one)
+    monkeypatch.delenv("NAIVEOPT_INTERNAL_ERRORS")
+    result = run("mv.cu")
+    k = kernel(result)
+    assert k.verification.status == "passed" and "coalesce" not in k.passes
+    (error,) = result.internal_errors
+    assert error.pass_name == "coalesce" and error.kernel == "mv"
+    warning = result.internal_error_messages()[0]
+    assert "pass coalesce failed internally (please report): its output failed verification" \
+        in warning and "naive kernel gives" in warning and "without coalesce" in warning
+
+
+def test_a_kernel_that_differs_from_its_reference_is_not_retried(monkeypatch, tmp_path):
+    """A naive kernel that disagrees with its NumPy reference is the user's: no pass is
+    blamed, and the failure stands."""
+    monkeypatch.delenv("NAIVEOPT_INTERNAL_ERRORS")
+    src = os.path.join(KERNELS, "mv.cu")
+    with open(src.replace(".cu", ".toml"), encoding="utf-8") as fh:
+        meta = fh.read().replace('C = "A @ B"', 'C = "A @ B + 1"')
+    (tmp_path / "mv.toml").write_text(meta)
+    with open(src, encoding="utf-8") as fh:
+        result = naiveopt.optimize(fh.read(), filename=str(tmp_path / "mv.cu"))
+    k = kernel(result)
+    assert k.verification.status == "failed" and not k.verification.blames_output
+    assert not result.internal_errors and k.passes
 
 
 WRITTEN_AFTER = r"""

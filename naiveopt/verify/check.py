@@ -64,6 +64,9 @@ class Verification:
     checks: list[str] = field(default_factory=list)
     # what the check ran with and where each fact came from (verify/infer.facts)
     facts: dict = field(default_factory=dict)
+    # a failure of the output itself: it wrote other values than the naive kernel, or crashed
+    # where the naive kernel ran (not a naive kernel that differs from its NumPy reference)
+    blames_output: bool = False
 
     def to_json(self) -> dict:
         out = {"status": self.status, "detail": self.detail, "checks": self.checks}
@@ -154,12 +157,14 @@ def _verify(spec: FileSpec, kernel: KernelSpec, naive: Program, output: Program,
             return Verification("skipped", f"{set_name} sizes {sizes}: verification could not "
                                 f"run: the OpenCL runtime refused the kernel ({exc})", checks)
         except opencl.KernelCrash as exc:
-            return Verification("failed", f"{set_name} sizes {sizes}: {exc}", checks)
+            return Verification("failed", f"{set_name} sizes {sizes}: {exc}", checks,
+                                blames_output=True)
         if failure:
             race = _naive_race(kernel, full, failure)
             if race:
                 return Verification("skipped", f"{set_name} sizes {sizes}: {race}", checks)
-            return Verification("failed", f"{set_name} sizes {sizes}: {failure}", checks)
+            return Verification("failed", f"{set_name} sizes {sizes}: {failure}", checks,
+                                blames_output=failure.array is not None)
         checks.append(f"{set_name} {check}" + (f" (proves nothing alone: {weak})"
                                                if weak else ""))
         if weak:

@@ -286,7 +286,7 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
     options += [f"-D{k}={v}" for k, v in macros.items() if k not in kernel.defines]
     args, expected, note, weak = _naive_run(kernel, sizes, naive, options, seed)
     try:
-        got = _launch(output, kernel, sizes, args, options)
+        got = _launch_built(output, kernel, sizes, args, options)
     except opencl.KernelCrash as exc:
         if "crashed the OpenCL runtime" not in str(exc):
             raise
@@ -315,6 +315,17 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
     compared = [a.name for a in arrays if a.role != "in"]
     what = "naive kernel" + (" and NumPy reference" if kernel.reference else "")
     return None, f"{_fmt(shown or sizes)}: {', '.join(compared)} match {what}{note}", weak
+
+
+def _launch_built(output: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
+    """The output's run, where the naive kernel built and ran: an output that does not build
+    is the output's failure (KernelCrash: blamed on it), not an error in the input."""
+    try:
+        return _launch(output, kernel, sizes, args, options)
+    except NaiveoptError as exc:
+        if "OpenCL build failed" not in exc.message:
+            raise
+        raise opencl.KernelCrash(f"the output does not build: {exc.message}") from exc
 
 
 def _elements(kernel: KernelSpec) -> dict[str, Element | None]:

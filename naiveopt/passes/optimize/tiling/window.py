@@ -51,6 +51,7 @@ from ....ir.rewrite import assigned_names, identifiers, map_nodes, walk
 from ....ir.typenames import INTEGER_WORDS
 from ....ir.unroll import unroll
 from ....targets import Target
+from ...functional.canonicalize.locals import drop_unused
 from ..banks import pad_and_degree, tile_pad
 from .copies import ThreadCopies, when_active
 from .fusion import fuse_copies
@@ -247,6 +248,12 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager
     else:
         code = [c_ast.If(fits, c_ast.Compound(staged_code), c_ast.Compound(plain_all))]
     p.body.block_items = decls + prologue_all + code
+    # the staged reads no longer use the locals the naive index was built from (a clamp's
+    # ``int xx = ...``): dropped, or nvcc warns of each copy's unused variable
+    staged_locals = {n.name for n, _ in walk(c_ast.Compound(staged_all))
+                     if isinstance(n, c_ast.Decl) and n.name}
+    while drop_unused(p.body, staged_locals):
+        pass
     p.launch_block = plan.block
     p.coarsen = plan.merge
     return p, ""

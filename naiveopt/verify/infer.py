@@ -38,7 +38,7 @@ from .spec import ArgSpec, FileSpec, KernelSpec, pragma_clauses
 
 #: Size values of the small roles (tap radii and mask widths, z extents): (test, odd).
 SMALL = (5, 3)
-Z_SIZES = (3, 2)
+Z_SIZES = (4, 5)
 #: The multiples of the tile a size takes in turn (distinct sizes get distinct values, so
 #: that a transformation confusing two of them shows).
 MULTIPLES = (2, 3)

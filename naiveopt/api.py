@@ -92,11 +92,15 @@ class OptimizeResult:
     # OpenCL output with launchers: the C header of work sizes (launcher.opencl_header) that
     # the CLI writes beside the output as OUT.h
     work_sizes_header: str = ""
+    # kernels of the input naiveopt did not read (declared in a namespace): written as they
+    # are, neither optimized nor verified; (why, line, column) each
+    left_as_written: list[tuple[str, int, int]] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
-        """True when every kernel was checked and passed."""
-        return all(k.verification.status == "passed" for k in self.kernels)
+        """True when every kernel was checked and passed (a kernel left as written was not)."""
+        return all(k.verification.status == "passed" for k in self.kernels) and \
+            not self.left_as_written
 
     @property
     def failed(self) -> bool:
@@ -111,6 +115,12 @@ class OptimizeResult:
         """One ``FILE: KERNEL: warning: written unverified: REASON`` line per such kernel."""
         return [f"{self.input}: {name}: warning: written unverified: {reason}"
                 for name, reason in self.unverified.items()]
+
+    def left_as_written_messages(self) -> list[str]:
+        """One ``FILE:LINE:COL: warning: ...; written as it is`` line per kernel of the input
+        that naiveopt did not read."""
+        return [f"{self.input}:{line}:{column}: warning: {why}; written as it is, neither "
+                "optimized nor verified" for why, line, column in self.left_as_written]
 
     def internal_error_messages(self) -> list[str]:
         """One ``FILE: KERNEL: warning: pass P failed internally (please report): ...`` line
@@ -128,7 +138,9 @@ class OptimizeResult:
         return {"input": self.input, "target": self.target, "arch": self.arch,
                 "verified": self.verified, "kernels": [k.to_json() for k in self.kernels],
                 "remarks": [r.to_json() for r in self.remarks],
-                "internal_errors": [e.to_json() for e in self.internal_errors]}
+                "internal_errors": [e.to_json() for e in self.internal_errors],
+                "left_as_written": [{"why": why, "line": line, "column": column}
+                                    for why, line, column in self.left_as_written]}
 
 
 def pipeline_options(options: PipelineOptions | dict | None = None, *,
@@ -357,7 +369,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
                for p in c.module.procedures]
     result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks,
                             constant_symbols(c.module) if c.target == "cuda" else [],
-                            list(c.ctx.internal_errors))
+                            list(c.ctx.internal_errors),
+                            left_as_written=list(unit.module.left_as_written))
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
@@ -367,9 +380,10 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
         result.work_sizes_header = opencl_header(
             c.module.procedures, c.geometries, c.module.macros,
             sidecar_name.removesuffix(".json") if sidecar_name else os.path.basename(filename))
-    if require_verified and result.unverified:
-        raise NaiveoptError("; ".join(f"kernel '{name}' not verified: {reason}" for name, reason
-                                      in result.unverified.items())
+    if require_verified and (result.unverified or result.left_as_written):
+        raise NaiveoptError("; ".join([f"kernel '{name}' not verified: {reason}" for name, reason
+                                       in result.unverified.items()]
+                                      + [why for why, _, _ in result.left_as_written])
                             + " (require_verified: no output)", filename)
     return result
 

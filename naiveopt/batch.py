@@ -123,12 +123,15 @@ def process_file(path: str, output: str | None, settings: Settings) -> Outcome:
             bad = next(k for k in result.kernels if k.verification.status == "failed")
             raise NaiveoptError(f"kernel '{bad.name}' failed verification: "
                                 f"{bad.verification.detail}; no output written", path)
-        if settings.require_verified and result.unverified:
+        if settings.require_verified and (result.unverified or result.left_as_written):
             outcome.error = "\n".join(
-                f"{path}: {name}: error: not verified: {reason} (--require-verified: no "
-                "output written)" for name, reason in result.unverified.items())
+                [f"{path}:{line}:{column}: error: {why} (--require-verified: no output "
+                 "written)" for why, line, column in result.left_as_written] +
+                [f"{path}: {name}: error: not verified: {reason} (--require-verified: no "
+                 "output written)" for name, reason in result.unverified.items()])
             return outcome
-        outcome.warnings = result.internal_error_messages() + result.unverified_messages()
+        outcome.warnings = result.left_as_written_messages() + \
+            result.internal_error_messages() + result.unverified_messages()
         outcome.code, outcome.launch = result.code, result.launch_json()
         outcome.header = result.work_sizes_header
         outcome.result = result.to_json()

@@ -669,3 +669,37 @@ def test_passes_contradicts_no_opt():
     proc = run_cli(MV_CU, "--passes=coalesce", "--no-opt")
     assert_clean_error(proc)
     assert "--no-opt and --passes contradict each other" in proc.stderr
+
+
+NAMESPACED = """__global__ void top(float *a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] *= 2.0f;
+}
+namespace ops {
+__global__ void inner(float *a, const float *b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] += b[i];
+}
+}
+"""
+
+
+def test_a_kernel_in_a_namespace_beside_file_scope_ones_is_a_located_warning(tmp_path):
+    """Its text is written as it is (it is host-side text to naiveopt), and the user is told,
+    at its line, that it was neither optimized nor verified; --require-verified refuses."""
+    src = write(tmp_path / "ns.cu", NAMESPACED)
+    out = tmp_path / "out.cu"
+    done = run_cli(src, "-o", out, "--json")
+    assert done.returncode == 0, done.stderr
+    assert f"{src}:7:17: warning: kernel 'inner' is declared in namespace 'ops'" in done.stderr
+    assert "written as it is, neither optimized nor verified" in done.stderr
+    assert "namespace ops {" in out.read_text()
+    (result,) = json.loads(done.stdout)["files"]
+    assert result["verified"] is False
+    (left,) = result["left_as_written"]
+    assert (left["line"], left["column"]) == (7, 17)
+    refused = run_cli(src, "-o", tmp_path / "strict.cu", "--require-verified")
+    assert refused.returncode == 1 and f"{src}:7:17: error: kernel 'inner'" in refused.stderr
+    assert not (tmp_path / "strict.cu").exists()

@@ -278,14 +278,17 @@ def _parse(path: str, source: str, defines: dict[str, str],
     module.pragmas = [structs.unspell([s for p in module.procedures for s in p.struct_params],
                                       text)
                       for _, text in pragma_lines if text.startswith("naiveopt")]
+    namespaced = [(f"kernel '{k.spelling}' is declared in namespace "
+                   f"'{k.semantic_parent.spelling or '(anonymous)'}': naiveopt reads kernels at "
+                   "file scope (declare it outside the namespace)", k.location.line,
+                   k.location.column) for k in _kernels_in_namespaces(tu, path)]
     if not module.procedures:
-        for kernel in _kernels_in_namespaces(tu, path):
-            raise UnsupportedConstruct(
-                f"kernel '{kernel.spelling}' is declared in namespace "
-                f"'{kernel.semantic_parent.spelling or '(anonymous)'}': naiveopt reads kernels "
-                "at file scope (declare it outside the namespace)", path,
-                kernel.location.line, kernel.location.column)
+        for message, line, column in namespaced:
+            raise UnsupportedConstruct(message, path, line, column)
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
+    # beside file-scope kernels, a namespace's are text around them: written as they are,
+    # and the result says so (OptimizeResult.left_as_written)
+    module.left_as_written = namespaced
     parts.check_device_code(translator.error)
     module.globals = [_global(c, translator, dialect) for c in parts.device
                       if c.kind == K.VAR_DECL]

@@ -295,3 +295,6 @@ class GModule:
     # #defines), and the #ifndef defaults a build may override
     fixed: dict[str, int] = field(default_factory=dict)
     overridable: set[str] = field(default_factory=set)
+    # kernels the file declares in a namespace, which naiveopt does not read: written as they
+    # are, inside the text around the kernels; (message, line, column) each
+    left_as_written: list[tuple[str, int, int]] = field(default_factory=list)

@@ -228,6 +228,37 @@ def test_an_inf_in_the_expected_array_does_not_widen_the_tolerance():
     assert first_mismatch(want, np.array([np.inf, 1.0, 0.0, 2.0], np.float32)) == 2
 
 
+def test_an_output_past_the_time_limit_gets_a_patient_rerun(monkeypatch):
+    """An output that runs past the time limit (PoCL's build of a large unrolled kernel can
+    take a minute) is run once more with PATIENT times the limit; only past that too does it
+    fail, blamed on the output (a loop that does not end)."""
+    from conftest import KERNELS_DIR
+    from naiveopt.verify import check, opencl
+
+    real = opencl.run
+    state = {"n": 0, "slow": (), "patient": []}
+
+    def slow(*args):      # (source, kernel, options, args, global, local, layout, patient)
+        state["n"] += 1
+        state["patient"].append(args[7])
+        if state["n"] in state["slow"]:
+            raise opencl.KernelTimeout("the kernel ran longer than 60 s")
+        return real(*args)
+
+    monkeypatch.setattr(check.opencl, "run", slow)
+    path = os.path.join(KERNELS_DIR, "vv.cu")
+    with open(path) as fh:
+        source = fh.read()
+    state.update(n=0, slow=(2,))
+    once = naiveopt.optimize(source, filename=path)
+    assert once.kernels[0].verification.status == "passed"
+    assert state["patient"][:3] == [False, False, True]
+    state.update(n=0, slow=(2, 3), patient=[])
+    twice = naiveopt.optimize(source, filename=path)
+    v = twice.kernels[0].verification
+    assert v.status == "failed" and v.blames_output and "longer than" in v.detail
+
+
 def test_a_single_runtime_crash_is_rerun_once_and_a_repeated_one_fails(monkeypatch):
     """A crash of the OpenCL runtime while running the output gets one rerun in a fresh
     worker (PoCL flakes); a crash that repeats fails verification. Launches per size set:

@@ -319,9 +319,15 @@ def _check_sizes(kernel: KernelSpec, sizes: dict[str, int], naive: Program, outp
 
 def _launch_built(output: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
     """The output's run, where the naive kernel built and ran: an output that does not build
-    is the output's failure (KernelCrash: blamed on it), not an error in the input."""
+    is the output's failure (KernelCrash: blamed on it), not an error in the input. One that
+    runs past the time limit is run once more with PATIENT times the limit (a large unrolled
+    output can take PoCL a minute to build, a slow run is no wrong one); past that too, it
+    fails (a loop that does not end)."""
     try:
-        return _launch(output, kernel, sizes, args, options)
+        try:
+            return _launch(output, kernel, sizes, args, options)
+        except opencl.KernelTimeout:
+            return _launch(output, kernel, sizes, args, options, patient=True)
     except NaiveoptError as exc:
         if "OpenCL build failed" not in exc.message:
             raise
@@ -520,10 +526,11 @@ def launch_sizes(geo: LaunchGeometry, sizes: dict[str, int]
     return geo.sizes(sizes)
 
 
-def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options):
+def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options,
+            patient: bool = False):
     global_size, local_size = launch_sizes(program.geometry[kernel.name], sizes)
     return opencl.run(program.source, kernel.name, program.options + options, args,
-                      global_size, local_size, program.layouts.get(kernel.name))
+                      global_size, local_size, program.layouts.get(kernel.name), patient)
 
 
 def _against_reference(kernel: KernelSpec, sizes: dict[str, int], args, got) -> str:

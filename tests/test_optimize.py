@@ -236,7 +236,9 @@ def test_arrays_the_kernel_writes_are_not_staged_and_the_remark_says_so():
     assert k.verification.status == "passed"
 
 
-def test_verification_catches_a_broken_transformation(monkeypatch):
+def break_coalesce(monkeypatch):
+    """Make coalesce's staged reads of a row tile read one column too far (a wrong
+    transformation verification must catch)."""
     real = generation._tile_read
 
     def off_by_one(s, name, copies, m_x, m_y, kk, stage=None):
@@ -246,6 +248,10 @@ def test_verification_catches_a_broken_transformation(monkeypatch):
         return node
 
     monkeypatch.setattr(generation, "_tile_read", off_by_one)
+
+
+def test_verification_catches_a_broken_transformation(monkeypatch):
+    break_coalesce(monkeypatch)
     result = run("mv.cu")
     k = kernel(result)
     assert k.verification.status == "failed" and k.verification.blames_output
@@ -256,15 +262,7 @@ def test_a_miscompiling_pass_is_dropped_and_reported(monkeypatch):
     """Outside the test suite's raise mode, a kernel whose output fails verification is
     compiled again without the pass that broke it: the output verifies, and the pass is
     reported as an internal error (a warning asking for a report)."""
-    real = generation._tile_read
-
-    def off_by_one(s, name, copies, m_x, m_y, kk, stage=None):
-        node = real(s, name, copies, m_x, m_y, kk, stage)
-        if s.kind == "row_x":
-            node.name.subscript = from_sympy(SYM["tidx"] + 1)
-        return node
-
-    monkeypatch.setattr(generation, "_tile_read", off_by_one)
+    break_coalesce(monkeypatch)
     monkeypatch.delenv("NAIVEOPT_INTERNAL_ERRORS")
     result = run("mv.cu")
     k = kernel(result)

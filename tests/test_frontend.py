@@ -1078,3 +1078,25 @@ __kernel void matvec(__global const float *A, __global const float *x, __global 
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert "coalesce" in k.passes, k.passes
+
+
+def test_arrows_and_chained_offsets_read_as_element_accesses():
+    """``p->x`` of a local pointer into an array of structs, ``(a + e)->x``, and a
+    dereference of a chain of offsets (``*(m + S * (i + 1) + t)``, ``*(m + i - 1)``) are
+    accesses of the parameter at the summed offset."""
+    src = """struct LL { float lat; float lng; };
+__global__ void k(const struct LL *loc, float *m, float *d, int S, int t, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const struct LL *p = loc + i;
+    if (i < n) {
+        d[i] = p->lat + (loc + i + 1)->lng;
+        *(m + S * (i + 1) + t) = *(m + i - 1) + 1.0f;
+    }
+}
+"""
+    module = parse_module("k.cu", src)
+    body = code_only(to_c(module.procedures[0].body))
+    # (an array of two-float structs is read as its floats: ir/structs.py)
+    assert "d[i] = loc[i * 2] + loc[(i + 1) * 2 + 1];" in body, body
+    assert "m[S * (i + 1) + t] = m[i - 1] + 1.0f;" in body, body

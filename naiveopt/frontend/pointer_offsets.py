@@ -223,15 +223,37 @@ class PointerOffsets:
                 operand.referenced.kind == K.PARM_DECL and is_pointer(operand):
             return c_ast.ArrayRef(c_ast.ID(operand.spelling), c_ast.Constant("int", "0"),
                                   coord=coord)
-        if operand.kind == K.BINARY_OPERATOR and binary_operator(operand) == "+":
-            left, right = (strip(c) for c in operand.get_children())
-            if is_pointer(right):
-                left, right = right, left
-            if is_pointer(left) and not is_pointer(right) and left.kind == K.DECL_REF_EXPR:
-                alias = self.alias_of(left)
-                if alias is not None:
-                    return alias.access(self.expr(right), coord)
-                if left.referenced is not None and left.referenced.kind == K.PARM_DECL:
-                    return c_ast.ArrayRef(c_ast.ID(left.spelling), self.expr(right),
-                                          coord=coord)
+        found = self._sum(operand)
+        if found is not None:
+            left, offset = found
+            alias = self.alias_of(left)
+            if alias is not None:
+                return alias.access(offset, coord)
+            if left.referenced is not None and left.referenced.kind == K.PARM_DECL:
+                return c_ast.ArrayRef(c_ast.ID(left.spelling), offset, coord=coord)
         return None
+
+    def _sum(self, operand: ci.Cursor) -> tuple[ci.Cursor, c_ast.Node] | None:
+        """``p + e``, ``e + p``, ``p - e`` and chains of them (Rodinia's ``*(m + Size * (i +
+        1) + t)``) as (the pointer named, the offset), or None."""
+        from .clang_setup import binary_operator
+
+        operand = strip(operand)
+        if operand.kind == K.DECL_REF_EXPR and is_pointer(operand):
+            return operand, None
+        if operand.kind != K.BINARY_OPERATOR or binary_operator(operand) not in ("+", "-"):
+            return None
+        op = binary_operator(operand)
+        left, right = (strip(c) for c in operand.get_children())
+        if op == "+" and is_pointer(right):
+            left, right = right, left
+        if not is_pointer(left) or is_pointer(right):
+            return None
+        inner = self._sum(left)
+        if inner is None:
+            return None
+        base, offset = inner
+        term = self.expr(right)
+        if offset is None:
+            return base, c_ast.UnaryOp("-", term) if op == "-" else term
+        return base, c_ast.BinaryOp(op, offset, term)

@@ -600,6 +600,14 @@ class Translator:
                 raise self.error(cursor, "unsupported member access")
             base = children[0]
             op = "->" if base.type.kind == ci.TypeKind.POINTER else "."
+            # ``p->x`` of a local pointer into an array of structs (Rodinia's ``LatLong
+            # *latLong = d_locations + globalId; latLong->lat``), or ``(a + e)->x``, is
+            # ``(*p).x``: the element the pointer resolves to (pointer_offsets.py)
+            access = self.pointers.dereference(base, coord) if op == "->" and (
+                self.pointers.alias_of(base) is not None or
+                strip(base).kind == K.BINARY_OPERATOR) else None
+            if access is not None:
+                return c_ast.StructRef(access, ".", c_ast.ID(cursor.spelling), coord=coord)
             return c_ast.StructRef(self.expr(base), op, c_ast.ID(cursor.spelling), coord=coord)
         if kind == K.ARRAY_SUBSCRIPT_EXPR:
             base, index = list(cursor.get_children())

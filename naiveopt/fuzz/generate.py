@@ -1712,10 +1712,13 @@ def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
         close = _closing_bracket(body, m.end())
         index = body[m.end():close]
         out.append(body[at:m.start()])
-        if rng.random() < 0.5:
+        roll = rng.random()
+        if roll < 0.45:
             out.append(f"{name}_at[({index}) - 1]")
-        else:
+        elif roll < 0.8:
             out.append(f"*({name} + ({index}))")
+        else:       # a chain of offsets, as Rodinia's *(m + Size * (i + 1) + t)
+            out.append(f"*({name} + ({index}) - 1 + 1)")
         at = close + 1
     out.append(body[at:])
     alias = f"    {' '.join(decl.split())} {name}_at = {name} + 1;\n"
@@ -2102,13 +2105,26 @@ def aos_variant(source: str, rng: random.Random, dialect: str) -> str:
     name = rng.choice(candidates)
     member = rng.choice(["v", "w"])
 
+    # some reads through a pointer and '->': ``(X + (e))->v``, or through a local pointer
+    # one element in, ``(X_at + ((e) - 1))->v`` (Rodinia's ``latLong->lat``)
+    arrows = rng.random() < 0.4
+    # (not over unsigned ids: 'e - 1' at e = 0 is a huge offset there)
+    local = arrows and rng.random() < 0.5 and \
+        not re.search(r"\b(unsigned|size_t|uint)\b", source)
+
     def element(text: str) -> str:
         out, at = [], 0
         for m in re.finditer(rf"\b{name}\[", text):
             if m.start() < at:
                 continue
             end = _closing_bracket(text, m.end())
-            out.append(text[at:end + 1] + f".{member}")
+            index = text[m.end():end]
+            if arrows and rng.random() < 0.6:
+                out.append(text[at:m.start()] + (f"({name}_at + (({index}) - 1))->{member}"
+                                                  if local else
+                                                  f"({name} + ({index}))->{member}"))
+            else:
+                out.append(text[at:end + 1] + f".{member}")
             at = end + 1
         return "".join(out) + text[at:]
 
@@ -2120,8 +2136,13 @@ def aos_variant(source: str, rng: random.Random, dialect: str) -> str:
                     params)
     at = _definition_at(source, head)
     before = re.sub(rf"\s*\barray\({name},[^()]*(?:\([^()]*\)[^()]*)*\)", "", source[:at])
+    body = element(body)
+    if local:
+        pointee = kind if typedef or dialect == "cuda" else "struct " + kind
+        space = "__global " if dialect == "opencl" else ""
+        body = body.replace("{", f"{{\n    {space}const {pointee} *{name}_at = {name} + 1;", 1)
     return (before + definition + "\n" + source[at:head.end()] + params +
-            source[close:body_start] + element(body) + source[body_end:])
+            source[close:body_start] + body + source[body_end:])
 
 
 def _definition_at(source: str, head: re.Match) -> int:

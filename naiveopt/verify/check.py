@@ -268,7 +268,11 @@ def _check_bounds(kernel: KernelSpec, sizes: dict[str, int]) -> None:
             raise ValueError(f"size {name}={value} does not fit in an int")
     elements = sum(int(np.prod([int(evaluate(d, sizes)) for d in a.shape]))
                    for a in kernel.args if a.shape)
-    threads = int(np.prod([int(evaluate(t, sizes)) for t in kernel.threads]))
+    extents = [int(evaluate(t, sizes)) for t in kernel.threads]
+    if min(extents) < 1:
+        raise Unverifiable(f"the thread space ({', '.join(kernel.threads)}) is "
+                           f"{tuple(extents)} at these sizes: no thread runs")
+    threads = int(np.prod(extents))
     for what, count in (("array elements", elements), ("threads", threads)):
         if count > MAX_ELEMENTS:
             raise ValueError(f"{count} {what} at these sizes (verification runs at most "

@@ -20,6 +20,7 @@ import math
 import re
 import zlib
 from dataclasses import dataclass, field
+from tokenize import TokenError
 
 import sympy
 
@@ -467,8 +468,11 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
             roles[name] = role
 
     for axis, text in zip("xyz", threads):
+        subtracted = _subtracted(text or "")
         for name in _NAME.findall(text or ""):
-            add(name, axis)
+            # ``Size - 1 - t`` (Rodinia's gaussian: row t eliminated): t shrinks the thread
+            # space, an offset, not an extent; as large as Size it would leave no thread
+            add(name, "small" if name in subtracted else axis)
     loops = {lp.iterator for lp in proc.loops if lp.iterator}
     for extent in inferred.values():
         for access in extent.accesses:
@@ -489,6 +493,25 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
                     if s.name not in loops:
                         add(s.name, "k")
     return roles
+
+
+def _subtracted(text: str) -> set[str]:
+    """The names a thread-space extent (C text) subtracts: linear with a negative
+    coefficient, beside a positive term (``Size - 1 - t`` -> {t}; ``N - M`` -> {M})."""
+    names = set(_NAME.findall(text))
+    if not names:
+        return set()
+    try:
+        expr = sympy.expand(sympy.parse_expr(
+            text.replace("/", "//"), local_dict={n: sympy.Symbol(n) for n in names}))
+    except (sympy.SympifyError, SyntaxError, TypeError, TokenError):
+        return set()
+    out = set()
+    for name in names:
+        coeff = expr.coeff(sympy.Symbol(name), 1)
+        if coeff.is_number and coeff < 0 and expr.has(*(sympy.Symbol(n) for n in names - {name})):
+            out.add(name)
+    return out
 
 
 def _ordered(symbols) -> list:

@@ -30,7 +30,7 @@ from ..analysis.symbols import SymbolAnalysis
 from ..ir import GModule, GProcedure, dynamic_shared
 from ..ir.cgen import to_c
 from ..ir.elements import element
-from ..ir.symbolic import SymbolEnv
+from ..ir.symbolic import IntMax, IntMin, SymbolEnv
 from ..ir.rewrite import walk
 from ..launch import geometry, z_used
 from .expr import evaluate
@@ -660,10 +660,14 @@ def _work(found: dict[str, _Kernel], sizes: dict[str, int]) -> int:
             for access in extent.accesses:
                 count = 1
                 for _, lower, upper, _ in access.loops:
-                    span = (upper - lower).xreplace(
-                        {s: sympy.Integer(values.get(s.name, largest))
-                         for s in (upper - lower).free_symbols})
-                    count *= max(1, int(span)) if span.is_number else largest
+                    # a clamped bound (``k < min(K, 64)``: IntMin) as the number it is
+                    span = (upper - lower).replace(IntMin, sympy.Min).replace(IntMax, sympy.Max)
+                    span = span.xreplace({s: sympy.Integer(values.get(s.name, largest))
+                                          for s in span.free_symbols})
+                    try:
+                        count *= max(1, int(span))
+                    except TypeError:           # still symbolic (an opaque value)
+                        count *= largest
                 trips = max(trips, count)
         worst = max(worst, threads * trips)
     return worst

@@ -63,6 +63,7 @@ from ...analysis.manager import PreservedAnalyses
 from ...analysis.symbols import SymbolAnalysis
 from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, fresh, statements
+from ...ir.cgen import to_c
 from ...ir.elements import WORD_BYTES, element_bytes
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...ir.symbolic import to_sympy
@@ -336,9 +337,11 @@ def rotation_obstacle(proc: GProcedure, ctx: PassContext, loop: GLoop) -> str:
     env = ctx.am.get(proc, SymbolAnalysis).env()
     for bound in (loop.lower, loop.upper):
         value = to_sympy(bound, env)
-        if value.has(sympy.Function) or any(s.name in ("idx", "idy", "tidx", "tidy", "bidx",
-                                                       "bidy") for s in value.free_symbols):
+        if any(s.name in ("idx", "idy", "tidx", "tidy", "bidx", "bidy")
+               for s in value.free_symbols):
             return "loop bounds differ between threads"
+        if value.has(sympy.Function):
+            return f"the loop bound {to_c(bound)} is not an affine expression of sizes"
     if not contains_barrier(node.stmt):
         return _independence_obstacle(node.stmt, loop.iterator, set())
     plan = ctx.am.get(proc, TilingAnalysis)

@@ -34,6 +34,7 @@ from pycparser import c_ast
 
 from ....analysis.manager import Analysis
 from ....ir import GLoop, GProcedure, MemoryExpression, PredefId
+from ....ir.cgen import to_c
 from ....ir.elements import array_bytes
 from ....ir.rewrite import walk
 from ....ir.symbolic import decompose, to_sympy
@@ -161,9 +162,10 @@ def loop_obstacle(loop: GLoop, env) -> str:
         return "the loop body has break/return"
     for bound in (loop.lower, loop.upper):
         value = to_sympy(bound, env)
-        if any(s.name in env.loops or s.name in THREAD_IDS for s in value.free_symbols) or \
-                not decompose(value, env).resolved:
+        if any(s.name in env.loops or s.name in THREAD_IDS for s in value.free_symbols):
             return "loop bounds differ between threads"
+        if not decompose(value, env).resolved:
+            return f"the loop bound {to_c(bound)} is not an affine expression of sizes"
     return ""
 
 

@@ -283,6 +283,7 @@ CANONICAL_FORMS = {
     "an id through a helper": r"= global_x\(\);",
     "a loop with an empty init": r"for \(; i < N; ",
     "a clamp written as if-statements": r"if \([^)]*tap\d+[^)]*\) \{? ?tap\d+ = ",
+    "a loop bound clamped with min": r"[klmn] < min\([A-Z]\w*, \d+\)",
     "a struct element read through a pointer and ->": r"\)->[vw]\b",
     "a dereference of a chain of pointer offsets": r"\*\(\w+ \+ \(.*\) - 1 \+ 1\)",
     "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"

@@ -65,6 +65,8 @@ STENCIL_SHARE = 0.25
 #: Share of the clamped taps declared as locals that are clamped with if-statements instead
 #: (:meth:`KernelGenerator.clamp_if`).
 CLAMP_IF_SHARE = 0.4
+#: Share of a case's plain loop bounds written clamped to a cap, ``k < min(K, 48)``.
+MIN_BOUND_SHARE = 0.15
 #: Names for a file's arrays (I, J, K, L, M, N, O are taken by iterators and sizes).
 ARRAY_NAMES = "ABCDEFGHPQRSTUVWXY"
 
@@ -388,6 +390,11 @@ class KernelGenerator:
             step = s.choice(steps[step])
         if op == "<" and s.random() < 0.25:
             op, bound = "<=", f"{bound} - 1"
+        m_b = getattr(self, "min_bounds", None)
+        if op == "<" and re.fullmatch(r"[A-Z]\w*", bound) and m_b is not None and \
+                m_b.random() < MIN_BOUND_SHARE:
+            # a bound clamped to a cap, as code that stops at a block's worth writes it
+            bound = f"min({bound}, {m_b.choice([16, 48, 100])})"
         if s.random() >= 0.35:
             return [f"for (int {it} = {init}; {it} {op} {bound}; {step}) {{"] + inside + ["}"]
         if it not in self.c89:
@@ -1437,6 +1444,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.spell = random.Random(f"{seed}:{index}:spell")
     generator.taps = random.Random(f"{seed}:{index}:taps")
     generator.clamp_ifs = random.Random(f"{seed}:{index}:clamp-ifs")
+    generator.min_bounds = random.Random(f"{seed}:{index}:min-bound")
     generator.block_constants = random.Random(f"{seed}:{index}:block-constant")
     generator.open_threads = random.Random(f"{seed}:{index}:open-threads")
     generator.helper_template = dialect == "cuda" and \

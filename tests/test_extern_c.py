@@ -82,3 +82,29 @@ def test_the_outputs_compile_with_nvcc(tmp_path):
         path.write_text(naiveopt.optimize(source, filename=name).code)
         done = compile_cuda(str(path), str(tmp_path))
         assert done.returncode == 0, (name, done.stderr[-2000:])
+
+
+NAMED = r"""
+extern "C" {
+static const int TILE_Y = 16;
+const int ROWS = 8;
+__global__ void copyRows(const float *in, float *out, int H, int W)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * TILE_Y + threadIdx.y;
+    for (int j = 0; j < TILE_Y; j += ROWS)
+        if (x < W && (y + j) < H)
+            out[(y + j) * W + x] = in[(y + j) * W + x];
+}
+}
+"""
+
+
+def test_named_constants_inside_an_extern_c_block_are_read_as_file_scope_ones():
+    """``static const int TILE_Y = 16;`` inside ``extern "C" { }`` is at file scope (a linkage
+    block opens no scope): device code reads it as nvcc allows (was 'host variable is read in
+    device code')."""
+    result = naiveopt.optimize(NAMED, filename="rows.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "#define TILE_Y" in result.code and "#define ROWS" in result.code

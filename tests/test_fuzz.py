@@ -233,7 +233,7 @@ def test_generator_reads_an_input_as_an_array_of_structs(monkeypatch):
     found = [c for c in (generate_case(104, i, [], ("global",)) for i in range(40))
              if "float v; float w;" in c.source]
     assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
-    assert all(re.search(r"\]\.[vw]\b", c.source) for c in found)
+    assert all(re.search(r"\]\.[vw]\b|\)->[vw]\b", c.source) for c in found)
     for case in [c for c in found if c.dialect == "opencl"][:1] + \
             [c for c in found if c.dialect == "cuda"][:1]:
         outcome = run_case(case)

@@ -42,16 +42,27 @@ _CALL = re.compile(r"[A-Za-z_]\w*\s*\(")
 def candidates(source: str) -> dict[int, re.Match]:
     """The lines (0-based) that declare a named constant at file scope, by their text."""
     code = _code_only(source).split("\n")
-    depth, out = 0, {}
-    for n, line in enumerate(source.split("\n")):
+    lines = source.split("\n")
+    out: dict[int, re.Match] = {}
+    stack: list[bool] = []          # per open brace: whether it opens a scope (not extern "C")
+    for n, line in enumerate(lines):
         m = _DECLARATION.match(line)
         quals = m.group("quals").split() if m else []
-        if depth == 0 and m and ("const" in quals or "constexpr" in quals) and \
+        if not any(stack) and m and ("const" in quals or "constexpr" in quals) and \
                 _INITIALIZER.match(m.group("init")) and not _CALL.search(m.group("init")) and \
                 code[n].strip():
             out[n] = m
-        depth += code[n].count("{") - code[n].count("}")
+        for at, ch in enumerate(code[n]):
+            if ch == "{":
+                # ``extern "C" {`` opens no scope: its declarations are at file scope
+                stack.append(not _LINKAGE.search(line[:at]))
+            elif ch == "}" and stack:
+                stack.pop()
     return out
+
+
+#: The head of a linkage block, ``extern "C" {`` (its brace on the same line).
+_LINKAGE = re.compile(r'\bextern\s+"C(?:\+\+)?"\s*$')
 
 
 def rewrite(path: str, source: str, macros: dict[str, str]) -> str:

@@ -25,7 +25,6 @@ import numpy as np
 
 from .. import workers
 from ..errors import NaiveoptError
-from .pocl_cpu import UNKNOWN_CPU
 
 #: Seconds one kernel run may take before it is killed.
 TIME_LIMIT = float(os.environ.get("NAIVEOPT_VERIFY_TIMEOUT", "60"))
@@ -291,6 +290,10 @@ class RuntimeRefused(Exception):
 
 def _result(status: str, value, what: str):
     if status == "build":
+        # (imported here: ``python -m naiveopt.verify.pocl_cpu`` must not find it imported
+        # by its package first)
+        from .pocl_cpu import UNKNOWN_CPU
+
         hint = ""
         if UNKNOWN_CPU in str(value):
             hint = ("\n(PoCL's LLVM does not know this CPU: `python -m naiveopt.verify.pocl_cpu`, "

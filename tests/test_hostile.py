@@ -228,32 +228,50 @@ def test_an_inf_in_the_expected_array_does_not_widen_the_tolerance():
     assert first_mismatch(want, np.array([np.inf, 1.0, 0.0, 2.0], np.float32)) == 2
 
 
+def _vv() -> tuple[str, str]:
+    """The library's vv.cu: its path and text."""
+    from conftest import KERNELS_DIR
+
+    path = os.path.join(KERNELS_DIR, "vv.cu")
+    with open(path) as fh:
+        return path, fh.read()
+
+
+def _failing_runs(monkeypatch, error, **extra) -> dict:
+    """Make verification's runs fail with ``error()`` at the call numbers in the returned
+    state's ``fail_at`` (per size set: 1 the naive kernel, 2 the output, 3 its rerun); with
+    ``patient=[]``, record each run's ``patient`` flag there."""
+    from naiveopt.verify import check, opencl
+
+    real = opencl.run
+    state = {"n": 0, "fail_at": (), **extra}
+
+    def run(*args):      # (source, kernel, options, args, global, local, layout, patient)
+        state["n"] += 1
+        if "patient" in state:
+            state["patient"].append(args[7])
+        if state["n"] in state["fail_at"]:
+            raise error()
+        return real(*args)
+
+    monkeypatch.setattr(check.opencl, "run", run)
+    return state
+
+
 def test_an_output_past_the_time_limit_gets_a_patient_rerun(monkeypatch):
     """An output that runs past the time limit (PoCL's build of a large unrolled kernel can
     take a minute) is run once more with PATIENT times the limit; only past that too does it
     fail, blamed on the output (a loop that does not end)."""
-    from conftest import KERNELS_DIR
-    from naiveopt.verify import check, opencl
+    from naiveopt.verify import opencl
 
-    real = opencl.run
-    state = {"n": 0, "slow": (), "patient": []}
-
-    def slow(*args):      # (source, kernel, options, args, global, local, layout, patient)
-        state["n"] += 1
-        state["patient"].append(args[7])
-        if state["n"] in state["slow"]:
-            raise opencl.KernelTimeout("the kernel ran longer than 60 s")
-        return real(*args)
-
-    monkeypatch.setattr(check.opencl, "run", slow)
-    path = os.path.join(KERNELS_DIR, "vv.cu")
-    with open(path) as fh:
-        source = fh.read()
-    state.update(n=0, slow=(2,))
+    state = _failing_runs(monkeypatch, lambda: opencl.KernelTimeout(
+        "the kernel ran longer than 60 s"), patient=[])
+    path, source = _vv()
+    state.update(n=0, fail_at=(2,))
     once = naiveopt.optimize(source, filename=path)
     assert once.kernels[0].verification.status == "passed"
     assert state["patient"][:3] == [False, False, True]
-    state.update(n=0, slow=(2, 3), patient=[])
+    state.update(n=0, fail_at=(2, 3), patient=[])
     twice = naiveopt.optimize(source, filename=path)
     v = twice.kernels[0].verification
     assert v.status == "failed" and v.blames_output and "longer than" in v.detail
@@ -263,29 +281,17 @@ def test_a_single_runtime_crash_is_rerun_once_and_a_repeated_one_fails(monkeypat
     """A crash of the OpenCL runtime while running the output gets one rerun in a fresh
     worker (PoCL flakes); a crash that repeats fails verification. Launches per size set:
     the naive kernel, then the output (then its rerun)."""
-    from conftest import KERNELS_DIR
-    from naiveopt.verify import check, opencl
+    from naiveopt.verify import opencl
 
-    real = opencl.run
-    state = {"n": 0, "crash_at": ()}
-
-    def flaky(*args, **kw):
-        state["n"] += 1
-        if state["n"] in state["crash_at"]:
-            raise opencl.KernelCrash("the kernel crashed the OpenCL runtime (exit -11): "
-                                     "probably an out-of-bounds access")
-        return real(*args, **kw)
-
-    monkeypatch.setattr(check.opencl, "run", flaky)
-    path = os.path.join(KERNELS_DIR, "vv.cu")
-    with open(path) as fh:
-        source = fh.read()
-    state.update(n=0, crash_at=(2,))
+    state = _failing_runs(monkeypatch, lambda: opencl.KernelCrash(
+        "the kernel crashed the OpenCL runtime (exit -11): probably an out-of-bounds access"))
+    path, source = _vv()
+    state.update(n=0, fail_at=(2,))
     once = naiveopt.optimize(source, filename=path)
     assert once.kernels[0].verification.status == "passed"
     assert "crashed once; the rerun in a fresh worker passed" in \
         once.kernels[0].verification.checks[0]
-    state.update(n=0, crash_at=(2, 3))
+    state.update(n=0, fail_at=(2, 3))
     twice = naiveopt.optimize(source, filename=path)
     assert twice.kernels[0].verification.status == "failed"
     assert "crashed the OpenCL runtime" in twice.kernels[0].verification.detail

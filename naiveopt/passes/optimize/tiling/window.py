@@ -46,9 +46,8 @@ from ....analysis.shape import ShapeAnalysis
 from ....analysis.symbols import SymbolAnalysis
 from ....ir import GProcedure
 from ....ir.build import fresh, from_sympy, shared_array, statements, sympy_text
-from ....ir.elements import array_bytes
+from ....ir.elements import array_bytes, element
 from ....ir.rewrite import assigned_names, identifiers, map_nodes, walk
-from ....ir.typenames import INTEGER_WORDS
 from ....ir.unroll import unroll
 from ....targets import Target
 from ...functional.canonicalize.locals import drop_unused
@@ -440,8 +439,6 @@ def _clamped(clamp: Clamp | None, expr: sympy.Expr) -> str:
     return text
 
 
-#: Type words of 64-bit integers (the rest are read as int).
-_WIDE = {"long", "size_t", "ulong", "uint64_t", "ptrdiff_t", "uintptr_t"}
 #: Macro text that is 64-bit (a type word or an ``l`` suffix).
 _WIDE_TEXT = re.compile(r"\b(?:long|size_t|ulong|uint64_t)\b|\b\d[0-9a-fA-FxX]*[uU]?[lL]")
 
@@ -452,14 +449,14 @@ def _unsigned_casts(proc: GProcedure, am: AnalysisManager) -> dict[str, str]:
     or ``long`` for a 64-bit one."""
     module = am.module
     signed = am.get(proc, SymbolAnalysis).signed or frozenset()
-    words = {p.name: p.base_type.split() for p in proc.params if not p.is_pointer}
-    words.update({g.name: g.base_type.split() for g in module.globals
-                  if not g.dims and g.name not in words})
+    types = {p.name: p.base_type for p in proc.params if not p.is_pointer}
+    types.update({g.name: g.base_type for g in module.globals
+                  if not g.dims and g.name not in types})
     casts = {}
-    for name, ws in words.items():
-        if name not in signed and ws and all(w in INTEGER_WORDS | {"const", "volatile"}
-                                             for w in ws):
-            casts[name] = "long" if set(ws) & _WIDE else "int"
+    for name, base_type in types.items():
+        e = element(" ".join(w for w in base_type.split() if w not in ("const", "volatile")))
+        if e is not None and e.kind == "unsigned":
+            casts[name] = "long" if e.bytes == 8 else "int"
     for name, text in module.macros.items():
         if name not in signed and name not in casts:     # its text or a macro it names
             casts[name] = "long" if _WIDE_TEXT.search(text) else "int"

@@ -10,7 +10,7 @@ import copy
 import os
 from dataclasses import dataclass, field, replace
 
-from .emit import render
+from .emit import render, verbatim_block
 from .errors import NaiveoptError
 from .frontend import SourceUnit, parse_unit
 from .ir import GModule, Resources
@@ -95,6 +95,8 @@ class OptimizeResult:
     # kernels of the input naiveopt did not read (declared in a namespace): written as they
     # are, neither optimized nor verified; (why, line, column) each
     left_as_written: list[tuple[str, int, int]] = field(default_factory=list)
+    # ... where the output does not carry them: another dialect, or device code only
+    left_out: bool = False
 
     @property
     def verified(self) -> bool:
@@ -119,8 +121,10 @@ class OptimizeResult:
     def left_as_written_messages(self) -> list[str]:
         """One ``FILE:LINE:COL: warning: ...; written as it is`` line per kernel of the input
         that naiveopt did not read."""
-        return [f"{self.input}:{line}:{column}: warning: {why}; written as it is, neither "
-                "optimized nor verified" for why, line, column in self.left_as_written]
+        fate = ("left out of the output, which holds only the kernels naiveopt read"
+                if self.left_out else "written as it is, neither optimized nor verified")
+        return [f"{self.input}:{line}:{column}: warning: {why}; {fate}"
+                for why, line, column in self.left_as_written]
 
     def internal_error_messages(self) -> list[str]:
         """One ``FILE: KERNEL: warning: pass P failed internally (please report): ...`` line
@@ -370,7 +374,8 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
     result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks,
                             constant_symbols(c.module) if c.target == "cuda" else [],
                             list(c.ctx.internal_errors),
-                            left_as_written=list(unit.module.left_as_written))
+                            left_as_written=list(unit.module.left_as_written),
+                            left_out=not launcher or c.target != unit.module.dialect)
     if result.unverified:
         # the header says so; only comments change, so the verified text is the same program
         result.code = render(c.module, c.target, arch, c.geometries, c.ctx.applied,
@@ -491,7 +496,8 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
               f"{exc.message}"
         return {name: Verification("skipped", why) for name in c.geometries}
     if c.target == "opencl":
-        out_source = code
+        # (without the kernels carried as written: they are not verified, nor need build)
+        out_source = code.replace(verbatim_block(c.module, c.target), "")
     else:
         out_source = render(module, "opencl", c.ctx.arch, c.geometries, {}, unit.path, None)
     output = Program(out_source, [], c.geometries,

@@ -93,10 +93,24 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
                            if launchers and host and target == "cuda" else [],
                            **_surroundings(module, target, host))
     code = format_code(text.rstrip() + "\n")
+    if host:
+        code += verbatim_block(module, target)      # as written: not laid out by clang-format
     if host and target == "cuda" and module.host_code:
         # verbatim: not laid out by clang-format
         code += "\n" + _host_code(module, rewritten, source_name)
     return code
+
+
+def verbatim_block(module: GModule, target: str) -> str:
+    """The kernels naiveopt could not read, as the input writes them (frontend/verbatim.py),
+    for an output in the input's dialect ('' otherwise: the result's warning says they are
+    left out)."""
+    if not module.verbatim or target != module.dialect:
+        return ""
+    return (f"\n// Kernels of {os.path.basename(module.path)} naiveopt could not read (and "
+            "the functions only\n// they call), as written: neither optimized nor verified "
+            "(the warnings say why).\n" +
+            "\n\n".join(module.verbatim) + "\n")
 
 
 def rewritten_launches(module: GModule, geometries: dict[str, LaunchGeometry]) -> set[str]:

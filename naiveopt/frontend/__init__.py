@@ -26,7 +26,7 @@ from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import identifiers, map_nodes, walk
 from ..ir.literals import integer_literals_to_decimal
 from . import clang_setup as cs
-from . import host, named_constants, prelude, templates, vector_casts
+from . import host, named_constants, prelude, templates, vector_casts, verbatim
 from .launch_sites import host_launch_sites
 from ..verify.expr import evaluate
 from ..ir.typenames import type_node as ir_type_node, without_integer_casts
@@ -258,6 +258,8 @@ def _parse(path: str, source: str, defines: dict[str, str],
                          if (ctype := _helper_struct(arg.type)) is not None}
             if positions:
                 translator.struct_helpers[fn.spelling] = positions
+    unread: list[tuple[ci.Cursor, UnsupportedConstruct]] = []
+    unread_helpers: dict[str, tuple[ci.Cursor, UnsupportedConstruct]] = {}
     for fn in functions:
         _check_not_recursive(fn, translator)
         # the pragma lines between the function before it and its head
@@ -265,15 +267,25 @@ def _parse(path: str, source: str, defines: dict[str, str],
         previous_end = max((end for _, end in spans if end < start), default=0)
         user = [text for line, text in pragma_lines if previous_end < line < start]
         if _is_kernel(fn, dialect):
-            module.procedures.append(_procedure(fn, translator, dialect, config, user,
-                                                macro_values))
+            try:
+                module.procedures.append(_procedure(fn, translator, dialect, config, user,
+                                                    macro_values))
+            except UnsupportedConstruct as err:
+                unread.append((fn, err))
         elif parts.is_device(fn):
-            module.helpers.append(_function_def(fn, translator, "__device__", dialect))
+            try:
+                helper = _function_def(fn, translator, "__device__", dialect)
+            except UnsupportedConstruct as err:
+                unread_helpers[fn.spelling] = (fn, err)
+                continue
+            module.helpers.append(helper)
             extern = dynamic_shared.in_helpers(module.helpers[-1:])
             if extern is not None:
                 raise error_at(extern.coord, f"extern __shared__ '{extern.name}' in a "
                                "__device__ function: declare it in the kernel and pass the "
                                "array", path)
+    if unread_helpers:
+        _callers_unread(module, functions, unread_helpers, unread, dialect)
     module.helpers = _callees_first(module.helpers)
     module.pragmas = [structs.unspell([s for p in module.procedures for s in p.struct_params],
                                       text)
@@ -283,12 +295,20 @@ def _parse(path: str, source: str, defines: dict[str, str],
                    "file scope (declare it outside the namespace)", k.location.line,
                    k.location.column) for k in _kernels_in_namespaces(tu, path)]
     if not module.procedures:
+        for _, err in sorted(unread, key=lambda entry: entry[0].extent.start.line) + \
+                list(unread_helpers.values()):
+            raise err
         for message, line, column in namespaced:
             raise UnsupportedConstruct(message, path, line, column)
         raise NaiveoptError("no kernel (__global__ / __kernel function) found", path)
     # beside file-scope kernels, a namespace's are text around them: written as they are,
     # and the result says so (OptimizeResult.left_as_written)
-    module.left_as_written = namespaced
+    for fn, err in sorted(unread_helpers.values(), key=lambda entry: entry[0].extent.start.line):
+        _left_as_written(fn, err, module, source, line_of, "function")
+    unread.sort(key=lambda entry: entry[0].extent.start.line)
+    module.left_as_written = namespaced + [_left_as_written(fn, err, module, source, line_of)
+                                           for fn, err in unread]
+    module.left_as_written.sort(key=lambda entry: entry[1:])
     parts.check_device_code(translator.error)
     module.globals = [_global(c, translator, dialect) for c in parts.device
                       if c.kind == K.VAR_DECL]
@@ -304,9 +324,62 @@ def _parse(path: str, source: str, defines: dict[str, str],
     for proc in module.procedures:
         proc.global_args = [g.name for g in kernel_globals(module, proc, helpers)
                             if g.host_filled]
+    verbatim_macros = module.verbatim_names & set(file_macros)
     module.macros = {name: defines.get(name, file_macros.get(name, ""))
-                     for name in sorted(translator.used_macros)}
+                     for name in sorted(translator.used_macros | verbatim_macros)}
     return module
+
+
+def _callers_unread(module: GModule, functions: list[ci.Cursor],
+                    unread_helpers: dict[str, tuple[ci.Cursor, UnsupportedConstruct]],
+                    unread: list[tuple[ci.Cursor, UnsupportedConstruct]], dialect: str) -> None:
+    """Helpers the translation refused (a warp reduction in a ``__device__`` function): the
+    helpers and kernels that call one, directly or through other helpers, are unread too
+    (added to ``unread_helpers`` and ``unread``, their translations dropped from ``module``),
+    each saying which helper it calls and why that one was refused."""
+    calls = {fn.spelling: {n.referenced.spelling for n in fn.walk_preorder()
+                           if n.kind == K.CALL_EXPR and n.referenced is not None}
+             for fn in functions}
+    helpers = [fn for fn in functions if not _is_kernel(fn, dialect)]
+    grown = True
+    while grown:
+        grown = False
+        for fn in helpers:
+            hit = sorted(calls[fn.spelling] & set(unread_helpers))
+            if hit and fn.spelling not in unread_helpers:
+                unread_helpers[fn.spelling] = (fn, _via(hit[0], unread_helpers[hit[0]][1]))
+                grown = True
+    module.helpers = [h for h in module.helpers if h.decl.name not in unread_helpers]
+    for fn in functions:
+        hit = sorted(calls[fn.spelling] & set(unread_helpers))
+        if hit and _is_kernel(fn, dialect) and all(u is not fn for u, _ in unread):
+            module.procedures = [p for p in module.procedures if p.name != fn.spelling]
+            unread.append((fn, _via(hit[0], unread_helpers[hit[0]][1])))
+
+
+def _via(helper: str, err: UnsupportedConstruct) -> UnsupportedConstruct:
+    """The error of a function that calls ``helper``, which the translation refused with
+    ``err`` (located where ``err`` is: the construct itself)."""
+    return UnsupportedConstruct(f"it calls '{helper}', which naiveopt cannot read: "
+                                f"{err.message}", err.file, err.line, err.col)
+
+
+def _left_as_written(fn: ci.Cursor, err: UnsupportedConstruct, module: GModule, source: str,
+                     line_of, what: str = "kernel") -> tuple[str, int, int]:
+    """A kernel (or a helper) the translation refused, beside kernels it read: carried into
+    the output as it is written (frontend/verbatim.py) and reported as (why, line, column);
+    where the output could not hold it unchanged, the file is refused with ``err`` as
+    before."""
+    if line_of(fn.location.line) != fn.location.line:      # a template's instance
+        raise err
+    why = verbatim.blocker(fn, source)
+    if why is not None:
+        raise UnsupportedConstruct(f"{err.message} ({what} '{fn.spelling}' cannot be written "
+                                   f"as it is beside the others: {why})", err.file, err.line,
+                                   err.col)
+    module.verbatim.append(verbatim.text(fn, source))
+    module.verbatim_names |= verbatim.names(fn)
+    return f"{what} '{fn.spelling}': {err.message}", err.line or 0, err.col or 0
 
 
 def _global(cursor: ci.Cursor, translator: Translator, dialect: str) -> GlobalVar:

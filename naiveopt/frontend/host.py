@@ -133,6 +133,20 @@ _OPENS = re.compile(r"^\s*#\s*if(n?def)?\b")
 _CLOSES = re.compile(r"^\s*#\s*endif\b")
 
 
+#: A line that holds only ``__launch_bounds__(...)``, which the prelude defines away: the
+#: kernel's extent starts after it.
+_BOUNDS_LINE = re.compile(r"^\s*__launch_bounds__\s*\([^()]*\)\s*$")
+
+
+def first_line(cursor: ci.Cursor, lines: list[str]) -> int:
+    """The first line (1-based) of a declaration's text: its extent's, or the line above it
+    where that holds the kernel's ``__launch_bounds__`` alone."""
+    line = cursor.extent.start.line
+    while line > 1 and _BOUNDS_LINE.match(lines[line - 2]):
+        line -= 1
+    return line
+
+
 def split_text(source: str, device: list[ci.Cursor]) -> tuple[str, str]:
     """(preamble, rest) of the input's text with its device code and ``#pragma naiveopt``
     lines cut out, verbatim. The preamble runs to the last ``#include`` (and the end of any
@@ -144,7 +158,7 @@ def split_text(source: str, device: list[ci.Cursor]) -> tuple[str, str]:
     for c in device:
         if c.kind == K.TYPEDEF_DECL:
             continue
-        for line in range(c.extent.start.line, c.extent.end.line + 1):
+        for line in range(first_line(c, lines), c.extent.end.line + 1):
             if 0 < line <= len(lines):
                 cut[line - 1] = True
         # a declaration's ';' after its extent (a variable) goes with it

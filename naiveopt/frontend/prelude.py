@@ -361,6 +361,7 @@ typedef uint cl_mem_fence_flags;
 #define M_SQRT2_F 1.41421353816986f
 #define MAXFLOAT 3.40282347e+38F
 #define NULL 0
+int printf(__constant const char *, ...);
 """
 
 
@@ -504,11 +505,18 @@ def unknown_headers(path: str, source: str) -> list[str]:
             and not (delim == '"' and os.path.exists(os.path.join(here, name)))]
 
 
+#: Functions the prelude declares that nvcc declares only through a header (a kernel carried
+#: as written may call them: frontend/verbatim.py).
+FUNCTION_HEADERS = {"printf": "cstdio"}
+
+
 def headers_for(names: set[str]) -> list[str]:
-    """The headers a CUDA output includes for the constants and typedef names it uses."""
+    """The headers a CUDA output includes for the constants, functions and typedef names it
+    uses."""
     out = []
     for name in sorted(names):
-        header = CONSTANTS[name][1] if name in CONSTANTS else TYPEDEF_HEADERS.get(name)
+        header = CONSTANTS[name][1] if name in CONSTANTS else \
+            FUNCTION_HEADERS.get(name) or TYPEDEF_HEADERS.get(name)
         if header and header not in out:
             out.append(header)
     return sorted(out)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import tempfile
 import traceback
 from collections import Counter
@@ -31,7 +33,7 @@ from ..api import optimize
 from ..errors import NaiveoptError
 from ..passes.options import MEMORIES
 from ..passes.pipeline import canonicalization_pass_names, optimization_pass_names
-from .generate import Case, generate_case
+from .generate import UNREADABLE_KERNEL, Case, generate_case
 
 BUGS = ("miscompile", "crash")
 
@@ -77,7 +79,7 @@ def run_case(case: Case, source: str | None = None) -> Outcome:
     if result.internal_errors:     # the pass manager's safety net caught a pass's bug
         return Outcome("crash", "\n".join(result.internal_error_messages()), applied, remarks)
     broken = unverified_contract(result) or host_launch_contract(result) or \
-        cuda_compiles(result, case)
+        cuda_compiles(result, case) or unread_kernel_carried(result, case)
     if broken:
         return Outcome("miscompile", broken, applied, remarks)
     failed = [k for k in result.kernels if k.verification.status == "failed"]
@@ -100,6 +102,44 @@ def cuda_compiles(result, case: Case) -> str:
     failed = [r for r in result.remarks if r.pass_name == "nvcc" and
               ("NVRTC failed:" in r.message or "nvcc failed:" in r.message)]
     return f"the CUDA output does not compile: {failed[0].message}" if failed else ""
+
+
+def unread_kernel_carried(result, case: Case) -> str:
+    """What is wrong with how the output treats the kernel naiveopt does not read
+    (generate.unreadable_variant; '' when nothing): it must be reported, written as it is
+    into an output of the input's dialect and left out of any other, and the output that
+    carries it must build (PoCL for OpenCL; nvcc for CUDA, where it is installed)."""
+    if UNREADABLE_KERNEL not in case.source:
+        return ""
+    if not any(UNREADABLE_KERNEL in why for why, _, _ in result.left_as_written):
+        return f"kernel '{UNREADABLE_KERNEL}' was not reported as left as written"
+    carried = f"void {UNREADABLE_KERNEL}(" in result.code
+    if carried != (case.target == case.dialect):
+        return (f"kernel '{UNREADABLE_KERNEL}' is {'' if carried else 'not '}in the "
+                f"{case.target} output of a {case.dialect} input")
+    if not carried:
+        return ""
+    if case.target == "opencl":
+        import pyopencl as cl
+
+        try:
+            context = cl.Context(cl.get_platforms()[0].get_devices())
+            cl.Program(context, result.code).build()
+        except cl.Error as exc:
+            return f"the OpenCL output with a kernel as written does not build: {exc}"
+        return ""
+    if shutil.which("nvcc") is None:
+        return ""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "out.cu")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(result.code)
+        done = subprocess.run(["nvcc", f"-arch={case.arch if case.arch.startswith('sm_') else 'sm_90'}", "-c", "-o",
+                               os.path.join(tmp, "out.o"), path],
+                              capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        return f"the CUDA output with a kernel as written does not compile: {done.stderr}"
+    return ""
 
 
 def unverified_contract(result) -> str:

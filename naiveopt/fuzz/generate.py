@@ -1529,6 +1529,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = aos_variant(source, random.Random(f"{seed}:{index}:aos"), dialect)
     source = extern_c_variant(source, random.Random(f"{seed}:{index}:extern-c"), dialect)
     source = work_group_variant(source, random.Random(f"{seed}:{index}:work-group"), dialect)
+    source = unreadable_variant(source, random.Random(f"{seed}:{index}:unreadable"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
         target, arch = "cuda", piping.choice(["sm_90", "sm_80"])
@@ -2029,6 +2030,59 @@ def extern_c_variant(source: str, rng: random.Random, dialect: str) -> str:
         at = includes[-1].end() + 1 if includes else 0
         return source[:at] + 'extern "C" {\n' + source[at:].rstrip("\n") + "\n}\n"
     return _LINKED_HEAD.sub(lambda m: 'extern "C" ' + m.group(0), source)
+
+
+#: Share of cases with a kernel naiveopt does not read beside theirs (:func:`unreadable_variant`).
+UNREADABLE_SHARE = 0.06
+#: The name of that kernel (the campaign checks the output carries it where it should).
+UNREADABLE_KERNEL = "naiveopt_fuzz_unread"
+_UNREADABLE = {
+    "cuda": [f"""__global__ void {UNREADABLE_KERNEL}(const float *x, float *out, int cols)
+{{
+    float s = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += 32) s += x[blockIdx.x * cols + c];
+    for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffff, s, o);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}}
+""", f"""__device__ float naiveopt_fuzz_warp_sum(float v)
+{{
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+    return v;
+}}
+
+__global__ void {UNREADABLE_KERNEL}(const float *x, float *out, int cols)
+{{
+    float s = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += 32) s += x[blockIdx.x * cols + c];
+    s = naiveopt_fuzz_warp_sum(s);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}}
+""", f"""__global__ void {UNREADABLE_KERNEL}(const int *a, int n)
+{{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && i < 4) printf("a[%d] = %d\\n", i, a[i]);
+}}
+"""],
+    "opencl": [f"""__kernel void {UNREADABLE_KERNEL}(__global const int *a, int n)
+{{
+    int i = get_global_id(0);
+    if (i < n && i < 4) printf("a[%d] = %d\\n", i, a[i]);
+}}
+"""]}
+
+
+def unreadable_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, a kernel naiveopt does not read at the end of the file (a warp
+    shuffle row sum, in the kernel or in a helper; a debugging printf; C linkage in some CUDA
+    cases): carried as written
+    into an output of the input's dialect (frontend/verbatim.py) while the others are
+    optimized and verified as before."""
+    if rng.random() >= UNREADABLE_SHARE:
+        return source
+    kernel = rng.choice(_UNREADABLE[dialect])
+    if dialect == "cuda" and rng.random() < 0.3:
+        kernel = kernel.replace("__global__", 'extern "C" __global__')
+    return source.rstrip("\n") + "\n\n" + kernel
 
 
 #: Share of cases whose first kernel takes its scalar parameters in one struct passed by

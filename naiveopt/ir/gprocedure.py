@@ -298,3 +298,8 @@ class GModule:
     # kernels the file declares in a namespace, which naiveopt does not read: written as they
     # are, inside the text around the kernels; (message, line, column) each
     left_as_written: list[tuple[str, int, int]] = field(default_factory=list)
+    # kernels beside the read ones that the translation refused (printf, warp shuffles...):
+    # their definitions as written, which an output in the input's dialect carries after its
+    # kernels (frontend/verbatim.py), and the identifiers they spell (macros, typedefs)
+    verbatim: list[str] = field(default_factory=list)
+    verbatim_names: set[str] = field(default_factory=set)

@@ -120,13 +120,15 @@ def used_names(module) -> set[str]:
                 out.add(n.spelling)
             elif isinstance(n, c_ast.ID):
                 out.add(n.name)
-    return out
+    return out | module.verbatim_names
 
 
 def typedef_lines(module, target: str) -> list[str]:
     """``typedef float DATA_TYPE;`` for each of the file's typedefs the written trees still
     spell a type through, in the file's order (OpenCL: the type in OpenCL C's spelling)."""
     used = set().union(*(spellings(t) for t in module_trees(module)))
+    if target == module.dialect:
+        used |= module.verbatim_names           # kernels written as they are (emit.py)
     lines = []
     for name, resolved in module.typedefs.items():
         if name in used:

@@ -286,6 +286,7 @@ CANONICAL_FORMS = {
     "a loop bound clamped with min": r"[klmn] < min\([A-Z]\w*, \d+\)",
     "a struct element read through a pointer and ->": r"\)->[vw]\b",
     "a dereference of a chain of pointer offsets": r"\*\(\w+ \+ \(.*\) - 1 \+ 1\)",
+    "a pointer declared first and set by a statement": r"\*\w+_at;\n\s+\w+_at = \w+ \+ 1;",
     "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"
                                                         r"\(int\)[A-Z]\w* <= tap",
 }

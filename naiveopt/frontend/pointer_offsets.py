@@ -14,7 +14,9 @@ same at every use as at the declaration, and when the pointer is only ever index
 dereferenced; :class:`PointerOffsets` proves both or the file is refused with a located error
 naming the reason:
 
-- the pointer is never assigned after its declaration (no ``p++``, no ``p = q``);
+- the pointer is never assigned after its declaration (no ``p++``, no ``p = q``), or, declared
+  without an initializer (C89), assigned once, as a statement of its own, and used only after
+  that statement in its block (the assignment then stands for the initializer);
 - no variable of the offset is assigned while the pointer lives, between the declaration and
   the end of its block (the offset is evaluated anew at each use); a loop's increment
   outside that block is no such assignment (``for (y = ...; y < h; y += n) { const float
@@ -41,6 +43,12 @@ _WRITES = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 def _key(decl: ci.Cursor) -> tuple[int, str]:
     """A declaration's identity across cursors that reference it."""
     return decl.location.offset, decl.spelling
+
+
+def _refers(cursor: ci.Cursor, decl: ci.Cursor) -> bool:
+    """Whether ``cursor`` is a reference to the declaration ``decl``."""
+    return cursor.kind == K.DECL_REF_EXPR and cursor.referenced is not None and \
+        _key(cursor.referenced) == _key(decl)
 
 
 def strip(cursor: ci.Cursor) -> ci.Cursor:
@@ -88,6 +96,9 @@ class PointerOffsets:
     def __init__(self, error, expr) -> None:
         self.error, self.expr = error, expr
         self.aliases: dict[tuple[int, str], Alias] = {}
+        # the assignments that stand for the initializers of pointers declared without one
+        # (file offsets): the translation drops them with the declarations
+        self.assignments: set[int] = set()
         self._writes: dict[tuple[int, str], dict[tuple[int, str], list[int]]] = {}
         self._scopes: dict[tuple[int, str], list[tuple[int, int]]] = {}
 
@@ -95,13 +106,13 @@ class PointerOffsets:
     def declare(self, decl: ci.Cursor, init: ci.Cursor | None) -> None:
         """Resolve the local pointer ``decl`` (its declaration is then dropped) or raise."""
         name = decl.spelling
-        if init is None:
-            raise self.error(decl, f"local pointer '{name}' has no initializer: only a pointer "
-                             "initialized to an offset of an array parameter is supported "
-                             "('p = a + i * n')")
         fn = self._function(decl)
         writes = self._scan(fn)
-        if writes.get(_key(decl)):
+        at = decl
+        if init is None:
+            at = self._assigned_once(decl, fn, writes)
+            init = list(at.get_children())[1]
+        elif writes.get(_key(decl)):
             raise self.error(decl, f"local pointer '{name}' is assigned after its declaration; "
                              "only a fixed offset of an array parameter is supported: index "
                              "the array instead")
@@ -109,7 +120,9 @@ class PointerOffsets:
         if _pointee(decl) != _pointee(base):
             raise self.error(decl, f"local pointer '{name}' reinterprets '{base.spelling}' "
                              f"({_pointee(base)}) as {_pointee(decl)}: not supported")
-        self._check_offset_fixed(decl, init, fn, writes)
+        self._check_offset_fixed(decl, init, fn, writes, at)
+        if at is not decl:
+            self.assignments.add(at.extent.start.offset)
         alias = self.aliases.get(_key(base.referenced))
         if alias is not None:        # an offset of an offset
             offset = offset if alias.offset is None else (
@@ -118,6 +131,36 @@ class PointerOffsets:
             self.aliases[_key(decl)] = Alias(alias.base, offset)
         else:
             self.aliases[_key(decl)] = Alias(base.spelling, offset)
+
+    def _assigned_once(self, decl: ci.Cursor, fn: ci.Cursor, writes: dict) -> ci.Cursor:
+        """The one assignment of a pointer declared without an initializer (C89's
+        ``const float *row; ... row = a + i * n;``), which then stands for its initializer:
+        a statement of its own in a block, and every use of the pointer after it, in that
+        block (where the assignment has run, and run last)."""
+        from .clang_setup import binary_operator
+
+        name = decl.spelling
+        found = [c for block in fn.walk_preorder() if block.kind == K.COMPOUND_STMT
+                 for c in block.get_children()
+                 if c.kind == K.BINARY_OPERATOR and binary_operator(c) == "=" and
+                 _refers(strip(next(iter(c.get_children()))), decl)]
+        if len(writes.get(_key(decl), [])) != 1 or len(found) != 1:
+            raise self.error(decl, f"local pointer '{name}' has no initializer and is not "
+                             "assigned exactly once, as a statement of its own: only a "
+                             "pointer set once to an offset of an array parameter is "
+                             "supported ('p = a + i * n')")
+        (assignment,) = found
+        block = next(b for b in fn.walk_preorder() if b.kind == K.COMPOUND_STMT and
+                     any(c == assignment for c in b.get_children()))
+        after, end = assignment.extent.end.offset, block.extent.end.offset
+        for use in fn.walk_preorder():
+            if use.kind == K.DECL_REF_EXPR and _refers(use, decl) and \
+                    not assignment.extent.start.offset <= use.extent.start.offset < after \
+                    and not after <= use.extent.start.offset < end:
+                raise self.error(use, f"local pointer '{name}' is used where its assignment "
+                                 f"(line {assignment.location.line}) may not have run: only "
+                                 "uses after it in its block are supported")
+        return assignment
 
     def _resolve(self, init: ci.Cursor, decl: ci.Cursor) -> tuple[ci.Cursor, c_ast.Node | None]:
         """(the pointer the initializer offsets, the offset) of ``a``, ``a + e``, ``e + a``,
@@ -155,20 +198,22 @@ class PointerOffsets:
             target.kind == K.PARM_DECL or _key(target) in self.aliases)
 
     def _check_offset_fixed(self, decl: ci.Cursor, init: ci.Cursor, fn: ci.Cursor,
-                            writes: dict) -> None:
+                            writes: dict, start: ci.Cursor) -> None:
         """Every variable of the offset keeps its value while the pointer lives: from the
         declaration to the end of the block that declares it (or the ``for`` whose header
         does). A write before the declaration in that block runs before it, and one outside
         the block (a loop's increment around it: ``for (y = id; y < h; y += n) { const float
         *row = M + y * w; ... }``) runs while no instance of the pointer lives: each
-        iteration declares it anew."""
-        at = decl.extent.start.offset
+        iteration declares it anew. ``start`` is the declaration, or the assignment that
+        stands for its initializer (:meth:`_assigned_once`), from which the pointer lives."""
+        at = start.extent.start.offset
         end = min((hi for lo, hi in self._scopes[_key(fn)] if lo <= at < hi), default=None)
         for ref in init.walk_preorder():
             if ref.kind != K.DECL_REF_EXPR or ref.referenced is None or is_pointer(ref):
                 continue
             for where in writes.get(_key(ref.referenced), []):
-                if where > at and (end is None or where < end):
+                if where > at and (end is None or where < end) and \
+                        where != start.extent.start.offset:
                     raise self.error(decl, f"local pointer '{decl.spelling}' offsets by "
                                      f"'{ref.spelling}', which changes after the pointer is "
                                      "set: index the array instead")
@@ -203,6 +248,11 @@ class PointerOffsets:
         return writes
 
     # -------------------------------------------------------------------- uses
+    def is_assignment(self, cursor: ci.Cursor) -> bool:
+        """Whether the statement ``cursor`` is the assignment that set a resolved pointer."""
+        return cursor.extent.start.offset in self.assignments and \
+            cursor.kind == K.BINARY_OPERATOR
+
     def alias_of(self, cursor: ci.Cursor) -> Alias | None:
         """The resolved pointer ``cursor`` (under casts) refers to, or None."""
         cursor = strip(cursor)

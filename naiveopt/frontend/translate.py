@@ -277,6 +277,8 @@ class Translator:
                 not _defined(cursor):
             return self._vstore(cursor)
         if kind.is_expression():
+            if self.pointers.is_assignment(cursor):
+                return []           # a resolved pointer's (pointer_offsets.py): no statement
             return [self.expr(cursor)]
         if kind == K.UNEXPOSED_STMT:
             return self._loop_hint(cursor)

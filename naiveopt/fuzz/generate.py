@@ -1697,11 +1697,17 @@ _POINTER_PARAM = re.compile(r"((?:__global\s+)?(?:const\s+)?(\w+)\s*\*\s*"
                             r"(?:__restrict__\s+|restrict\s+)?)([A-Z])\b")
 
 
+#: Share of :func:`pointer_variant`'s cases that declare the pointer and set it in the
+#: statement after (``const float *P_at;  P_at = P + 1;``), as C89 code does.
+C89_POINTER_SHARE = 0.35
+
+
 def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
     """In a share of cases, one array parameter ``P`` of the first kernel reached through
     local pointers, as llm.c and SDK code write it: ``const float *P_at = P + 1;`` declared
     first in the kernel, then every ``P[e]`` written ``P_at[e - 1]`` or ``*(P + e)``. The front
-    end must read both back as ``P[e]`` (frontend/pointer_offsets.py)."""
+    end must read both back as ``P[e]`` (frontend/pointer_offsets.py). Some declare the
+    pointer first and set it in a statement of its own (C89)."""
     if rng.random() >= POINTER_SHARE:
         return source
     head = re.search(r"(__global__ void|__kernel void) \w+\(([^)]*)\)\n\{\n", source)
@@ -1732,6 +1738,8 @@ def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
     out.append(body[at:])
     alias = f"    {' '.join(decl.split())} {name}_at = {name} + 1;\n"
     alias = alias.replace("* ", "*").replace(" *", " *")
+    if rng.random() < C89_POINTER_SHARE:        # declared first, set by a statement (C89)
+        alias = alias.replace(" = ", ";\n    " + f"{name}_at = ")
     return source[:head.end()] + alias + "".join(out) + source[end:]
 
 

@@ -283,3 +283,50 @@ def test_division_of_uniform_operands_is_a_uniform_index_term():
     text = [r.message for r in result.remarks if r.pass_name == "memory-expressions"]
     assert any(m.startswith("N[idx + j - CDiv(MASK_WIDTH, 2)]") and "unresolved" not in m
                for m in text), text
+
+
+# sizes the host sets in constant memory (cudaMemcpyToSymbol), as CUDA samples keep a
+# problem's dimensions: read as sizes like parameters
+HOST_SIZES = """__constant__ int c_rows;
+__constant__ int c_cols;
+__constant__ float c_scale;
+
+__global__ void scale_rows(const float *in, float *out)
+{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < c_rows && col < c_cols)
+        out[row * c_cols + col] = c_scale * in[row * c_cols + col];
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_integers_the_host_sets_are_verified_as_sizes(target):
+    """Without annotations the file verifies at inferred sizes of c_rows and c_cols (was
+    "unknown name 'c_rows' in the launch geometry"); c_scale is a value like a scalar's."""
+    result = naiveopt.optimize(HOST_SIZES, filename="k.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    sets = k.verification.facts["sizes"]["sets"]
+    assert set(sets["inferred"]) == {"c_rows", "c_cols"}
+    assert sets["inferred"] != sets["inferred-odd"]
+
+
+def test_a_pragma_sizes_an_integer_the_host_sets():
+    source = "#pragma naiveopt sizes(c_rows=37, c_cols=129)\n" + HOST_SIZES
+    (k,) = naiveopt.optimize(source, filename="k.cu").kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "c_rows=37" in k.verification.detail
+
+
+@nvcc
+def test_the_launcher_takes_the_sizes_the_host_sets(tmp_path):
+    """The host knows c_rows and c_cols (it set them): the launcher takes them to size the
+    grid, and the output compiles."""
+    code = naiveopt.optimize(HOST_SIZES, filename="k.cu").code
+    assert "int c_rows" in code[code.index("scale_rows_launch("):]
+    path = tmp_path / "k.cu"
+    path.write_text(code)
+    done = compile_cuda(str(path), str(tmp_path))
+    assert done.returncode == 0, done.stderr

@@ -286,12 +286,14 @@ CANONICAL_FORMS = {
     "a loop bound clamped with min": r"[klmn] < min\([A-Z]\w*, \d+\)",
     "a struct element read through a pointer and ->": r"\)->[vw]\b",
     "a dereference of a chain of pointer offsets": r"\*\(\w+ \+ \(.*\) - 1 \+ 1\)",
+    "an integer size the host sets in constant memory": r"^__constant__ int \w+;$",
     "a pointer declared first and set by a statement": r"\*\w+_at;\n\s+\w+_at = \w+ \+ 1;",
     "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"
                                                         r"\(int\)[A-Z]\w* <= tap",
 }
 #: Forms only CUDA is written in.
-CUDA_ONLY = {"an id through a cast", "an id through a helper"}
+CUDA_ONLY = {"an id through a cast", "an id through a helper",
+             "an integer size the host sets in constant memory"}
 
 
 def test_generator_writes_kernels_as_others_write_them():

@@ -1529,6 +1529,8 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = aos_variant(source, random.Random(f"{seed}:{index}:aos"), dialect)
     source = extern_c_variant(source, random.Random(f"{seed}:{index}:extern-c"), dialect)
     source = work_group_variant(source, random.Random(f"{seed}:{index}:work-group"), dialect)
+    source = host_constant_variant(source, random.Random(f"{seed}:{index}:host-constant"),
+                                   dialect)
     source = unreadable_variant(source, random.Random(f"{seed}:{index}:unreadable"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
@@ -1551,8 +1553,9 @@ def sized(source: str, rng: random.Random, always: bool = False) -> dict[str, st
     if found is None or (rng.random() >= SIZES_SHARE and not always):
         return {}
     pairs = (p.split("=") for p in found.group(1).split(","))
-    # (a struct's member, ``p.n = 65``, is no -D name)
-    return {k.strip(): v.strip() for k, v in pairs if "." not in k}
+    # (a struct's member, ``p.n = 65``, is no -D name, nor a variable the host sets)
+    host_set = set(re.findall(r"^__constant__ int (\w+);", source, re.M))
+    return {k.strip(): v.strip() for k, v in pairs if "." not in k and k.strip() not in host_set}
 
 
 # ---------------------------------------------------------------- host code with launches
@@ -2038,6 +2041,39 @@ def extern_c_variant(source: str, rng: random.Random, dialect: str) -> str:
         at = includes[-1].end() + 1 if includes else 0
         return source[:at] + 'extern "C" {\n' + source[at:].rstrip("\n") + "\n}\n"
     return _LINKED_HEAD.sub(lambda m: 'extern "C" ' + m.group(0), source)
+
+
+#: Share of CUDA cases that take one size from a ``__constant__`` the host sets
+#: (:func:`host_constant_variant`).
+HOST_CONSTANT_SHARE = 0.1
+
+
+def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases of one kernel, one integer size parameter declared instead as
+    ``__constant__ int N;`` at file scope, which the host sets with cudaMemcpyToSymbol:
+    verification must give it its size set's value, the output keep the symbol and its
+    launcher take the value. Not with host code, templates or structs (which pass the
+    parameter), nor where a size set holds no value for it."""
+    if dialect != "cuda" or rng.random() >= HOST_CONSTANT_SHARE or "<<<" in source or \
+            "template" in source or "struct" in source or len(_FIRST_KERNEL.findall(source)) != 1:
+        return source
+    head = _FIRST_KERNEL.search(source)
+    close = source.index(")", head.end())
+    params = source[head.end():close].split(", ")
+    sizes = set(re.findall(r"(\w+)=", " ".join(re.findall(r"\bsizes\(([^)]*)\)", source))))
+    ints = [k for k, p in enumerate(params)
+            if re.fullmatch(r"(const )?int \w+", p) and p.split()[-1] in sizes]
+    if not ints or len(params) < 2:
+        return source
+    k = rng.choice(ints)
+    name = params[k].split()[-1]
+    if re.search(rf"#define \w+.*\b{name}\b", source):       # a macro of it: not at file scope
+        return source
+    del params[k]
+    source = source[:head.end()] + ", ".join(params) + source[close:]
+    includes = list(re.finditer(r"^#include .*\n", source, re.M))
+    at = includes[-1].end() if includes else 0
+    return source[:at] + f"__constant__ int {name};\n" + source[at:]
 
 
 #: Share of cases with a kernel naiveopt does not read beside theirs (:func:`unreadable_variant`).

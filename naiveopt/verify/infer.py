@@ -452,11 +452,16 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
     """Each size name the kernel's launch and accesses use, with its role: the x, y or z
     extent of the thread space, ``small`` (offsets a thread's index or bounds its taps: a
     radius, a mask width), or ``k`` (a loop extent, a row width). Sizes are the integer
-    parameters, the macros this compile does not fix, and the free thread-space names."""
+    parameters and host-set integer globals, the macros this compile does not fix, and the
+    free thread-space names."""
     roles: dict[str, str] = {}
     sizes = {user(p.name) for p in proc.params if not p.is_pointer and
              (e := element(p.base_type)) is not None and not e.is_float}
     sizes |= set(module.macros) | set(_FREE_DIMS)
+    # integers the host sets (``__constant__ int c_n;``): sizes like parameters
+    # (spec.with_file_data passes each its size set's value)
+    sizes |= {g.name for g in module.globals if g.name in proc.global_args and not g.dims
+              and (e := element(g.base_type)) is not None and not e.is_float}
     sizes -= set(fixed)
 
     rank = {"k": 0, "small": 1, "x": 2, "y": 2, "z": 2}

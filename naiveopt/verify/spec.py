@@ -246,19 +246,25 @@ def with_file_data(kernel: KernelSpec, module: GModule, spec: FileSpec,
         return kernel
     size_names = set(defines).union(*spec.sizes.values()) if spec.sizes else set(defines)
     by_name = {g.name: g for g in module.globals}
-    extra = []
+    extra, facts = [], dict(kernel.provenance)
     for name in proc.global_args:
         g = by_name[name]
         kind = g.base_type if element(g.base_type) else (
             "float" if g.base_type in ("float", "double") else "int")
+        if not g.dims and kind not in ("float", "double", "half") and name in size_names:
+            # an integer the host sets that the kernel uses as a size (``__constant__ int
+            # c_n;``, bounding its guard): the size set's value, as a parameter's
+            extra.append(ArgSpec(name, "size", kind))
+            continue
         if not g.dims:
             value = "1.25" if kind in ("float", "double", "half") else "3"
             extra.append(ArgSpec(name, "scalar", kind, value=value))
+            facts.setdefault(f"value {name}", "inferred")
             continue
         shape = [d if set(re.findall(r"[A-Za-z_]\w*", d)) <= size_names else str(n)
                  for d, n in zip(g.dims, g.extents)]
         extra.append(ArgSpec(name, "in", kind, shape))
-    return replace(kernel, args=kernel.args + extra)
+    return replace(kernel, args=kernel.args + extra, provenance=facts)
 
 
 def with_kernel_facts(kernel: KernelSpec, proc: GProcedure | None) -> KernelSpec:

@@ -286,6 +286,7 @@ CANONICAL_FORMS = {
     "a loop bound clamped with min": r"[klmn] < min\([A-Z]\w*, \d+\)",
     "a struct element read through a pointer and ->": r"\)->[vw]\b",
     "a dereference of a chain of pointer offsets": r"\*\(\w+ \+ \(.*\) - 1 \+ 1\)",
+    "a store to a component of a vector element": r"\b[QRSTUVW]\[[^\]]+\]\.[xyzw](\+\+| \+?= )",
     "an integer size the host sets in constant memory": r"^__constant__ int \w+;$",
     "a pointer declared first and set by a statement": r"\*\w+_at;\n\s+\w+_at = \w+ \+ 1;",
     "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"
@@ -845,3 +846,15 @@ def test_generator_puts_unreadable_kernels_beside_the_others():
                  next(c for c in unread if c.dialect == c.target == "cuda")):
         outcome = run_case(case)
         assert outcome.kind == "passed", (case.index, outcome.kind, outcome.detail)
+
+
+def test_component_stores_are_compared_by_verification():
+    """A case that updates components of a float4 array (``Q[i].y += B[i];``) verifies that
+    array too: the element is written (analysis/memory_expressions.py), not only read."""
+    drawn = [generate_case(11, i, [], ("global",)) for i in range(300)]
+    case = next(c for c in drawn if re.search(r"float4 \*Q\b", c.source))
+    result = naiveopt.optimize(case.source, filename=case.filename, target=case.target,
+                               arch=case.arch, options=case.options, defines=case.defines)
+    (k,) = [k for k in result.kernels if "Q" in k.verification.detail]
+    assert k.verification.status == "passed"
+    assert re.search(r"\bQ\b[^;]*match naive kernel", k.verification.detail)

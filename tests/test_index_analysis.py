@@ -463,3 +463,19 @@ def test_non_canonical_iterator_sharing_a_name_is_not_a_loop_symbol():
     assert first.canonical and not second.canonical
     m = mems(proc, "A")[1]
     assert m.decomposition.loop == {}, str(m.decomposition)
+
+
+@pytest.mark.parametrize("store", ["P[i].x += V[i].x", "P[i].w = 0.0f", "P[i].y++",
+                                   "++P[i].z", "S[threadIdx.x].x = V[i].y"])
+def test_a_store_to_a_vector_component_writes_and_reads_the_element(store):
+    """``pos[i].x += ...`` was classified a read: verification then compared no such array
+    (an n-body step's positions were never checked) and a pass could take it for read-only.
+    Storing one component keeps the others: the element is read and written."""
+    proc = kernel("__global__ void k(float4 *P, const float4 *V, int n) {\n"
+                  "__shared__ float4 S[256];\n"
+                  "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  f"if (i < n) {{ {store}; }}\n}}")
+    name = "S" if store.startswith("S") else "P"
+    (m,) = mems(proc, name)
+    assert m.is_write and m.is_read
+    assert all(not v.is_write for v in mems(proc, "V"))

@@ -44,8 +44,26 @@ class MemoryExpressionAnalysis(Analysis[list[MemoryExpression]]):
         for lp in loops:
             lp.memory_expressions = []
         _visit(proc.body, None, [], proc, env, local_arrays, loop_of, out,
-               _bound_to_references(proc.body, module.helpers))
+               _bound_to_references(proc.body, module.helpers) | _stored_by_component(proc.body))
         return out
+
+
+def _stored_by_component(body: c_ast.Node) -> set[int]:
+    """The array elements ``body`` stores a component of (``pos[i].x += v.x * dt``,
+    ``s[t].w = 0``, ``++count[b].y``): written, and read, as the element's other components
+    keep their values (so that no pass takes the element for one it overwrites whole)."""
+    out = set()
+    for node, _ in walk(body):
+        target = node.lvalue if isinstance(node, c_ast.Assignment) else \
+            node.expr if isinstance(node, c_ast.UnaryOp) and \
+            node.op in ("++", "--", "p++", "p--", "&") else None
+        if not isinstance(target, c_ast.StructRef):
+            continue
+        while isinstance(target, c_ast.StructRef) and target.type == ".":
+            target = target.name
+        if isinstance(target, c_ast.ArrayRef):
+            out.add(id(target))
+    return out
 
 
 def _bound_to_references(body: c_ast.Node, helpers: list[c_ast.FuncDef]) -> set[int]:

@@ -1490,6 +1490,8 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = element_variant(source, random.Random(f"{seed}:{index}:elements"), dialect)
     source = pointer_variant(source, random.Random(f"{seed}:{index}:pointers"), dialect)
     source = vector3_variant(source, random.Random(f"{seed}:{index}:vector3"), dialect)
+    source = component_store_variant(source, random.Random(f"{seed}:{index}:component-store"),
+                                     dialect)
     source = vload_variant(source, random.Random(f"{seed}:{index}:vload"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     source = unsigned_size_variant(source, random.Random(f"{seed}:{index}:unsigned-sizes"),
@@ -1812,6 +1814,59 @@ def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
 
 #: Share of cases that also read a float3 array (:func:`vector3_variant`).
 VECTOR3_SHARE = 0.15
+
+
+#: Share of cases whose first kernel also updates components of a float4 array
+#: (:func:`component_store_variant`).
+COMPONENT_STORE_SHARE = 0.15
+
+
+def component_store_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of cases, the first kernel also takes ``float4 *Q`` (shaped as its first
+    output ``O`` is, where a pragma shapes O) and after each store ``O[e] = ...;`` updates
+    components of ``Q[e]``, as a particle system does its positions: ``Q[e].y += O[e];``,
+    ``Q[e].w = ...``, ``Q[e].z++`` (no swizzle: an OpenCL case may be written to CUDA, which
+    has none).
+    The element is read and written (analysis/memory_expressions.py): verification must
+    compare Q. Not where host code launches the kernel (its launches lack the argument)."""
+    if rng.random() >= COMPONENT_STORE_SHARE or "<<<" in source or "template" in source:
+        return source
+    head = re.search(r"(?:__kernel|__global__) void \w+\(([^)]*)\)\n\{\n", source)
+    if head is None:
+        return source
+    written = [m.group(3) for m in _POINTER_PARAM.finditer(head.group(1))
+               if "const" not in m.group(1) and m.group(2) == "float"]
+    free = [c for c in "QRSTUVW" if not re.search(rf"\b{c}\b", source)]
+    if not written or not free:
+        return source
+    out_name, vec = written[0], free[0]
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    store = re.compile(rf"^(\s*){out_name}\[([^\[\]\n]+)\] = [^\n]*;$", re.M)
+    forms = [f"{vec}[{{e}}].y += {out_name}[{{e}}];", f"{vec}[{{e}}].w = 0.5f * {vec}[{{e}}].x;",
+             f"{vec}[{{e}}].z++;"]
+    changed = [False]
+
+    def add(m: re.Match) -> str:
+        changed[0] = True
+        return m.group(0) + "\n" + m.group(1) + rng.choice(forms).format(e=m.group(2))
+
+    body = store.sub(add, body)
+    if not changed[0]:
+        return source
+    space = "__global " if dialect == "opencl" else ""
+    params_end = head.start(1) + len(head.group(1))
+    source = source[:params_end] + f", {space}float4 *{vec}" + source[params_end:head.end()] + \
+        body + source[end:]
+    shape = re.search(rf"\barray\({out_name}, ", source)
+    if shape is not None:
+        depth, at = 1, shape.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(source[at], 0)
+            at += 1
+        dims = source[shape.end():at - 1]
+        source = source[:at] + f" array({vec}, {dims})" + source[at:]
+    return source
 
 
 def vector3_variant(source: str, rng: random.Random, dialect: str) -> str:

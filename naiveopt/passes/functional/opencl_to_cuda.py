@@ -35,7 +35,7 @@ class OpenCLToCUDA(Pass):
                                f"written '{written}'")
         helpers = {h.decl.name for h in module.helpers}
         for helper in module.helpers:
-            self._rewrite(helper.body, module.path, module.dialect == "opencl")
+            self._rewrite(helper.body, module.path, module.dialect == "opencl", ctx.target)
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
         if module.dialect == "opencl" and ctx.target == "cuda":
@@ -47,17 +47,18 @@ class OpenCLToCUDA(Pass):
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.dialect != "opencl":
             return
-        self._rewrite(proc.body, proc.file, True)
+        self._rewrite(proc.body, proc.file, True, ctx.target)
         proc.dialect = "cuda"
         ctx.remark("analysis", self.name, proc, "translated OpenCL work-item functions, "
                    "barriers and address spaces into the CUDA-style IR")
 
-    def _rewrite(self, body: c_ast.Node, path: str, opencl: bool) -> None:
+    def _rewrite(self, body: c_ast.Node, path: str, opencl: bool, target: str) -> None:
         """``opencl``: the body is OpenCL's (not a CUDA file's helper, whose ``clamp`` would
-        be its own function)."""
+        be its own function). Swizzles (``p.xyz``, ``v.s01``, ``v.lo``) stay for an OpenCL
+        ``target``, which writes them back as they are; CUDA has none."""
         def fn(node: c_ast.Node) -> c_ast.Node:
             if isinstance(node, c_ast.StructRef) and isinstance(node.field, c_ast.ID) and \
-                    node.field.name not in ("x", "y", "z", "w"):
+                    node.field.name not in ("x", "y", "z", "w") and target == "cuda":
                 raise _located(node, path, f"vector component '.{node.field.name}' has no "
                                "CUDA equivalent")
             name = call_name(node)

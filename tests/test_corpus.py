@@ -14,7 +14,6 @@ and, where naiveopt falls short today, which expectation fails and the reason na
 
     // XFAIL: rejected: <the error message>                 the file is not accepted at all
     // XFAIL: verified: <the verification detail>           a kernel is not verified
-    // XFAIL: cuda-output: <the error>                      an OpenCL file has no CUDA output
     // XFAIL: thread-merge: <the pass's missed remark>      an expected pass does not fire
     // XFAIL(kernel): ...                                   the same, for one kernel
 
@@ -100,9 +99,7 @@ def parse_header(text: str) -> Expectations:
             if not sep or not reason.strip():
                 raise ValueError(f"XFAIL without 'EXPECTATION: reason': {line!r}")
             exp.xfails.append((scope, what, reason.strip()))
-    # (cuda-output: an OpenCL file's CUDA output, test_cuda_output_of_each_opencl_file_compiles)
-    stated = {"rejected", "cuda-output"} | ({"verified", "unannotated"} if exp.verified
-                                            else set())
+    stated = {"rejected"} | ({"verified", "unannotated"} if exp.verified else set())
     for terms in exp.passes.values():
         stated.update(terms)
     for scope, what, _ in exp.xfails:
@@ -211,7 +208,7 @@ def judge(exp: Expectations, out: Outcome) -> tuple[list[str], list[str]]:
             if exp.verified:
                 check(k.name, "verified", k.verified, [k.verification])
     for i, (scope, what, reason) in enumerate(exp.xfails):
-        if i not in used and out.error is None and what not in ("unannotated", "cuda-output"):
+        if i not in used and out.error is None and what != "unannotated":
             problems.append(f"XFAIL{f'({scope})' if scope else ''}: {what}: {reason}: "
                             "matches no expectation that was checked")
     return problems, xfailed
@@ -439,14 +436,7 @@ def test_cuda_output_of_each_opencl_file_compiles(name, tmp_path):
 
     with open(os.path.join(CORPUS, name), encoding="utf-8") as fh:
         source = fh.read()
-    xfail = [reason for _, what, reason in parse_header(source).xfails if what == "cuda-output"]
-    try:
-        result = naiveopt.optimize(source, filename=name, target="cuda", verify=False)
-    except NaiveoptError as err:
-        if xfail and xfail[0] in err.message:       # '// XFAIL: cuda-output: <the error>'
-            pytest.xfail(err.message)
-        raise
-    assert not xfail, f"{name}: CUDA output written: remove 'XFAIL: cuda-output: {xfail[0]}'"
+    result = naiveopt.optimize(source, filename=name, target="cuda", verify=False)
     path = tmp_path / (name[:-3] + ".cu")
     path.write_text(result.code)
     done = compile_cuda(str(path), str(tmp_path))

@@ -764,11 +764,18 @@ class Translator:
         libclang): the component, read from the tokens, or None for a plain implicit cast."""
         if child.type.get_canonical().kind != ci.TypeKind.EXTVECTOR:
             return None
-        if base_type_name(cursor.type) == base_type_name(child.type):
-            return None
         tokens = [t.spelling for t in cursor.get_tokens()]
+        same = base_type_name(cursor.type) == base_type_name(child.type)
+        if same and tokens == [t.spelling for t in child.get_tokens()]:
+            return None         # an implicit cast around the vector
         if len(tokens) >= 2 and tokens[-2] == "." and _IDENT.fullmatch(tokens[-1]):
-            return tokens[-1]
+            # (a swizzle as wide as the vector is one too: ``c[i].yx`` of a float2 swaps;
+            # only the identity, ``.xy`` of a float2, is the vector itself)
+            width = child.type.get_canonical().get_array_size()
+            identity = {"xyzw"[:width], "s" + "0123456789abcdef"[:width]}
+            return None if same and tokens[-1] in identity else tokens[-1]
+        if same:
+            return None
         raise self.error(cursor, "cannot read this vector component access (macro?)")
 
     def call(self, cursor: ci.Cursor) -> c_ast.Node:

@@ -1825,8 +1825,8 @@ def component_store_variant(source: str, rng: random.Random, dialect: str) -> st
     """In a share of cases, the first kernel also takes ``float4 *Q`` (shaped as its first
     output ``O`` is, where a pragma shapes O) and after each store ``O[e] = ...;`` updates
     components of ``Q[e]``, as a particle system does its positions: ``Q[e].y += O[e];``,
-    ``Q[e].w = ...``, ``Q[e].z++`` (no swizzle: an OpenCL case may be written to CUDA, which
-    has none).
+    ``Q[e].w = ...``, ``Q[e].z++``, in OpenCL also through swizzles (``Q[e].wz =
+    Q[e].xy * O[e];``), which a CUDA output spells out.
     The element is read and written (analysis/memory_expressions.py): verification must
     compare Q. Not where host code launches the kernel (its launches lack the argument)."""
     if rng.random() >= COMPONENT_STORE_SHARE or "<<<" in source or "template" in source:
@@ -1845,6 +1845,10 @@ def component_store_variant(source: str, rng: random.Random, dialect: str) -> st
     store = re.compile(rf"^(\s*){out_name}\[([^\[\]\n]+)\] = [^\n]*;$", re.M)
     forms = [f"{vec}[{{e}}].y += {out_name}[{{e}}];", f"{vec}[{{e}}].w = 0.5f * {vec}[{{e}}].x;",
              f"{vec}[{{e}}].z++;"]
+    if dialect == "opencl":       # swizzles (passes/functional/swizzles.py spells them out)
+        forms += [f"{vec}[{{e}}].xy += (float2)({out_name}[{{e}}], 1.0f);",
+                  f"{vec}[{{e}}].wz = {vec}[{{e}}].xy * {out_name}[{{e}}];",
+                  f"{vec}[{{e}}].zyx = {vec}[{{e}}].s012;"]
     changed = [False]
 
     def add(m: re.Match) -> str:

@@ -174,12 +174,43 @@ _COMPONENT_WISE = {
 }
 
 
+#: OpenCL's geometric functions (on float and double vectors), which CUDA lacks: the output
+#: defines those its kernels call (as the CUDA samples' helper_math.h does).
+GEOMETRIC = ("dot", "length", "distance", "normalize", "cross")
+
+
+def _geometric(vtype: str, elem: str, width: int, called: set[str]) -> list[str]:
+    """The definitions of the geometric functions of ``called`` on ``vtype``."""
+    if elem not in ("float", "double"):
+        return []
+    head = "__device__ __forceinline__"
+    sqrt, rsqrt = ("sqrtf", "rsqrtf") if elem == "float" else ("sqrt", "rsqrt")
+    lanes = LANES[:width]
+    out = []
+    if called & {"dot", "length", "distance", "normalize"}:
+        out.append(f"{head} {elem} dot({vtype} a, {vtype} b) {{ return "
+                   + " + ".join(f"a.{c} * b.{c}" for c in lanes) + "; }")
+    if called & {"length", "distance"}:
+        out.append(f"{head} {elem} length({vtype} a) {{ return {sqrt}(dot(a, a)); }}")
+    if "distance" in called:
+        out.append(f"{head} {elem} distance({vtype} a, {vtype} b) {{ return length(a - b); }}")
+    if "normalize" in called:
+        out.append(f"{head} {vtype} normalize({vtype} a) {{ return a * {rsqrt}(dot(a, a)); }}")
+    if "cross" in called and width in (3, 4):
+        parts = ["a.y * b.z - a.z * b.y", "a.z * b.x - a.x * b.z", "a.x * b.y - a.y * b.x"]
+        parts += ["0"] if width == 4 else []
+        out.append(f"{head} {vtype} cross({vtype} a, {vtype} b) {{ return make_{vtype}("
+                   + ", ".join(parts) + "); }")
+    return out
+
+
 def cuda_operators(types: list[tuple[str, str, int]], called: set[str] = frozenset()
                    ) -> list[str]:
     """The component-wise operators OpenCL C defines on vector types and CUDA does not
     (``a * x[i] + y[i]`` on float4): + - * / between two vectors or a vector and a scalar,
-    unary minus, the compound assignments, and the math functions of ``called`` that
-    OpenCL applies per component (``sqrt(v)``, ``fmax(a, b)``, ``mad(a, b, c)``), for a CUDA
+    unary minus, the compound assignments, the math functions of ``called`` that
+    OpenCL applies per component (``sqrt(v)``, ``fmax(a, b)``, ``mad(a, b, c)``) and its
+    geometric functions (``dot``, ``length``, ``normalize``, ``cross``...), for a CUDA
     output of an OpenCL kernel. Left out where the CUDA samples' helper_math.h, which
     defines most of the same, is included first."""
     if not types:
@@ -210,5 +241,6 @@ def cuda_operators(types: list[tuple[str, str, int]], called: set[str] = frozens
                 args = ", ".join(f"{p}.{{c}}" for p in "abc"[:arity])
                 lines.append(f"{head} {vtype} {name}({params}) {{ return "
                              f"{make(name + '(' + args + ')')}; }}")
+        lines += _geometric(vtype, elem, width, set(called))
     lines += ["#endif", "// clang-format on"]
     return ["\n".join(lines)]

@@ -15,12 +15,14 @@ from pycparser import c_ast
 from ...errors import NaiveoptError, error_at
 from ...ir import GModule, GProcedure, atomics, dynamic_shared
 from ...ir.literals import integer_value
-from ...ir.rewrite import map_nodes, walk
+from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.vector import GEOMETRIC
 from ..manager import Pass, PassContext
 from .builtins import (CUDA_TO_OPENCL_EXPRESSIONS, CUDA_TO_OPENCL_MATH, DIMS,
                        OPENCL_TO_CUDA_EXPRESSIONS, OPENCL_TO_CUDA_IDS, OPENCL_TO_CUDA_MATH,
                        SHARED_FUNCTIONS, call, call_args, call_name, cuda_builtin, expand)
 from .names import rename_reserved
+from .swizzles import Swizzles, declared_types
 
 
 class OpenCLToCUDA(Pass):
@@ -35,6 +37,8 @@ class OpenCLToCUDA(Pass):
                                f"written '{written}'")
         helpers = {h.decl.name for h in module.helpers}
         for helper in module.helpers:
+            if module.dialect == "opencl" and ctx.target == "cuda":
+                _spell_swizzles(helper, helper.body, module.path)
             self._rewrite(helper.body, module.path, module.dialect == "opencl", ctx.target)
         for proc in module.procedures:
             self.run_kernel(proc, ctx)
@@ -47,6 +51,8 @@ class OpenCLToCUDA(Pass):
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         if proc.dialect != "opencl":
             return
+        if ctx.target == "cuda":
+            _spell_swizzles(proc.func, proc.body, proc.file)
         self._rewrite(proc.body, proc.file, True, ctx.target)
         proc.dialect = "cuda"
         ctx.remark("analysis", self.name, proc, "translated OpenCL work-item functions, "
@@ -103,6 +109,11 @@ class OpenCLToCUDA(Pass):
         map_nodes(body, fn)
 
 
+def _spell_swizzles(func: c_ast.Node, body: c_ast.Node, path: str) -> None:
+    """A function's OpenCL swizzles in CUDA terms (swizzles.py)."""
+    Swizzles(declared_types(func), path, set(identifiers(func))).run(body)
+
+
 #: Calls the IR may hold that are CUDA's own (written by the translations and the passes).
 _CUDA_CALLS = {"__syncthreads", "__threadfence"} | set(atomics.CUDA_ATOMICS)
 
@@ -111,7 +122,7 @@ def _check_cuda_has(tree: c_ast.Node, helpers: set[str], path: str) -> None:
     """A CUDA output of an OpenCL kernel needs a CUDA form of every built-in it calls: one
     that has none (``fract``, ``select``...) is a located error, not a file nvcc rejects."""
     cuda = (SHARED_FUNCTIONS | set(OPENCL_TO_CUDA_MATH.values()) | set(CUDA_TO_OPENCL_MATH)
-            | set(CUDA_TO_OPENCL_EXPRESSIONS) | _CUDA_CALLS | helpers)
+            | set(CUDA_TO_OPENCL_EXPRESSIONS) | _CUDA_CALLS | helpers | set(GEOMETRIC))
     for node, _ in walk(tree):
         name = call_name(node)
         if name and name not in cuda and not name.startswith("make_"):

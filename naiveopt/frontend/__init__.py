@@ -20,7 +20,7 @@ from pycparser import c_ast
 from ..errors import NaiveoptError, UnsupportedConstruct
 from ..errors import error_at
 from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
-from ..ir import dynamic_shared, structs
+from ..ir import array_params, dynamic_shared, structs
 from ..ir.cgen import to_c
 from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import identifiers, map_nodes, walk
@@ -654,9 +654,14 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if fn.result_type.kind != ci.TypeKind.VOID:
         raise translator.error(fn, "a kernel must return void")
     params, by_value = [], []
-    arrays = []
+    arrays, rows = [], []
     for arg in fn.get_arguments():
-        if _points_to_struct(arg.type):
+        shape = _array_shape(arg.type)
+        if shape is not None:
+            params.append(_param_of_elements(arg, shape[0], translator))
+            if shape[1]:
+                rows.append(array_params.ArrayParam(arg.spelling, shape[1]))
+        elif _points_to_struct(arg.type):
             param, array = _struct_array(arg, translator, dialect)
             params.append(param)
             arrays.append(array)
@@ -672,6 +677,8 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     if body_cursor is None:
         raise translator.error(fn, "kernel has no body")
     body = translator.compound(body_cursor)
+    array_params.flatten(body, rows, lambda coord, message: error_at(coord, message,
+                                                                     translator.path))
     _check_member_names(body, by_value, params, translator)
     _struct_arguments(body, by_value, translator)
     _read_members(body, by_value, params, translator)
@@ -704,9 +711,43 @@ def _procedure(fn: ci.Cursor, translator: Translator, dialect: str, config: dict
     return GProcedure(name=fn.spelling, params=params, func=c_ast.FuncDef(decl, None, body),
                       file=translator.path, line=fn.location.line, dialect=dialect,
                       pragma=pragma, launch_bounds=bounds, max_threads=most,
-                      struct_params=by_value, struct_arrays=arrays,
+                      struct_params=by_value, struct_arrays=arrays, array_params=rows,
                       extern_c=cs.extern_c(fn),
                       work_group_size=", ".join(map(str, group)) if group else "")
+
+
+def _array_shape(ctype: ci.Type) -> tuple[ci.Type, list[int]] | None:
+    """(element type, extents after the first) of a parameter declared as an array
+    (``float a[N][M]``, ``float a[][M]``, ``float a[]``: clang keeps the array type) or as a
+    pointer to rows (``float (*a)[M]``), or None for any other parameter."""
+    canonical = ctype.get_canonical()
+    if canonical.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        elem, dims = canonical.element_type, []
+    elif canonical.kind == ci.TypeKind.POINTER and \
+            canonical.get_pointee().get_canonical().kind == ci.TypeKind.CONSTANTARRAY:
+        elem, dims = canonical.get_pointee(), None
+    else:
+        return None
+    extents = []
+    while elem.get_canonical().kind == ci.TypeKind.CONSTANTARRAY:
+        extents.append(elem.get_canonical().get_array_size())
+        elem = elem.get_canonical().element_type
+    return elem, extents if dims is not None else extents
+
+
+def _param_of_elements(arg: ci.Cursor, elem: ci.Type, translator: Translator) -> Param:
+    """The flat array parameter an array parameter is read as (ir/array_params.py)."""
+    if elem.get_canonical().kind not in _SCALAR_KINDS and \
+            base_type_name(elem) not in VECTOR_TYPES:
+        raise translator.error(arg, f"parameter type '{arg.type.spelling}' is not supported: "
+                                    "arrays of scalars or vectors only")
+    space = {1: "global", 2: "local", 3: "constant"}.get(elem.get_address_space(), "global")
+    # (libclang's element types drop qualifiers: the written type's words before its
+    # extents say whether the elements are const)
+    const = "const" in re.split(r"[\[(]", arg.type.spelling)[0].split()
+    return Param(arg.spelling, base_type_name(elem), True,
+                 const=const or space == "constant", address_space=space,
+                 spelling=type_spelling(elem) or "")
 
 
 def _is_struct(ctype: ci.Type) -> bool:

@@ -1533,6 +1533,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = work_group_variant(source, random.Random(f"{seed}:{index}:work-group"), dialect)
     source = host_constant_variant(source, random.Random(f"{seed}:{index}:host-constant"),
                                    dialect)
+    source = array_param_variant(source, random.Random(f"{seed}:{index}:array-param"), dialect)
     source = unreadable_variant(source, random.Random(f"{seed}:{index}:unreadable"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
@@ -2133,6 +2134,52 @@ def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     includes = list(re.finditer(r"^#include .*\n", source, re.M))
     at = includes[-1].end() if includes else 0
     return source[:at] + f"__constant__ int {name};\n" + source[at:]
+
+
+#: Share of CUDA cases that take one array as rows of a fixed width
+#: (:func:`array_param_variant`).
+ARRAY_PARAM_SHARE = 0.1
+
+
+def array_param_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, one array parameter ``T *P`` of the first kernel declared
+    as rows of a fixed width W (``T (*P)[W]``, ``T P[][W]``) and each ``P[e]`` read as
+    ``P[(e) / W][(e) % W]``, the same element: the front end reads the subscripts back as a
+    flat index (ir/array_params.py) and the CUDA output declares the rows again. Not where
+    the array is used other than by indexing, nor with host code (whose pointers it takes)."""
+    if dialect != "cuda" or rng.random() >= ARRAY_PARAM_SHARE or "<<<" in source or \
+            "template" in source:
+        return source
+    head = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?\w+\(([^)]*)\)\n\{\n",
+                     source)
+    if head is None:
+        return source
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    params = [m for m in _POINTER_PARAM.finditer(head.group(1))
+              if re.search(rf"\b{m.group(3)}\b", body) and
+              all(body[u.end():u.end() + 1] == "[" for u in
+                  re.finditer(rf"(?<![.\w]){m.group(3)}\b", body))]
+    if not params:
+        return source
+    param = rng.choice(params)
+    name, width = param.group(3), rng.choice([4, 8, 16, 32])
+    out, at = [], 0
+    for m in re.finditer(rf"(?<![.\w]){name}\[", body):
+        if m.start() < at:
+            continue
+        close = _closing_bracket(body, m.end())
+        index = body[m.end():close]
+        out += [body[at:m.start()], f"{name}[({index}) / {width}][({index}) % {width}]"]
+        at = close + 1
+    out.append(body[at:])
+    written = param.group(1).replace("__restrict__", "").replace("*", "").strip()
+    decl = f"{written} (*{name})[{width}]" if rng.random() < 0.5 else \
+        f"{written} {name}[][{width}]"
+    start = head.start(1) + param.start()
+    params_text = head.group(1)[:param.start()] + decl + head.group(1)[param.end():]
+    return source[:head.start(1)] + params_text + source[head.start(1) + len(head.group(1)):
+                                                         head.end()] + "".join(out) + source[end:]
 
 
 #: Share of cases with a kernel naiveopt does not read beside theirs (:func:`unreadable_variant`).

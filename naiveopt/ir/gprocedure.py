@@ -221,6 +221,9 @@ class GProcedure:
     struct_params: list = field(default_factory=list)
     # pointer parameters to structs of one scalar type, read as arrays of it (ir/structs.py)
     struct_arrays: list = field(default_factory=list)
+    # parameters that point to rows of a fixed shape (``float a[N][M]``), read as flat arrays
+    # (ir/array_params.ArrayParam); a CUDA output writes them back
+    array_params: list = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:

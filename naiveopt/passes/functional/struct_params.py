@@ -9,7 +9,7 @@ OpenCL C, under another name: the host passes the struct's bytes, laid out by po
 from __future__ import annotations
 
 from ...ir import GProcedure
-from ...ir import structs
+from ...ir import array_params, structs
 from ..manager import Pass, PassContext
 from .names import CUDA_RESERVED, OPENCL_RESERVED
 
@@ -34,6 +34,12 @@ class StructParams(Pass):
             names = {m for m, _, _ in a.type.members}
             a.type.written = {m: m + "_" for m in sorted(names & reserved)}
         structs.fold(proc)
+        if ctx.target == "cuda":
+            array_params.fold(proc)
+            for a in proc.array_params:
+                ctx.remark("analysis", self.name, proc, f"{a.name}: rows of "
+                           f"{' x '.join(map(str, a.dims))} elements, read through a flat "
+                           f"pointer as {a.name}[i * {a.dims[-1]} + j]")
         for a in proc.struct_arrays:
             ctx.remark("analysis", self.name, proc, f"{a.name}: {a.type.spelled} elements of "
                        f"{a.stride} {a.type.members[0][1]}, read member by member as "

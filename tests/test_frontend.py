@@ -1173,3 +1173,36 @@ __global__ void k(const struct LL *loc, float *m, float *d, int S, int t, int n)
     # (an array of two-float structs is read as its floats: ir/structs.py)
     assert "d[i] = loc[i * 2] + loc[(i + 1) * 2 + 1];" in body, body
     assert "m[S * (i + 1) + t] = m[i - 1] + 1.0f;" in body, body
+
+
+SINCOS = """__global__ void rotate(const float2 *in, float2 *out, const float *theta, double *d, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s, c;
+        sincosf(theta[i] * 0.5f, &s, &c);
+        out[i] = make_float2(c * in[i].x - s * in[i].y, s * in[i].x + c * in[i].y);
+        sincos((double)theta[i], &d[2 * i], &d[2 * i + 1]);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_sincos_is_read_as_the_sine_and_the_cosine_it_stores(target):
+    """``sincosf(x, &s, &c)`` (physics and FFT code) was refused ('use of undeclared
+    identifier'); it stores sinf(x) and cosf(x) through its pointers, locals or elements."""
+    result = naiveopt.optimize(SINCOS, filename="rot.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    if target == "cuda":
+        assert "sincos" not in result.code and "sinf(" in result.code
+        assert re.search(r"d\[2 \* i\w* \+ 1\] = cos\(\(double\)theta\[i\w*\]\);", result.code)
+
+
+def test_sincos_of_an_argument_that_changes_something_is_a_located_error():
+    source = SINCOS.replace("sincosf(theta[i] * 0.5f,", "sincosf(theta[i++],")
+    with pytest.raises(NaiveoptError) as info:
+        naiveopt.optimize(source, filename="rot.cu", verify=False, arch="none")
+    assert (info.value.line, info.value.col) == (6, 17)
+    assert "must change nothing" in info.value.message

@@ -287,6 +287,7 @@ CANONICAL_FORMS = {
     "a struct element read through a pointer and ->": r"\)->[vw]\b",
     "a dereference of a chain of pointer offsets": r"\*\(\w+ \+ \(.*\) - 1 \+ 1\)",
     "a store to a component of a vector element": r"\b[QRSTUVW]\[[^\]]+\]\.[xyzw](\+\+| \+?= )",
+    "a sine and cosine through sincosf": r"sincosf\(\w",
     "an array parameter of rows of a fixed width": r"\(\*[A-Z]\)\[\d+\]|[A-Z]\[\]\[\d+\]",
     "an integer size the host sets in constant memory": r"^__constant__ int \w+;$",
     "a pointer declared first and set by a statement": r"\*\w+_at;\n\s+\w+_at = \w+ \+ 1;",
@@ -296,7 +297,8 @@ CANONICAL_FORMS = {
 #: Forms only CUDA is written in.
 CUDA_ONLY = {"an id through a cast", "an id through a helper",
              "an integer size the host sets in constant memory",
-             "an array parameter of rows of a fixed width"}
+             "an array parameter of rows of a fixed width",
+             "a sine and cosine through sincosf"}
 
 
 def test_generator_writes_kernels_as_others_write_them():

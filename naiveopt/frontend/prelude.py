@@ -174,6 +174,9 @@ CUDA_FUNCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("unsigned int", "float"): ("__float_as_uint", "__float2uint_rn", "__float2uint_rz"),
     ("float", "int"): ("__int_as_float", "__int2float_rn", "__int2float_rz"),
     ("float", "unsigned int"): ("__uint_as_float", "__uint2float_rn"),
+    # (read as the sine and the cosine stored through the pointers: Translator._sincos)
+    ("void", "float, float *, float *"): ("sincosf", "__sincosf", "sincospif"),
+    ("void", "double, double *, double *"): ("sincos", "sincospi"),
 }
 
 #: Overloads C++ gives the double-precision names for float (``sqrt(x)`` on a float is float),

@@ -22,7 +22,7 @@ from ..ir.rewrite import side_effect_free as pure
 from . import clang_setup as cs
 from . import typed_builtins, vector_casts
 from .pointer_offsets import PointerOffsets, strip
-from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS
+from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS, cuda_device_function_names
 
 K = ci.CursorKind
 
@@ -146,6 +146,14 @@ def type_spelling(ctype: ci.Type) -> str | None:
     if name in VECTOR_TYPES or name in _TYPEDEF_SPELLINGS or not _IDENT.fullmatch(name):
         return None
     return name if name != base_type_name(ctype) else None
+
+
+#: CUDA's sine-and-cosine functions -> the (sine, cosine) functions they stand for.
+_SINCOS = {"sincosf": ("sinf", "cosf"), "__sincosf": ("__sinf", "__cosf"),
+           "sincospif": ("sinpif", "cospif"), "sincos": ("sin", "cos"),
+           "sincospi": ("sinpi", "cospi")}
+#: Calls an argument read twice may make (math functions change nothing).
+_PURE_CALLS = frozenset(cuda_device_function_names()) - set(_SINCOS)
 
 
 class Translator:
@@ -276,6 +284,8 @@ class Translator:
         if kind == K.CALL_EXPR and _VSTORE.fullmatch(cursor.spelling) and \
                 not _defined(cursor):
             return self._vstore(cursor)
+        if kind == K.CALL_EXPR and cursor.spelling in _SINCOS and not _defined(cursor):
+            return self._sincos(cursor)
         if kind.is_expression():
             if self.pointers.is_assignment(cursor):
                 return []           # a resolved pointer's (pointer_offsets.py): no statement
@@ -833,6 +843,31 @@ class Translator:
         vector = _vector_name(cursor.type)
         return c_ast.FuncCall(c_ast.ID(f"make_{vector}"), c_ast.ExprList(refs),
                               coord=self.coord(cursor))
+
+    def _sincos(self, cursor: ci.Cursor) -> list[c_ast.Node]:
+        """CUDA's ``sincosf(x, &s, &c)`` (and its kin) as the two stores it makes, ``s =
+        sinf(x); c = cosf(x);``: the same values (the functions' accuracy is the pair's),
+        without the addresses of locals the IR does not model. ``x`` is read twice, so it
+        must change nothing."""
+        args = list(cursor.get_arguments())
+        if len(args) != 3:
+            raise self.error(cursor, f"'{cursor.spelling}' takes three arguments")
+        angle = self.expr(args[0])
+        if not pure(angle, _PURE_CALLS):
+            raise self.error(args[0], f"the argument of '{cursor.spelling}' must change "
+                             "nothing (it is read for the sine and the cosine)")
+        targets = []
+        for arg in args[1:]:
+            arg = strip(arg)
+            if arg.kind != K.UNARY_OPERATOR or cs.unary_operator(arg) != "&":
+                raise self.error(arg, f"'{cursor.spelling}' stores through '&variable' or "
+                                 "'&array[i]' only")
+            targets.append(self.expr(next(iter(arg.get_children()))))
+        sin, cos = _SINCOS[cursor.spelling]
+        coord = self.coord(cursor)
+        return [c_ast.Assignment("=", target, c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(
+                    [copy.deepcopy(angle)]), coord=coord), coord=coord)
+                for target, name in zip(targets, (sin, cos))]
 
     def _vstore(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         """OpenCL's ``vstore4(v, i, p)`` statement: ``p[4*i + k] = v.<k>`` for each component,

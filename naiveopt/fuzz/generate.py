@@ -1534,6 +1534,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = host_constant_variant(source, random.Random(f"{seed}:{index}:host-constant"),
                                    dialect)
     source = array_param_variant(source, random.Random(f"{seed}:{index}:array-param"), dialect)
+    source = sincos_variant(source, random.Random(f"{seed}:{index}:sincos"), dialect)
     source = unreadable_variant(source, random.Random(f"{seed}:{index}:unreadable"), dialect)
     target, arch = rng.choice(["cuda", "opencl"]), rng.choice(["sm_90", "sm_80", "gfx90a"])
     if stages:              # a pipeline is built only for CUDA output on sm_80 and later
@@ -2134,6 +2135,42 @@ def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     includes = list(re.finditer(r"^#include .*\n", source, re.M))
     at = includes[-1].end() if includes else 0
     return source[:at] + f"__constant__ int {name};\n" + source[at:]
+
+
+#: Share of CUDA cases whose first float store goes through sincosf (:func:`sincos_variant`).
+SINCOS_SHARE = 0.08
+
+
+def sincos_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, the first store ``O[e] = v;`` to a float array of the
+    first kernel as physics code writes a rotation: ``{ float fz_s, fz_c; sincosf(v, &fz_s,
+    &fz_c); O[e] = v + 0.5f * fz_s * fz_c; }`` (or through ``__sincosf``, with the sine
+    stored into the array element itself): the front end reads the call as the sine and the
+    cosine it stores (frontend/translate.Translator._sincos)."""
+    if dialect != "cuda" or rng.random() >= SINCOS_SHARE:
+        return source
+    head = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?\w+\(([^)]*)\)\n\{\n",
+                     source)
+    if head is None:
+        return source
+    floats = [m.group(3) for m in _POINTER_PARAM.finditer(head.group(1))
+              if "const" not in m.group(1) and m.group(2) == "float"]
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    store = next((m for name in floats for m in re.finditer(
+        rf"^(\s*)({name}\[[^\[\]\n]+\]) = ([^;\n]+);$", body, re.M)), None)
+    if store is None or re.search(r"\+\+|--|\w\(", store.group(3)):
+        return source
+    pad, target, value = store.groups()
+    fn = rng.choice(["sincosf", "__sincosf"])
+    if rng.random() < 0.5:
+        text = (f"{pad}{{\n{pad}    float fz_s, fz_c;\n{pad}    {fn}({value}, &fz_s, &fz_c);\n"
+                f"{pad}    {target} = ({value}) + 0.5f * fz_s * fz_c;\n{pad}}}")
+    else:
+        text = (f"{pad}{{\n{pad}    float fz_c;\n{pad}    {fn}({value}, &{target}, &fz_c);\n"
+                f"{pad}    {target} += fz_c;\n{pad}}}")
+    body = body[:store.start()] + text + body[store.end():]
+    return source[:head.end()] + body + source[end:]
 
 
 #: Share of CUDA cases that take one array as rows of a fixed width

@@ -26,7 +26,7 @@ from pycparser import c_ast
 
 from ...errors import error_at
 from ...ir.build import fresh
-from ...ir.rewrite import walk
+from ...ir.rewrite import side_effect_free, walk
 
 LANES = "xyzw"
 _VECTOR = re.compile(r"^(float|double|u?int|u?short|u?char|u?long)(2|3|4|8|16)$")
@@ -174,7 +174,7 @@ class Swizzles:
         if lanes is None:
             return None
         if vtype is None or width is None or max(lanes) > 3 or \
-                not _pure(node.name):
+                not side_effect_free(node.name):
             raise error_at(node.coord, f"vector component '.{node.field.name}' has no CUDA "
                            "equivalent" + ("" if vtype else " (of this expression)"), self.path)
         return node.name, lanes, vtype
@@ -184,11 +184,6 @@ def _lane(base: c_ast.Node, lane: int) -> c_ast.StructRef:
     return c_ast.StructRef(base, ".", c_ast.ID(LANES[lane]))
 
 
-def _pure(node: c_ast.Node) -> bool:
-    """Whether repeating ``node`` changes nothing (no store, increment or call in it)."""
-    return not any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
-                   isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")
-                   for n, _ in walk(node))
 
 
 def declared_types(func: c_ast.Node) -> dict[str, str]:

@@ -790,30 +790,11 @@ __kernel void mv(const __global float *M, const __global float *V, uint width, u
     assert "M[y * width + x]" in result.code or "coalesce" in result.kernels[0].passes
 
 
-C89_POINTERS = {"cuda": """\
-typedef struct { float x; float y; } point_t;
-__global__ void dist(const point_t *pts, const float *w, float *out, size_t n, int k,
-                     float qx, float qy)
-{
-    size_t i;
-    int t;
-    const point_t *p;
-    const float *row;
-    float dx, dy, s;
-    i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        p = pts + i;
-        dx = p->x - qx;
-        dy = p->y - qy;
-        s = 0.0f;
-        for (t = 0; t < k; t++) {
-            row = w + t * n;
-            s += row[i];
-        }
-        out[i] = s * sqrtf(dx * dx + dy * dy);
-    }
-}
-""", "opencl": """\
+# the corpus's C89 kernel (tests/corpus/tb_c89_point_weights.cu), and its OpenCL form
+with open(os.path.join(os.path.dirname(__file__), "corpus", "tb_c89_point_weights.cu"),
+          encoding="utf-8") as _fh:
+    _C89_CUDA = _fh.read()
+C89_POINTERS = {"cuda": _C89_CUDA, "opencl": """\
 __kernel void dist(__global const float2 *pts, __global const float *w, __global float *out,
                    uint n, int k, float qx, float qy)
 {

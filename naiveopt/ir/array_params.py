@@ -15,23 +15,21 @@ decays to) and reads the elements through a flat pointer to them declared first
 """
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from .build import fresh
-from .rewrite import identifiers, map_children, walk
+from .build import read_through_flat_pointer
+from .rewrite import identifiers, map_children
 
 
 @dataclass
 class ArrayParam:
     """A kernel parameter that points to rows of a fixed shape: ``dims`` are the extents
-    after the first (``a[N][M][K]``: [M, K]); ``quals`` its element's qualifiers."""
+    after the first (``a[N][M][K]``: [M, K])."""
 
     name: str
     dims: list[int]
-    quals: list[str] = field(default_factory=list)
 
 
 def flatten(body: c_ast.Node, arrays: list[ArrayParam], error) -> None:
@@ -65,7 +63,7 @@ def flatten(body: c_ast.Node, arrays: list[ArrayParam], error) -> None:
 def fold(proc) -> None:
     """Write ``proc``'s array parameters back for a CUDA output: each declared as the
     pointer to rows it is, its elements read through a flat pointer declared first."""
-    arrays = getattr(proc, "array_params", [])
+    arrays = proc.array_params
     if not arrays or proc.func.decl.type.args is None:
         return
     taken = identifiers(proc.func.body) | {getattr(d, "name", None)
@@ -76,20 +74,9 @@ def fold(proc) -> None:
                      if getattr(d, "name", None) == a.name), None)
         if decl is None or not isinstance(decl.type, c_ast.PtrDecl):
             continue
-        flat = fresh(taken, f"{a.name}_flat")
-        local = copy.deepcopy(decl.type)              # T *a_flat = (T *)a;
-        local.type.declname = flat
-        cast = copy.deepcopy(decl.type)
-        cast.type.declname = None
-        flats.append(c_ast.Decl(flat, list(local.type.quals), [], [], [], local,
-                                c_ast.Cast(c_ast.Typename(None, [], None, cast),
-                                           c_ast.ID(a.name)), None))
+        flats.append(read_through_flat_pointer(proc.func, decl, taken))
         rows: c_ast.Node = decl.type.type                # T (*a)[M][K]
         for dim in reversed(a.dims):
             rows = c_ast.ArrayDecl(rows, c_ast.Constant("int", str(dim)), [])
         decl.type = c_ast.PtrDecl(list(decl.type.quals), rows)
-        for node, parent in walk(proc.func.body):
-            if isinstance(node, c_ast.ID) and node.name == a.name and not (
-                    isinstance(parent, c_ast.StructRef) and parent.field is node):
-                node.name = flat
     proc.func.body.block_items = flats + list(proc.func.body.block_items or [])

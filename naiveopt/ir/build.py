@@ -9,6 +9,7 @@ shadows the user's.
 """
 from __future__ import annotations
 
+import copy
 import re
 
 import sympy
@@ -122,3 +123,24 @@ def _array(name: str, elem_type: str, dims: list[int], storage: list[str]) -> c_
     for dim in reversed(dims):
         node = c_ast.ArrayDecl(node, c_ast.Constant("int", str(dim)), [])
     return c_ast.Decl(name, [], [], storage, [], node, None, None)
+
+
+def read_through_flat_pointer(func: c_ast.FuncDef, decl: c_ast.Decl, taken: set[str]
+                              ) -> c_ast.Decl:
+    """The declaration ``T *p_flat = (T *)p;`` of a flat pointer to the elements of the
+    pointer parameter ``decl`` (``T *p`` as the IR reads it, qualifiers kept), with every use
+    of ``p`` in ``func``'s body reading it instead: the output then declares ``p`` as the
+    host passes it (an array of structs, rows of a fixed width) and the body stays flat."""
+    flat = fresh(taken, f"{decl.name}_flat")
+    local = copy.deepcopy(decl.type)
+    local.type.declname = flat
+    cast = copy.deepcopy(decl.type)
+    cast.type.declname = None
+    for node, parent in walk(func.body):         # (not a member's name: blockIdx.x)
+        if isinstance(node, c_ast.ID) and node.name == decl.name and not (
+                isinstance(parent, c_ast.StructRef) and parent.field is node):
+            node.name = flat
+    return c_ast.Decl(flat, list(local.type.quals), [], [], [], local,
+                      c_ast.Cast(c_ast.Typename(None, [], None, cast), c_ast.ID(decl.name)),
+                      None)
+

@@ -19,14 +19,13 @@ arrays and nested structs are not read (a located error says which member).
 """
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 
 from pycparser import c_ast
 
-from .build import fresh
-from .rewrite import identifiers, map_nodes, walk
+from .build import read_through_flat_pointer
+from .rewrite import identifiers, map_nodes
 from .typenames import OPENCL_NO_KERNEL_ARGUMENT, OPENCL_SPELLINGS, OPENCL_TYPE_NAMES
 
 
@@ -144,21 +143,8 @@ def fold_arrays(proc) -> None:
                      if getattr(d, "name", None) == a.name), None)
         if decl is None or not isinstance(decl.type, c_ast.PtrDecl):
             continue
-        flat = fresh(taken, f"{a.name}_flat")
-        taken.add(flat)
-        local = copy.deepcopy(decl.type)
-        local.type.declname = flat
-        cast = copy.deepcopy(decl.type)
-        cast.type.declname = None
-        flats.append(c_ast.Decl(flat, list(local.type.quals), [], [], [], local,
-                                c_ast.Cast(c_ast.Typename(None, [], None, cast),
-                                           c_ast.ID(a.name)), None))
+        flats.append(read_through_flat_pointer(proc.func, decl, taken))
         decl.type.type.type = c_ast.IdentifierType([a.type.spelled])
-
-        for node, parent in walk(proc.func.body):     # (not a member's name: blockIdx.x)
-            if isinstance(node, c_ast.ID) and node.name == a.name and not (
-                    isinstance(parent, c_ast.StructRef) and parent.field is node):
-                node.name = flat
     proc.func.body.block_items = flats + list(proc.func.body.block_items or [])
 
 

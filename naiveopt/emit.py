@@ -21,7 +21,7 @@ from pycparser import c_ast
 from . import __version__
 from .ir import GModule, GProcedure
 from .ir.cgen import to_c
-from .ir import async_copy, atomics, dynamic_shared, structs
+from .ir import async_copy, atomics, cu_complex, dynamic_shared, structs
 from .ir.rewrite import walk
 from .ir.vector import cuda_helpers, cuda_operators, used_vectors, vector_types
 from .ir.textures import host_texture_params
@@ -273,8 +273,12 @@ def _called(module: GModule) -> set[str]:
 
 
 def _atomic_helpers(module: GModule, target: str) -> list[str]:
-    """The OpenCL compare-and-swap helpers the kernels call (ir/atomics.py)."""
-    return atomics.opencl_helpers(_called(module)) if target == "opencl" else []
+    """The OpenCL compare-and-swap helpers the kernels call (ir/atomics.py), and the
+    cuComplex.h functions they call (ir/cu_complex.py): CUDA's own, defined for OpenCL."""
+    if target != "opencl":
+        return []
+    return atomics.opencl_helpers(_called(module)) + \
+        cu_complex.opencl_definitions(_called(module))
 
 
 def _vector_helpers(module: GModule, target: str) -> list[str]:

@@ -287,6 +287,7 @@ CANONICAL_FORMS = {
     "a struct element read through a pointer and ->": r"\)->[vw]\b",
     "a dereference of a chain of pointer offsets": r"\*\(\w+ \+ \(.*\) - 1 \+ 1\)",
     "a store to a component of a vector element": r"\b[QRSTUVW]\[[^\]]+\]\.[xyzw](\+\+| \+?= )",
+    "complex numbers through cuComplex.h": r"cuC\w+f\(\w",
     "a sine and cosine through sincosf": r"sincosf\(\w",
     "an array parameter of rows of a fixed width": r"\(\*[A-Z]\)\[\d+\]|[A-Z]\[\]\[\d+\]",
     "an integer size the host sets in constant memory": r"^__constant__ int \w+;$",
@@ -298,7 +299,7 @@ CANONICAL_FORMS = {
 CUDA_ONLY = {"an id through a cast", "an id through a helper",
              "an integer size the host sets in constant memory",
              "an array parameter of rows of a fixed width",
-             "a sine and cosine through sincosf"}
+             "a sine and cosine through sincosf", "complex numbers through cuComplex.h"}
 
 
 def test_generator_writes_kernels_as_others_write_them():

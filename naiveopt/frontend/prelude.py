@@ -28,6 +28,7 @@ import re
 from functools import cache
 
 from ..errors import UnsupportedConstruct
+from ..ir import cu_complex
 from ..ir.elements import STANDARD_TYPEDEFS
 
 VIRTUAL_ROOT = "/naiveopt-prelude"
@@ -42,7 +43,7 @@ IGNORED_HEADERS = (
     "builtin_types.h", "driver_types.h", "math.h", "cmath", "float.h", "cfloat", "stdint.h",
     "cstdint", "inttypes.h", "cinttypes", "stddef.h", "cstddef", "limits.h", "climits",
     "stdio.h", "cstdio", "stdlib.h", "cstdlib", "string.h", "cstring", "stdbool.h", "time.h",
-    "ctime", "assert.h", "cassert",
+    "ctime", "assert.h", "cassert", "cuComplex.h",
 )
 
 #: Headers that bring in constructs naiveopt does not model: including one is an error that
@@ -174,7 +175,11 @@ CUDA_FUNCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("unsigned int", "float"): ("__float_as_uint", "__float2uint_rn", "__float2uint_rz"),
     ("float", "int"): ("__int_as_float", "__int2float_rn", "__int2float_rz"),
     ("float", "unsigned int"): ("__uint_as_float", "__uint2float_rn"),
-    # (read as the sine and the cosine stored through the pointers: Translator._sincos)
+}
+
+#: Functions the front end reads as others (frontend/translate.Translator._sincos: the sine
+#: and the cosine stored through the pointers), so the IR never holds them.
+CUDA_READ_AS_OTHERS: dict[tuple[str, str], tuple[str, ...]] = {
     ("void", "float, float *, float *"): ("sincosf", "__sincosf", "sincospif"),
     ("void", "double, double *, double *"): ("sincos", "sincospi"),
 }
@@ -395,7 +400,7 @@ def _constants(words: set[str]) -> str:
 
 def _cuda_functions(words: set[str]) -> str:
     lines = []
-    for (ret, params), names in CUDA_FUNCTIONS.items():
+    for (ret, params), names in [*CUDA_FUNCTIONS.items(), *CUDA_READ_AS_OTHERS.items()]:
         for name in names:
             if name in words:                # __device__ alone, as nvcc's: a kernel
                 lines.append(f"__device__ {ret} {name}({params});")   # file may define its own
@@ -439,8 +444,12 @@ def cuda_prelude(words: set[str]) -> str:
     host = bool(words & _HOST_NAMES)
     if host:
         words = words | {"size_t"}
+    complex_numbers = bool(words & cu_complex.NAMES)
+    if complex_numbers:
+        words = words | set(cu_complex.TYPES.values())
     return "\n".join([_CUDA_DEVICE, _typedefs(words), _constants(words), _cuda_vectors(words),
-                      _cuda_functions(words), _CUDA_HOST if host else ""])
+                      _cuda_functions(words), cu_complex.prelude() if complex_numbers else "",
+                      _CUDA_HOST if host else ""])
 
 
 def opencl_prelude(words: set[str]) -> str:
@@ -455,7 +464,9 @@ def prelude_names() -> frozenset[str]:
     """Every name a prelude may declare (the part of a file's words that selects its
     prelude)."""
     names = set(STANDARD_TYPEDEFS) | set(_CUDA_EXTRA_TYPEDEFS) | set(CONSTANTS) | _HOST_NAMES
-    names |= {n for names_ in CUDA_FUNCTIONS.values() for n in names_}
+    names |= cu_complex.NAMES
+    names |= {n for names_ in [*CUDA_FUNCTIONS.values(), *CUDA_READ_AS_OTHERS.values()]
+              for n in names_}
     names |= {re.search(r"(\w+)\(", d).group(1) for d in _CUDA_OVERLOADS}
     for name in list(VECTOR_BASES) + ["longlong", "ulonglong"]:
         for n in (1, 2, 3, 4, 8, 16):
@@ -510,7 +521,7 @@ def unknown_headers(path: str, source: str) -> list[str]:
 
 #: Functions the prelude declares that nvcc declares only through a header (a kernel carried
 #: as written may call them: frontend/verbatim.py).
-FUNCTION_HEADERS = {"printf": "cstdio"}
+FUNCTION_HEADERS = {"printf": "cstdio", **{name: "cuComplex.h" for name in cu_complex.FUNCTIONS}}
 
 
 def headers_for(names: set[str]) -> list[str]:

@@ -14,7 +14,7 @@ import clang.cindex as ci
 from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
-from ..ir import atomics
+from ..ir import atomics, cu_complex
 from ..ir.elements import element
 from ..ir.literals import float_suffix, literal_token
 from ..ir.typenames import type_node as ir_type_node
@@ -143,7 +143,8 @@ def type_spelling(ctype: ci.Type) -> str | None:
     ``size_t``, ``int64_t``), or None where the type is written as itself (or as one of
     OpenCL's ``uint``/``uchar``/``ushort``/``ulong``, which the output spells out)."""
     name = _words(ctype.spelling)
-    if name in VECTOR_TYPES or name in _TYPEDEF_SPELLINGS or not _IDENT.fullmatch(name):
+    if name in VECTOR_TYPES or name in _TYPEDEF_SPELLINGS or name in cu_complex.TYPES or \
+            not _IDENT.fullmatch(name):
         return None
     return name if name != base_type_name(ctype) else None
 

@@ -1492,6 +1492,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = vector3_variant(source, random.Random(f"{seed}:{index}:vector3"), dialect)
     source = component_store_variant(source, random.Random(f"{seed}:{index}:component-store"),
                                      dialect)
+    source = complex_variant(source, random.Random(f"{seed}:{index}:complex"), dialect)
     source = vload_variant(source, random.Random(f"{seed}:{index}:vload"), dialect)
     source = spelling_variant(source, random.Random(f"{seed}:{index}:typedefs"), dialect)
     source = unsigned_size_variant(source, random.Random(f"{seed}:{index}:unsigned-sizes"),
@@ -1816,6 +1817,59 @@ def vload_variant(source: str, rng: random.Random, dialect: str) -> str:
 
 #: Share of cases that also read a float3 array (:func:`vector3_variant`).
 VECTOR3_SHARE = 0.15
+
+
+#: Share of CUDA cases whose first kernel also reads complex numbers (:func:`complex_variant`).
+COMPLEX_SHARE = 0.08
+
+
+def complex_variant(source: str, rng: random.Random, dialect: str) -> str:
+    """In a share of CUDA cases, the first kernel also takes ``const cuFloatComplex *Z``
+    (shaped as one of its float arrays ``P`` is, where a pragma shapes P) and some reads
+    ``P[e]`` add a value of ``Z[e]`` through cuComplex.h (``cuCrealf(Z[e])``,
+    ``cuCabsf(cuCmulf(Z[e], Z[e]))``, ...): read with the header's types and functions
+    (ir/cu_complex.py). Not where host code launches the kernel."""
+    if dialect != "cuda" or rng.random() >= COMPLEX_SHARE or "<<<" in source or \
+            "template" in source:
+        return source
+    head = re.search(r"__global__ void \w+\(([^)]*)\)\n\{\n", source)
+    if head is None:
+        return source
+    params = re.findall(r"\bfloat\s*\*\s*(?:__restrict__\s+)?(\w+)", head.group(1))
+    free = [c for c in "ZVWXYUQ" if not re.search(rf"\b{c}\b", source)]
+    if not params or not free:
+        return source
+    name, z = rng.choice(params), free[0]
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
+    forms = ["cuCrealf({z}[{e}])", "cuCimagf(cuConjf({z}[{e}]))",
+             "cuCabsf(cuCmulf({z}[{e}], {z}[{e}]))",
+             "cuCrealf(cuCaddf({z}[{e}], make_cuFloatComplex(0.5f, 1.0f)))"]
+    out, at, changed = [], 0, False
+    for m in re.finditer(rf"(?<![&\w]){name}\[", body):
+        if m.start() < at:
+            continue
+        close = _closing_bracket(body, m.end())
+        index = body[m.end():close]
+        out.append(body[at:m.start()])
+        stored = re.match(r"\s*([-+*/%&|^]?=(?!=)|\+\+|--)", body[close + 1:]) or \
+            body[:m.start()].rstrip().endswith(("++", "--"))
+        if rng.random() < 0.6 and "[" not in index and not stored:
+            out.append(f"({name}[{index}] + " + rng.choice(forms).format(z=z, e=index) + ")")
+            changed = True
+        else:
+            out.append(body[m.start():close + 1])
+        at = close + 1
+    if not changed:
+        return source
+    out.append(body[at:])
+    params_end = head.start(1) + len(head.group(1))
+    text = "#include <cuComplex.h>\n" + source[:params_end] + f", const cuFloatComplex *{z}" + \
+        source[params_end:head.end()] + "".join(out) + source[end:]
+    shape = re.search(rf"array\({name}((?:, [^,()]+|, \([^()]*\))+)\)", text)
+    if shape is not None:
+        text = text.replace(shape.group(0), f"{shape.group(0)} array({z}{shape.group(1)})", 1)
+    return text
 
 
 #: Share of cases whose first kernel also updates components of a float4 array

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from .emit import render, verbatim_block
 from .errors import NaiveoptError
 from .frontend import SourceUnit, parse_unit
-from .ir import GModule, Resources
+from .ir import GModule, Resources, structs
 from .ir.structs import input_layout
 from .ir.textures import host_texture_params, param_layout
 from .launcher import launcher_problem, opencl_header
@@ -367,12 +367,13 @@ def optimize(source: str, *, filename: str = "kernel.cu", target: str | None = N
             c, code, verifications = fallen
     missing = Verification("skipped", "verification disabled (--no-verify)"
                            if not verify else "no verification data for this kernel")
+    written = structs.as_written(c.module, c.target)
     kernels = [KernelResult(p.name, c.ctx.applied.get(p.name, []), c.geometries[p.name],
                             p.resources, verifications.get(p.name, missing), _textures(p, c),
-                            data_json(c.module, p, c.target))
-               for p in c.module.procedures]
+                            data_json(written, w, c.target))
+               for p, w in zip(c.module.procedures, written.procedures)]
     result = OptimizeResult(code, filename, c.target, arch, kernels, c.ctx.remarks,
-                            constant_symbols(c.module) if c.target == "cuda" else [],
+                            constant_symbols(written) if c.target == "cuda" else [],
                             list(c.ctx.internal_errors),
                             left_as_written=list(unit.module.left_as_written),
                             left_out=not launcher or c.target != unit.module.dialect)

@@ -66,6 +66,7 @@ def render(module: GModule, target: str, arch: str, geometries: dict[str, Launch
     ``work_sizes``: the name of the OpenCL output's work-size header (launcher.opencl_header),
     which the file's header names."""
     template = _env().get_template("cuda.cu.j2" if target == "cuda" else "opencl.cl.j2")
+    module = structs.as_written(module, target)     # (a CUDA output's struct globals)
     rewritten = rewritten_launches(module, geometries) if launchers and host and \
         target == "cuda" else set()
     kernels = [{"name": p.name,

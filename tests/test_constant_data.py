@@ -330,3 +330,66 @@ def test_the_launcher_takes_the_sizes_the_host_sets(tmp_path):
     path.write_text(code)
     done = compile_cuda(str(path), str(tmp_path))
     assert done.returncode == 0, done.stderr
+
+
+# a struct of parameters in constant memory, as the CUDA samples' particles keep theirs
+# (``__constant__ SimParams params;`` filled with cudaMemcpyToSymbol)
+STRUCT_PARAMS = """typedef struct {
+    float gravity;
+    float damping;
+    int numBodies;
+} SimParams;
+
+__constant__ SimParams params;
+
+__global__ void integrate(float4 *vel, const float4 *force, float dt)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < params.numBodies) {
+        vel[i].y += (params.gravity + force[i].y) * dt;
+        vel[i].x = vel[i].x * params.damping + force[i].x * dt;
+    }
+}
+
+void step(float4 *vel, const float4 *force, float dt, const SimParams *h, int n)
+{
+    cudaMemcpyToSymbol(params, h, sizeof(SimParams));
+    integrate<<<(n + 255) / 256, 256>>>(vel, force, dt);
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_struct_the_host_fills_is_read_member_by_member(target):
+    """Was "struct type 'SimParams' is not supported here"; numBodies is a size (inferred),
+    the others values; a CUDA output declares the struct the host fills, an OpenCL one takes
+    each member as an argument."""
+    result = naiveopt.optimize(STRUCT_PARAMS, filename="p.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "params_numBodies=" in k.verification.detail
+    if target == "cuda":
+        assert "__constant__ SimParams params;" in result.code
+        assert "if (i < params.numBodies)" in result.code
+        assert [s["name"] for s in result.constant_symbols] == ["params"]
+        assert result.code.count("typedef struct") == 1      # not again in the host code
+    else:
+        assert [a["name"] for a in k.data["extra_args"]] == [
+            "params_gravity", "params_damping", "params_numBodies"]
+
+
+@nvcc
+def test_the_cuda_output_with_a_struct_in_constant_memory_compiles(tmp_path):
+    path = tmp_path / "p.cu"
+    path.write_text(naiveopt.optimize(STRUCT_PARAMS, filename="p.cu").code)
+    done = compile_cuda(str(path), str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_struct_in_constant_memory_read_whole_is_a_located_error():
+    source = STRUCT_PARAMS.replace("    if (i < params.numBodies) {",
+                                   "    SimParams p = params;\n    if (i < p.numBodies) {")
+    with pytest.raises(NaiveoptError) as info:
+        naiveopt.optimize(source, filename="p.cu", verify=False, arch="none")
+    assert "struct type 'SimParams' is not supported here" in info.value.message
+    assert info.value.line == 12

@@ -291,6 +291,7 @@ CANONICAL_FORMS = {
     "a sine and cosine through sincosf": r"sincosf\(\w",
     "an array parameter of rows of a fixed width": r"\(\*[A-Z]\)\[\d+\]|[A-Z]\[\]\[\d+\]",
     "an integer size the host sets in constant memory": r"^__constant__ int \w+;$",
+    "a size in a struct the host sets in constant memory": r"__constant__ fz_params_t fz_prm;",
     "a pointer declared first and set by a statement": r"\*\w+_at;\n\s+\w+_at = \w+ \+ 1;",
     "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"
                                                         r"\(int\)[A-Z]\w* <= tap",
@@ -298,6 +299,7 @@ CANONICAL_FORMS = {
 #: Forms only CUDA is written in.
 CUDA_ONLY = {"an id through a cast", "an id through a helper",
              "an integer size the host sets in constant memory",
+             "a size in a struct the host sets in constant memory",
              "an array parameter of rows of a fixed width",
              "a sine and cosine through sincosf", "complex numbers through cuComplex.h"}
 

@@ -310,8 +310,26 @@ def _parse(path: str, source: str, defines: dict[str, str],
                                            for fn, err in unread]
     module.left_as_written.sort(key=lambda entry: entry[1:])
     parts.check_device_code(translator.error)
-    module.globals = [_global(c, translator, dialect) for c in parts.device
-                      if c.kind == K.VAR_DECL]
+    for c in parts.device:
+        if c.kind != K.VAR_DECL:
+            continue
+        if _struct_global(c, dialect):
+            g = _struct_param(c, translator)        # (its type read as a parameter's)
+            g = structs.StructGlobal(g.name, g.type, g.symbols)
+            module.struct_globals.append(g)
+            module.globals += [_member_global(c, sym, resolved, spelled)
+                               for (_, resolved, spelled), sym in zip(g.type.members,
+                                                                       g.symbols.values())]
+        else:
+            module.globals.append(_global(c, translator, dialect))
+    structs.read_global_members([h for h in module.helpers] + [p.func for p in module.procedures],
+                                module.struct_globals,
+                                lambda coord, message: error_at(coord, message, path))
+    if module.struct_globals:       # a pragma's ``sizes(params.n = 1000)``
+        module.pragmas = [structs.unspell(module.struct_globals, t) for t in module.pragmas]
+        for proc in module.procedures:
+            proc.pragma.user = [structs.unspell(module.struct_globals, t)
+                                for t in proc.pragma.user]
     module.typedefs = file_typedefs(parts.device)
     module.preamble, module.host_code = parts.split_text(source)
     if dialect == "cuda" and parts.host:
@@ -380,6 +398,28 @@ def _left_as_written(fn: ci.Cursor, err: UnsupportedConstruct, module: GModule, 
     module.verbatim.append(verbatim.text(fn, source))
     module.verbatim_names |= verbatim.names(fn)
     return f"{what} '{fn.spelling}': {err.message}", err.line or 0, err.col or 0
+
+
+def _struct_global(cursor: ci.Cursor, dialect: str) -> bool:
+    """Whether a file-scope variable is a struct the host fills (``__constant__ Params p;``,
+    no initializer, not an array): read member by member (ir/structs.StructGlobal)."""
+    attrs = {c.kind for c in cursor.get_children()}
+    init = cs.var_initializer(cursor)
+    implicit = init is not None and init.kind == K.CALL_EXPR and init.referenced is not None \
+        and init.referenced.kind == K.CONSTRUCTOR and not list(init.get_arguments())
+    return dialect == "cuda" and bool(attrs & {K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR}) and \
+        _is_struct(cursor.type) and (init is None or implicit) and \
+        cursor.storage_class != ci.StorageClass.EXTERN
+
+
+def _member_global(cursor: ci.Cursor, symbol: str, resolved: str, spelled: str) -> GlobalVar:
+    """The host-filled scalar global a struct global's member is read as."""
+    attrs = {c.kind for c in cursor.get_children()}
+    decl = c_ast.Decl(symbol, [], [], [], [], c_ast.TypeDecl(
+        symbol, [], None, ir_type_node(resolved, spelled)), None, None)
+    return GlobalVar(symbol, resolved, [], [], "constant" if K.CUDACONSTANT_ATTR in attrs
+                     else "device", cursor.type.is_const_qualified(), decl,
+                     cursor.location.line)
 
 
 def _global(cursor: ci.Cursor, translator: Translator, dialect: str) -> GlobalVar:

@@ -53,7 +53,11 @@ class FileParts:
             for c in self.declarations if c.kind == K.FUNCTION_DECL and any(
                 a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())
             for arg in c.get_arguments()
-            if (record := _record(arg.type)) is not None}
+            if (record := _record(arg.type)) is not None} | {
+            record.get_usr()        # a struct the host fills in device memory: written first
+            for c in self.declarations if c.kind == K.VAR_DECL and any(
+                a.kind in (K.CUDACONSTANT_ATTR, K.CUDADEVICE_ATTR) for a in c.get_children())
+            if (record := _record(c.type)) is not None}
         self.device = [c for c in self.declarations if self.is_device(c)]
         self.host = [c for c in self.declarations if not self.is_device(c)]
         self._host_usrs = {c.get_usr() for c in self.host}

@@ -2165,7 +2165,8 @@ HOST_CONSTANT_SHARE = 0.1
 
 def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     """In a share of CUDA cases of one kernel, one integer size parameter declared instead as
-    ``__constant__ int N;`` at file scope, which the host sets with cudaMemcpyToSymbol:
+    ``__constant__ int N;`` at file scope, or as a member of a struct there (``fz_prm.N``),
+    which the host sets with cudaMemcpyToSymbol:
     verification must give it its size set's value, the output keep the symbol and its
     launcher take the value. Not with host code, templates or structs (which pass the
     parameter), nor where a size set holds no value for it."""
@@ -2176,8 +2177,12 @@ def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     close = source.index(")", head.end())
     params = source[head.end():close].split(", ")
     sizes = set(re.findall(r"(\w+)=", " ".join(re.findall(r"\bsizes\(([^)]*)\)", source))))
+    from ..passes.functional.names import RESERVED
+
+    # (not a name OpenCL reserves: a global is not renamed for an OpenCL output yet)
     ints = [k for k, p in enumerate(params)
-            if re.fullmatch(r"(const )?int \w+", p) and p.split()[-1] in sizes]
+            if re.fullmatch(r"(const )?int \w+", p) and p.split()[-1] in sizes and
+            p.split()[-1] not in RESERVED["opencl"]]
     if not ints or len(params) < 2:
         return source
     k = rng.choice(ints)
@@ -2188,7 +2193,17 @@ def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
     source = source[:head.end()] + ", ".join(params) + source[close:]
     includes = list(re.finditer(r"^#include .*\n", source, re.M))
     at = includes[-1].end() if includes else 0
-    return source[:at] + f"__constant__ int {name};\n" + source[at:]
+    if rng.random() < 0.5:
+        return source[:at] + f"__constant__ int {name};\n" + source[at:]
+    # in a struct of parameters the host fills (``__constant__ fz_params_t fz_prm;``), read
+    # ``fz_prm.N`` in the kernel and the pragma
+    end = _kernel_end(source, close)
+    body = re.sub(rf"(?<![.\w]){name}\b", f"fz_prm.{name}", source[close:end])
+    head_text = re.sub(r"^#pragma naiveopt .*$", lambda m: re.sub(
+        rf"(?<![.\w]){name}\b", f"fz_prm.{name}", m.group(0)), source[:close], flags=re.M)
+    source = head_text + body + source[end:]
+    return source[:at] + (f"typedef struct {{ float scale; int {name}; }} fz_params_t;\n"
+                          "__constant__ fz_params_t fz_prm;\n") + source[at:]
 
 
 #: Share of CUDA cases whose first float store goes through sincosf (:func:`sincos_variant`).

@@ -305,4 +305,6 @@ class GModule:
     # their definitions as written, which an output in the input's dialect carries after its
     # kernels (frontend/verbatim.py), and the identifiers they spell (macros, typedefs)
     verbatim: list[str] = field(default_factory=list)
+    # file-scope structs the host fills, read member by member (ir/structs.StructGlobal)
+    struct_globals: list = field(default_factory=list)
     verbatim_names: set[str] = field(default_factory=set)

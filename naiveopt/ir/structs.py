@@ -19,13 +19,14 @@ arrays and nested structs are not read (a located error says which member).
 """
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 
 from pycparser import c_ast
 
 from .build import read_through_flat_pointer
-from .rewrite import identifiers, map_nodes
+from .rewrite import identifiers, map_nodes, walk
 from .typenames import OPENCL_NO_KERNEL_ARGUMENT, OPENCL_SPELLINGS, OPENCL_TYPE_NAMES
 
 
@@ -182,12 +183,16 @@ def declaration(s: StructParam) -> c_ast.Decl:
 
 
 def definitions(module, target: str) -> list[str]:
-    """The definition of each struct type the kernels take, in the order they appear, for
-    ``target`` (OpenCL: its spellings of the members' types; none OpenCL forbids in a
-    kernel argument)."""
+    """The definition of each struct type the kernels take, in the order they appear, and of
+    the struct globals a CUDA output declares, for ``target`` (OpenCL: its spellings of the
+    members' types; none OpenCL forbids in a kernel argument)."""
     seen, lines = set(), []
-    for proc in module.procedures:
-        for t in [s.type for s in proc.struct_params] + [a.type for a in proc.struct_arrays]:
+    folded = [g.type for g in module.struct_globals
+              if any(v.name == g.name for v in module.globals)]     # (fold_globals: CUDA)
+    for proc in [*module.procedures, None]:
+        types = [g for g in folded] if proc is None else \
+            [s.type for s in proc.struct_params] + [a.type for a in proc.struct_arrays]
+        for t in types:
             if t.name in seen:
                 continue
             seen.add(t.name)
@@ -212,4 +217,86 @@ def _member_type(resolved: str, spelled: str, target: str, module) -> str:
     if spelled and spelled not in OPENCL_NO_KERNEL_ARGUMENT:
         return OPENCL_SPELLINGS.get(spelled, spelled)
     return OPENCL_TYPE_NAMES.get(resolved, resolved)
+
+
+@dataclass
+class StructGlobal:
+    """File-scope data of struct type the host fills (``__constant__ SimParams params;``,
+    cudaMemcpyToSymbol): read as one host-filled scalar global per member
+    (:func:`member_symbol`, ``params_gravity``) by every analysis, verification and an
+    OpenCL output (which takes each as an argument); a CUDA output declares the struct again
+    (:func:`fold_globals`), so the host's cudaMemcpyToSymbol of it still fits."""
+
+    name: str
+    type: StructType
+    symbols: dict[str, str] = field(default_factory=dict)     # member -> scalar global
+
+
+def read_global_members(trees: list[c_ast.Node], struct_globals: list[StructGlobal],
+                        error) -> None:
+    """Each ``params.m`` in ``trees`` as the member's global (``params_m``); the struct
+    used otherwise (copied whole, passed on) is a located error (``error(coord, message)``)."""
+    by_name = {g.name: g for g in struct_globals}
+    if not by_name:
+        return
+
+    def fn(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.StructRef) and node.type == "." and \
+                isinstance(node.name, c_ast.ID) and node.name.name in by_name:
+            return c_ast.ID(by_name[node.name.name].symbols[node.field.name], coord=node.coord)
+        return node
+
+    for tree in trees:
+        map_nodes(tree, fn)
+        for node, parent in walk(tree):
+            if isinstance(node, c_ast.ID) and node.name in by_name and not (
+                    isinstance(parent, c_ast.StructRef) and parent.field is node):
+                raise error(node.coord, f"the struct '{node.name}' is read other than member "
+                            f"by member ('{node.name}.m'): not supported")
+
+
+def as_written(module, target: str):
+    """``module`` as a ``target`` output writes it: for CUDA, a copy with its struct
+    globals written back (:func:`fold_globals`); the module itself otherwise (and where it
+    has none). The module the passes and verification use keeps the members apart."""
+    if target != "cuda" or not module.struct_globals:
+        return module
+    written = copy.deepcopy(module)
+    fold_globals(written)
+    return written
+
+
+def fold_globals(module) -> None:
+    """Write the struct globals back for a CUDA output: one declaration of the struct where
+    its first member stood, each member's global read as ``params.m`` again, and the kernels'
+    arguments from file-scope data (GProcedure.global_args) naming the struct."""
+    if not module.struct_globals:
+        return
+    owner = {sym: (g, m) for g in module.struct_globals for m, sym in g.symbols.items()}
+    out, done = [], set()
+    for v in module.globals:
+        if v.name not in owner:
+            out.append(v)
+            continue
+        g = owner[v.name][0]
+        if g.name in done:
+            continue
+        done.add(g.name)
+        decl = c_ast.Decl(g.name, [], [], [], [], c_ast.TypeDecl(
+            g.name, [], None, c_ast.IdentifierType([g.type.spelled])), None, None)
+        out.append(type(v)(g.name, g.type.spelled, [], [], v.space, v.const, decl, v.line))
+    module.globals = out
+
+    def fn(node: c_ast.Node) -> c_ast.Node:
+        if isinstance(node, c_ast.ID) and node.name in owner:
+            g, member = owner[node.name]
+            return c_ast.StructRef(c_ast.ID(g.name, coord=node.coord), ".", c_ast.ID(member),
+                                   coord=node.coord)
+        return node
+
+    for tree in [h for h in module.helpers] + [p.func for p in module.procedures]:
+        map_nodes(tree, fn)
+    for proc in module.procedures:
+        names = [owner[n][0].name if n in owner else n for n in proc.global_args]
+        proc.global_args = list(dict.fromkeys(names))
 

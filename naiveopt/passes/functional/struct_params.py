@@ -17,6 +17,15 @@ from .names import CUDA_RESERVED, OPENCL_RESERVED
 class StructParams(Pass):
     name = "struct-params"
 
+    def run_module(self, module, ctx: PassContext) -> None:
+        super().run_module(module, ctx)
+        for proc in module.procedures:
+            for g in module.struct_globals:
+                ctx.remark("analysis", self.name, proc, f"{g.name}: a {g.type.spelled} the host "
+                           f"fills, its {len(g.symbols)} members read as scalars" +
+                           (" (the output declares the struct)" if ctx.target == "cuda" else
+                            " (each an argument of the output)"))
+
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
         reserved = OPENCL_RESERVED if ctx.target == "opencl" else CUDA_RESERVED
         for s in proc.struct_params:

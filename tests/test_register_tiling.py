@@ -181,3 +181,31 @@ def test_an_unannotated_tutorial_matmul_is_register_tiled_and_verified(tmp_path)
     (k,) = result.kernels
     assert k.verified, k.verification.detail
     assert "odd" in k.verification.detail, k.verification.detail
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_forced_register_tile_leaves_a_kernel_without_y_alone(target):
+    """``--register-tile 4:8`` on a 1-D kernel gave every y copy (and every thread of the 2-D
+    block's rows) the same output: an update ``A[i] += ...`` ran once per copy (fuzz
+    1193/1396, caught by verification). Like a forced y merge, it is refused with a remark."""
+    source = """#pragma naiveopt sizes(nb=32, K=2) threads(nb) array(A, nb) array(B, 66, 64) array(C, 34, 3)
+__global__ void k0(float *A, const float *__restrict__ B, const float *C, int nb, int K)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nb)
+        return;
+    float u = 0.0f;
+    for (int k = 0; k < i; k++)
+        A[i] += B[k * 2 * nb + k + i];
+    for (int k = 0; k < K; k++)
+        u += C[i * (K + 1) + k];
+    A[i] = A[i] + u;
+}
+"""
+    result = optimize(source, filename="k.cu", target=target, arch="sm_80",
+                      options={"register_tile": (4, 8), "cost_model": "unlimited"})
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "thread-merge" not in k.passes
+    assert any(r.pass_name == "thread-merge" and "has no y dimension" in r.message
+               for r in result.remarks)

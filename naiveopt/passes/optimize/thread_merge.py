@@ -80,7 +80,14 @@ class ThreadMerge(OptimizationPass):
                                     shared_bytes=shared))
         tiles = ctx.options.register_tile
         block = self._register_tile_block(ctx, proc, target)
-        if tiles:       # --register-tile X:Y: that variant only
+        if tiles and not uses_y(proc):
+            # (its 2-D block and y copies would all compute the one row: an update such as
+            # ``A[i] += ...`` applied once per copy; fuzz 1193/1396)
+            ctx.remark("missed", self.name, proc, f"--register-tile {tiles[0]}:{tiles[1]}: the "
+                       "kernel has no y dimension, so a register tile would repeat each "
+                       "thread's work")
+            variants = []
+        elif tiles:     # --register-tile X:Y: that variant only
             variants = self._register_tiled(plan, target, guarded_kernel, (tiles,), block)
             if not variants:
                 ctx.remark("missed", self.name, proc, f"--register-tile {tiles[0]}:{tiles[1]}: "

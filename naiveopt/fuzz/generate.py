@@ -1840,11 +1840,22 @@ def complex_variant(source: str, rng: random.Random, dialect: str) -> str:
     if not params or not free:
         return source
     name, z = rng.choice(params), free[0]
-    end = _kernel_end(source, head.end())
-    body = source[head.end():end]
     forms = ["cuCrealf({z}[{e}])", "cuCimagf(cuConjf({z}[{e}]))",
              "cuCabsf(cuCmulf({z}[{e}], {z}[{e}]))",
              "cuCrealf(cuCaddf({z}[{e}], make_cuFloatComplex(0.5f, 1.0f)))"]
+    text = _with_reads_of(source, head, name, f"const cuFloatComplex *{z}", z, rng,
+                          lambda index: rng.choice(forms).format(z=z, e=index))
+    return source if text == source else "#include <cuComplex.h>\n" + text
+
+
+def _with_reads_of(source: str, head: re.Match, name: str, param: str, new: str,
+                   rng: random.Random, read) -> str:
+    """``source`` with the kernel ``head`` matched taking ``param`` (named ``new``) last and
+    some reads ``name[e]`` (not stores, nor subscripts holding one) written ``(name[e] +
+    read(e))``, its pragma's shape of ``name`` given to ``new`` too; ``source`` itself where
+    no read was drawn."""
+    end = _kernel_end(source, head.end())
+    body = source[head.end():end]
     out, at, changed = [], 0, False
     for m in re.finditer(rf"(?<![&\w]){name}\[", body):
         if m.start() < at:
@@ -1855,7 +1866,7 @@ def complex_variant(source: str, rng: random.Random, dialect: str) -> str:
         stored = re.match(r"\s*([-+*/%&|^]?=(?!=)|\+\+|--)", body[close + 1:]) or \
             body[:m.start()].rstrip().endswith(("++", "--"))
         if rng.random() < 0.6 and "[" not in index and not stored:
-            out.append(f"({name}[{index}] + " + rng.choice(forms).format(z=z, e=index) + ")")
+            out.append(f"({name}[{index}] + {read(index)})")
             changed = True
         else:
             out.append(body[m.start():close + 1])
@@ -1864,11 +1875,12 @@ def complex_variant(source: str, rng: random.Random, dialect: str) -> str:
         return source
     out.append(body[at:])
     params_end = head.start(1) + len(head.group(1))
-    text = "#include <cuComplex.h>\n" + source[:params_end] + f", const cuFloatComplex *{z}" + \
-        source[params_end:head.end()] + "".join(out) + source[end:]
+    text = source[:params_end] + f", {param}" + source[params_end:head.end()] + "".join(out) + \
+        source[end:]
     shape = re.search(rf"array\({name}((?:, [^,()]+|, \([^()]*\))+)\)", text)
     if shape is not None:
-        text = text.replace(shape.group(0), f"{shape.group(0)} array({z}{shape.group(1)})", 1)
+        text = text.replace(shape.group(0), f"{shape.group(0)} array({new}{shape.group(1)})",
+                            1)
     return text
 
 
@@ -1951,34 +1963,15 @@ def vector3_variant(source: str, rng: random.Random, dialect: str) -> str:
     name, vec = rng.choice(params).group(3), free[0]
     space = "__global " if dialect == "opencl" else ""
     helper = dialect == "cuda" and rng.random() < 0.5
-    end = _kernel_end(source, head.end())
-    body = source[head.end():end]
-    out, at, changed = [], 0, False
-    for m in re.finditer(rf"(?<![&\w]){name}\[", body):
-        if m.start() < at:
-            continue
-        close = _closing_bracket(body, m.end())
-        index = body[m.end():close]
-        out.append(body[at:m.start()])
-        if rng.random() < 0.6 and "[" not in index:
-            lane = rng.choice("xyz")
-            read = f"fz_load3({vec}, {index}).{lane}" if helper and rng.random() < 0.5 else \
-                f"{vec}[{index}].{lane}"
-            out.append(f"({name}[{index}] + {read})")
-            changed = True
-        else:
-            out.append(body[m.start():close + 1])
-        at = close + 1
-    if not changed:
+
+    def read(index: str) -> str:
+        lane = rng.choice("xyz")
+        return f"fz_load3({vec}, {index}).{lane}" if helper and rng.random() < 0.5 else \
+            f"{vec}[{index}].{lane}"
+
+    text = _with_reads_of(source, head, name, f"{space}const float3 *{vec}", vec, rng, read)
+    if text == source:
         return source
-    out.append(body[at:])
-    params_end = head.start(1) + len(head.group(1))
-    text = source[:params_end] + f", {space}const float3 *{vec}" + \
-        source[params_end:head.end()] + "".join(out) + source[end:]
-    shape = re.search(rf"array\({name}((?:, [^,()]+|, \([^()]*\))+)\)", text)
-    if shape is not None:
-        text = text.replace(shape.group(0), f"{shape.group(0)} array({vec}{shape.group(1)})",
-                            1)
     if helper and "fz_load3(" in text:
         kernel = re.search(r"^(?:__kernel|__global__) void", text, re.M)
         text = text[:kernel.start()] + "__device__ float3 fz_load3(const float3 *v, int i) " \

@@ -762,17 +762,17 @@ def _array_shape(ctype: ci.Type) -> tuple[ci.Type, list[int]] | None:
     pointer to rows (``float (*a)[M]``), or None for any other parameter."""
     canonical = ctype.get_canonical()
     if canonical.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
-        elem, dims = canonical.element_type, []
+        elem = canonical.element_type           # (the first extent: the rows, any number)
     elif canonical.kind == ci.TypeKind.POINTER and \
             canonical.get_pointee().get_canonical().kind == ci.TypeKind.CONSTANTARRAY:
-        elem, dims = canonical.get_pointee(), None
+        elem = canonical.get_pointee()
     else:
         return None
     extents = []
     while elem.get_canonical().kind == ci.TypeKind.CONSTANTARRAY:
         extents.append(elem.get_canonical().get_array_size())
         elem = elem.get_canonical().element_type
-    return elem, extents if dims is not None else extents
+    return elem, extents
 
 
 def _param_of_elements(arg: ci.Cursor, elem: ci.Type, translator: Translator) -> Param:

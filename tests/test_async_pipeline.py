@@ -248,3 +248,20 @@ def test_sass_reading_skips_instructions_that_never_run():
 """
     (lp,) = loops(text)
     assert lp.shared_loads() == {"LDS.128": 1} and lp.ffma == 1 and lp.instructions == 4
+
+
+@nvcc
+def test_the_copy_helpers_compile_where_sizes_are_one_letter_macros(tmp_path):
+    """syrk's output did not compile with -DN=... (NVRTC on an H200, 2026-11-29): the wait
+    helper was ``template <int N>``. The helpers' template parameters are names no size has."""
+    path = tmp_path / "syrk.cu"
+    with open(os.path.join(KERNELS_DIR, "syrk.cu"), encoding="utf-8") as fh:
+        source = fh.read()
+    result = naiveopt.optimize(source, filename="syrk.cu", arch="sm_90", verify=False,
+                               options=PipelineOptions(pipeline_stages=2))
+    assert "naiveopt_cp_async_wait<" in result.code
+    path.write_text(result.code)
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-DN=512", "-DM=512", "-o",
+                           str(tmp_path / "syrk.o"), str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

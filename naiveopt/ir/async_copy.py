@@ -110,20 +110,22 @@ def drop_fences(tree: c_ast.Node) -> None:
 
 #: CUDA definitions of the helpers (module docstring). ``.ca`` (cached in L1) takes the 4- and
 #: 8-byte sizes; a false ``ok`` gives a source size of 0, which zero-fills and reads nothing.
+#: Their template parameters have names no kernel's macro has: ``template <int N>`` did not
+#: compile where the sizes are macros (syrk built with -DN=..., seen on an H200).
 _HELPERS = r"""// cp.async (sm_80 and later): global -> shared without a register; zero-filled where
 // ok is false. Older architectures copy synchronously and the fences do nothing.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define NAIVEOPT_CP_ASYNC 1
 #endif
-template <typename T>
-__device__ __forceinline__ void naiveopt_cp_async(T *dst, const T *src, bool ok) {
+template <typename NaiveoptElem>
+__device__ __forceinline__ void naiveopt_cp_async(NaiveoptElem *dst, const NaiveoptElem *src, bool ok) {
 #ifdef NAIVEOPT_CP_ASYNC
     unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src),
-                 "n"(sizeof(T)), "r"(ok ? (int)sizeof(T) : 0)
+                 "n"(sizeof(NaiveoptElem)), "r"(ok ? (int)sizeof(NaiveoptElem) : 0)
                  : "memory");
 #else
-    *dst = ok ? *src : (T)0;
+    *dst = ok ? *src : (NaiveoptElem)0;
 #endif
 }
 __device__ __forceinline__ void naiveopt_cp_async_commit() {
@@ -131,10 +133,10 @@ __device__ __forceinline__ void naiveopt_cp_async_commit() {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
-template <int N>
+template <int NaiveoptPending>
 __device__ __forceinline__ void naiveopt_cp_async_wait() {
 #ifdef NAIVEOPT_CP_ASYNC
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(NaiveoptPending) : "memory");
 #endif
 }"""
 

@@ -30,7 +30,7 @@ __global__ void dots(const float *A, const float *B, float *C, int N, int M, int
 // REMARK: dots: verification passed
 
 // CHECK: // dots: passes: coalesce, prefetch, async-pipeline
-// CHECK: void naiveopt_cp_async(T *dst, const T *src, bool ok) {
+// CHECK: void naiveopt_cp_async(NaiveoptElem *dst, const NaiveoptElem *src,
 // CHECK: asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
 // CHECK: __shared__ float s_A[3][16][33];
 // CHECK-NOT: p_A

@@ -502,7 +502,9 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
     else:
         out_source = render(module, "opencl", c.ctx.arch, c.geometries, {}, unit.path, None)
     output = Program(out_source, [], c.geometries,
-                     {p.name: param_layout(p) for p in module.procedures})
+                     {p.name: param_layout(p) for p in module.procedures},
+                     size_args={p.name: p.size_params for p in module.procedures
+                                if p.size_params})
     results = {}
     for name in c.geometries:
         kspec = c.spec.kernels.get(name)

@@ -25,6 +25,7 @@ from .errors import NaiveoptError
 from .files import parse_defines, read_source, report_error
 from .frontend import parse_unit
 from .ir.textures import param_layout
+from .launch import size_arguments
 from .passes.options import MEMORIES, PipelineOptions
 from .verify import opencl
 from .verify.check import launch_sizes, make_args
@@ -107,8 +108,11 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
         times = {}
         for label, compiled in (("naive", naive), ("optimized", opt)):
             geo = compiled.geometries[proc.name]
-            layout = param_layout(next(p for p in compiled.module.procedures
-                                       if p.name == proc.name))
+            kernel_proc = next(p for p in compiled.module.procedures if p.name == proc.name)
+            layout = param_layout(kernel_proc)
+            # (the sizes a bounds guard added follow the naive kernel's arguments)
+            run_args = args + [np.int32(v) for v in size_arguments(kernel_proc.size_params,
+                                                                   sizes)]
             global_size, local_size = launch_sizes(geo, sizes)
             if device == "cuda":
                 text = "\n".join(f"#define {o[2:].replace('=', ' ', 1)}" for o in build) + \
@@ -116,7 +120,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                                   filename, None)
                 grid = tuple(g // b for g, b in zip(global_size, local_size))
                 with cuda_runner.CudaKernel(text, proc.name) as kernel:
-                    t = kernel.time(args, grid, local_size, warmup, runs, layout=layout)
+                    t = kernel.time(run_args, grid, local_size, warmup, runs, layout=layout)
             else:
                 text = render(compiled.module, "opencl", arch, compiled.geometries, {},
                               filename, None) if label == "optimized" else None
@@ -125,7 +129,7 @@ def bench_file(source: str, filename: str, *, arch: str = "sm_90",
                     text, extra = program.source, program.options
                 else:
                     extra = []
-                t = opencl.time_kernel(text, proc.name, build + extra, args, global_size,
+                t = opencl.time_kernel(text, proc.name, build + extra, run_args, global_size,
                                        local_size, warmup, runs, layout=layout)
             times[label] = statistics.median(t)
         footprint = moved_bytes(kspec, args)

@@ -43,6 +43,7 @@ from .errors import NaiveoptError
 from .frontend import parse_unit
 from .frontend.clang_setup import PAPER_IDS
 from .ir.elements import element, vector_element
+from .launch import size_arguments
 from .targets import get_target
 from .verify.expr import evaluate
 from .verify.spec import TRAFFIC, ArgSpec, KernelSpec, with_file_data
@@ -196,14 +197,18 @@ def cublas_calls(reference: dict[str, str], args: list[dict]) -> list[dict]:
 
 def _fit_unguarded(sizes: dict[str, int], geometries, guarded: bool) -> dict[str, int] | str:
     """Sizes an unguarded kernel can run at: one without a bounds guard computes garbage
-    (or faults) unless its thread space is a multiple of its block (and of the coverage the
+    (or faults) unless its thread space is a multiple of its block (and of the coverage an
     optimized launch relies on, LaunchGeometry.multiple), so the ``odd`` sizes of its
     thread-space axes are rounded down to such a multiple (4031 -> 4016 for 16-thread
     blocks: still no multiple of a 64-wide tile). A string says why that is impossible."""
     if guarded:
         return sizes
     out = dict(sizes)
-    for geo in geometries:
+    for number, geo in enumerate(geometries):
+        if number and not geo.multiple:
+            # an output that relies on no multiple: its blocks tile the naive block, or it
+            # was given a bounds guard (passes/optimize/tiling/bounds_guard.py)
+            continue
         for axis, (space, block) in enumerate(zip(geo.thread_space, geo.block)):
             need = block * (geo.multiple[axis] if geo.multiple and axis < 2 else 1)
             if need == 1 or space == "1":
@@ -222,6 +227,13 @@ def _guarded(proc) -> bool:
 
 def _flops(kernel: KernelSpec, sizes: dict[str, int]) -> int | None:
     return int(evaluate(kernel.flops, sizes)) if kernel.flops else None
+
+
+def _size_args(compiled, kernel: str, sizes: dict[str, int]) -> list[int]:
+    """The values a variant's kernel takes after the naive kernel's arguments: the sizes a
+    bounds guard added (GProcedure.size_params; launch.size_arguments)."""
+    proc = next((p for p in compiled.module.procedures if p.name == kernel), None)
+    return size_arguments(proc.size_params, sizes) if proc is not None else []
 
 
 def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
@@ -311,6 +323,7 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
                 grid = [g // b for g, b in zip(global_size, block)]
                 variants[label] = {
                     "grid": grid, "block": list(block), "global_size": list(global_size),
+                    "size_args": _size_args(compiled, proc.name, ksizes),
                     "cuda": {**sources[(label, "cuda")],
                              "options": build + (paper_ids if label == "naive" else [])},
                     "opencl": {**sources[(label, "opencl")],
@@ -324,6 +337,7 @@ def prepare_file(path: str, store: _Store, sets: tuple[str, ...], arch: str,
                 global_size, block = geo.sizes(ksizes)
                 variants[f"without-{name}"] = {
                     "grid": [g // b for g, b in zip(global_size, block)],
+                    "size_args": _size_args(c, proc.name, ksizes),
                     "block": list(block), "global_size": list(global_size),
                     "passes": c.ctx.applied.get(proc.name, []),
                     "cuda": {**cuda, "options": build}, "opencl": {**opencl, "options": build}}

@@ -486,6 +486,14 @@ def unguarded_obstacle(proc: GProcedure, cover: tuple[int, int]) -> str:
             f"it: {'; '.join(reasons)}")
 
 
+def size_arguments(names: list[str], sizes: dict[str, int]) -> list[int]:
+    """The values a runner passes for a kernel's added size parameters (GProcedure.size_params:
+    a bounds guard over the thread space), after the naive kernel's arguments, at ``sizes``."""
+    from .verify.expr import evaluate
+
+    return [int(evaluate(name, sizes)) for name in names]
+
+
 def relied_multiple(proc: GProcedure, cover: tuple[int, int], guarded: bool
                     ) -> tuple[int, int] | None:
     """``cover`` where an unguarded kernel's launch on it relies on a fixed thread space
@@ -589,11 +597,19 @@ def data_json(module: GModule, proc: GProcedure, target: str) -> dict:
     """The file-scope data kernel ``proc`` reads, for the launch sidecar (ir/globals.py):
     ``constant_data`` (every global it reads and where it comes from) and, in OpenCL, the
     ``extra_args`` the host passes after the kernel's own: position, declaration, element
-    count, and the symbol of the input it stands for. Empty when it reads none."""
+    count, and the symbol of the input it stands for; ``size_args``, the sizes a bounds guard
+    added as parameters. Empty when it has none of these."""
     used = _read_data(module, proc)
+    out: dict = {}
+    if proc.size_params:
+        # sizes a bounds guard added (passes/optimize/tiling/bounds_guard.py)
+        out["size_args"] = [{"name": n, "argument": _position(proc, c),
+                             "declaration": f"int {c}",
+                             "from": "the size of the thread space the launch covers"}
+                            for n, c in proc.size_param_names.items()]
     if not used:
-        return {}
-    out: dict = {"constant_data": [_data_entry(g, target) for g in used]}
+        return out
+    out["constant_data"] = [_data_entry(g, target) for g in used]
     if target == "opencl":
         out["extra_args"] = [
             {"name": g.name, "argument": _position(proc, g.name),
@@ -643,4 +659,9 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
                          f"*{p.name}: dynamic")
             notes.append(f"  local memory, clSetKernelArg(k, {proc.params.index(p)}, bytes, "
                          "NULL)")
+    for name, param in proc.size_param_names.items():
+        # (tiling/bounds_guard.py: the input had no bounds guard, its blocks now overhang)
+        where = f"argument {_position(proc, param)}: " if target == "opencl" else ""
+        notes.append(f"{where}int {param}: new parameter, {name}, the thread-space size its "
+                     "added bounds guard tests")
     return notes

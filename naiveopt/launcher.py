@@ -38,15 +38,7 @@ def launch_config(output, kernel: str | None = None, **sizes: int) -> LaunchConf
     ``-o`` file plus ``.json``), or that JSON as a dict; ``kernel`` may be left out when the
     output has one. Raises NaiveoptError for an unknown kernel, a size the geometry needs but
     was not given, or sizes the kernel cannot run at."""
-    kernels = _kernels(output)
-    if kernel is None:
-        if len(kernels) != 1:
-            raise NaiveoptError(f"the output has kernels {', '.join(kernels)}: name one")
-        kernel = next(iter(kernels))
-    if kernel not in kernels:
-        raise NaiveoptError(f"no kernel '{kernel}' in the output (it has "
-                            f"{', '.join(kernels)})")
-    entry = kernels[kernel]
+    kernel, entry = _entry(output, kernel)
     try:
         grid = tuple(int(evaluate(t, sizes)) for t in entry["grid_tree"])
         space = [int(evaluate(t, sizes)) for t in entry["thread_space_tree"]]
@@ -64,6 +56,32 @@ def launch_config(output, kernel: str | None = None, **sizes: int) -> LaunchConf
                                 f"({'; '.join(bad)})")
     block = tuple(int(b) for b in entry["block"])
     return LaunchConfig(grid, block)  # type: ignore[arg-type]
+
+
+def size_args(output, kernel: str | None = None, **sizes: int) -> tuple[int, ...]:
+    """The values ``kernel`` takes after its own arguments at ``sizes``: the sizes naiveopt
+    added as parameters where it gave a kernel without a bounds guard one (the sidecar's
+    ``size_args``; ``int naiveopt_HEIGHT_A``); () for most kernels. ``output`` and ``kernel``
+    as for :func:`launch_config`."""
+    kernel, entry = _entry(output, kernel)
+    try:
+        return tuple(int(sizes[a["name"]]) for a in entry.get("size_args", []))
+    except KeyError as exc:
+        raise NaiveoptError(f"'{kernel}' takes the size {exc.args[0]} after its arguments: "
+                            "give it") from exc
+
+
+def _entry(output, kernel: str | None) -> tuple[str, dict]:
+    """The kernel's name and its sidecar entry (the output's only kernel where not named)."""
+    kernels = _kernels(output)
+    if kernel is None:
+        if len(kernels) != 1:
+            raise NaiveoptError(f"the output has kernels {', '.join(kernels)}: name one")
+        kernel = next(iter(kernels))
+    if kernel not in kernels:
+        raise NaiveoptError(f"no kernel '{kernel}' in the output (it has "
+                            f"{', '.join(kernels)})")
+    return kernel, kernels[kernel]
 
 
 def _kernels(output) -> dict:
@@ -84,14 +102,16 @@ def _kernels(output) -> dict:
 class LauncherSignature(NamedTuple):
     """What a kernel's launcher takes and computes: the kernel's parameter declarations and
     names, the sizes the launch needs that neither a parameter nor a macro gives (``free``:
-    one ``int`` parameter each, after the kernel's own), and the grid and thread-space
-    expressions in the kernel's parameter names (C, x/y/z)."""
+    one ``int`` parameter each, after the kernel's own; among them the sizes a bounds guard
+    made parameters, GProcedure.size_params, which the host's own launch never passed), and
+    the grid and thread-space expressions in the kernel's parameter names (C, x/y/z)."""
 
     decls: list[str]
     names: list[str]
     free: list[str]
     grid: list[str]
     space: list[str]
+    call: list[str]      # the kernel's arguments, in its parameters' order
 
 
 #: Words of a C expression that are not names: type words of casts, qualifiers, sizeof.
@@ -105,8 +125,12 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
     from .ir.cgen import to_c
 
     params = proc.func.decl.type.args.params if proc.func.decl.type.args else []
-    decls = [to_c(p) for p in params if getattr(p, "name", None)]
-    names = [p.name for p in params if getattr(p, "name", None)]
+    # an added size parameter (naiveopt_HEIGHT_A) takes the launcher's size (HEIGHT_A)
+    sizes = {c: n for n, c in proc.size_param_names.items()}
+    call = [sizes.get(p.name, p.name) for p in params if getattr(p, "name", None)]
+    own = [p for p in params if getattr(p, "name", None) and p.name not in sizes]
+    decls = [to_c(p) for p in own]
+    names = [p.name for p in own]
     tree_name = {user: tree for tree, user in proc.renamed.items()}
 
     def c_expr(text: str) -> str:
@@ -119,7 +143,7 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
     used = {w for text in grid + space     # not a struct's member (``p.n``: ir/structs.py)
             for w in re.findall(r"(?<![.\w])[A-Za-z_]\w*\b(?!\s*\()", text)} - _C_WORDS
     free = sorted(used - set(names) - set(macros) - {s.name for s in proc.struct_params})
-    return LauncherSignature(decls, names, free, grid, space)
+    return LauncherSignature(decls, names, free, grid, space, call)
 
 
 def has_launcher(proc) -> bool:
@@ -171,11 +195,11 @@ def cuda_launcher(proc, geometry, macros: dict[str, str], replaces_launches: boo
             lines.append(f"    if ({' || '.join(checks)}) {{  // no bounds guard: whole "
                          "steps only")
             lines.append(f"        {name}<<<dim3(0), dim3({block}), {shared_bytes}, stream>>>"
-                         f"({', '.join(sig.names)});  // refused: invalid configuration")
+                         f"({', '.join(sig.call)});  // refused: invalid configuration")
             lines.append("        return cudaPeekAtLastError();")
             lines.append("    }")
     lines.append(f"    dim3 grid({', '.join(sig.grid)}), block({block});")
-    lines.append(f"    {name}<<<grid, block, {shared_bytes}, stream>>>({', '.join(sig.names)});")
+    lines.append(f"    {name}<<<grid, block, {shared_bytes}, stream>>>({', '.join(sig.call)});")
     lines.append("    return cudaPeekAtLastError();")
     lines.append("}")
     if replaces_launches and launcher_problem(proc, geometry, macros) is None:
@@ -227,11 +251,14 @@ def launch_check(proc, geometry, macros: dict[str, str]) -> str:
         return ""
     sig = launcher_signature(proc, geometry, macros)
     tests = [f"blockDim.{a} != {b}" for a, b in zip("xyz", geometry.block)]
-    free = set(sig.free)
+    added = proc.size_param_names
+    free = set(sig.free) - set(added)
     import re
 
     for axis, grid in zip("xyz", sig.grid):
         if not set(re.findall(r"[A-Za-z_]\w*", grid)) & free:
+            # a size a bounds guard added is the kernel's parameter naiveopt_NAME
+            grid = re.sub(r"[A-Za-z_]\w*", lambda m: added.get(m.group(0), m.group(0)), grid)
             tests.append(f"gridDim.{axis} != {grid}" if grid.isdigit() else
                          f"gridDim.{axis} != (unsigned)({grid})")
     return (f"    if ({' || '.join(tests)}) {{\n"

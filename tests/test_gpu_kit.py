@@ -328,3 +328,18 @@ def test_ablation_variants_measure_what_each_pass_buys(tmp_path):
                        "--profile", ""]) == 0
     (md,) = (tmp_path / "m").glob("*.md")
     assert "## What each pass buys" in md.read_text()
+
+
+def test_a_kernel_given_a_bounds_guard_gets_its_size_argument(tmp_path):
+    """mm_macro has no bounds guard; its register-tiled output gains one and a parameter for
+    HEIGHT_A (tiling/bounds_guard.py): the bundle says what to pass after the case's
+    arguments, and bench/gpu.py passes it (rehearsed on PoCL at the test sizes)."""
+    out = str(tmp_path / "bundle")
+    doc = prepare([os.path.join(KERNELS_DIR, "mm_macro.cu")], out, sets=("test",))
+    case = _case(doc, "mm_macro:mm_macro@test")
+    assert case["variants"]["naive"]["size_args"] == []
+    assert case["variants"]["optimized"]["size_args"] == [case["sizes"]["HEIGHT_A"]]
+    run = tmp_path / "run"
+    assert gpu.main([out, "--out", str(run), "--backend", "opencl", "--sets", "test"]) == 0
+    (row,) = [json.loads(x) for x in open(run / "results.jsonl")][1:]
+    assert row["status"] == "ok" and row["verification"] == "passed", row

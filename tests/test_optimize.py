@@ -168,11 +168,15 @@ def test_transpose_guarded_by_an_early_return_is_staged_too(dialect):
     assert k.geometry.block[0] * k.geometry.coarsen[0] == 32
 
 
-def test_unguarded_macro_kernels_keep_a_launch_that_tiles_their_thread_space():
+def test_unguarded_macro_kernels_take_larger_tiles_behind_an_added_guard():
+    # the 32x32 tile overhangs a thread space that is only a multiple of 16: the output
+    # guards by it, reading the parameters that hold W and H (metadata: width = W)
     result = run("transpose_macro.cu")
     k = kernel(result)
-    assert k.passes == ["coalesce-writes"]
-    assert 16 % k.geometry.block[0] == 0 and 16 % k.geometry.block[1] == 0
+    assert k.passes == ["coalesce-writes"] and k.verified
+    assert k.geometry.block[0] == 32 and k.geometry.multiple is None
+    assert "transpose_macro(float *A, float *B, int width, int height)" in result.code
+    assert re.search(r"if \(idx < width && 32 \* bidy \+ tidy < height\)", result.code)
 
 
 def test_remarks_say_what_fired_and_what_was_rejected_and_why():

@@ -96,7 +96,7 @@ def test_library_convolutions_are_staged_and_verify(name, arch, target):
     assert "stencil" in k.passes, "\n".join(map(str, result.remarks))
     assert [c.split()[0] for c in k.verification.checks] == ["test", "odd"]
     assert_verified(result)
-    (applied,) = stencil_remarks(result, "applied")
+    applied = stencil_remarks(result, "applied")[-1]     # (after a bounds guard's, if any)
     assert "-> s_" in applied
     # a runtime filter size K is versioned; conv2d's fixed 3x3 coefficients need no test
     assert (f"<= {HALO_CAP}" in applied) == name.startswith(("conv.", "conv_macro")), applied
@@ -185,16 +185,25 @@ def test_conv_reads_far_fewer_global_sectors():
     assert opt.shared_bank_conflicts == 0
 
 
-def test_unguarded_kernel_keeps_blocks_that_tile_its_launch():
-    result = library("conv_macro.cu", verify=False)
+def test_unguarded_kernel_takes_overhanging_blocks_behind_an_added_guard():
+    result = library("conv_macro.cu")
     k = result.kernels[0]
     assert "stencil" in k.passes
-    # the outputs a block covers tile the naive 16x16 block the launch is exact for
-    # (register-blocked 16x4 threads of 1x4 outputs, chosen by the cost model)
+    assert_verified(result)
+    # the outputs a block covers overhang the naive 16x16 block the launch was exact for:
+    # the output guards by the thread space (W, H): width holds W, H becomes a parameter
     cover = [b * c for b, c in zip(k.geometry.block[:2], k.geometry.coarsen[:2])]
-    assert all(16 % c == 0 for c in cover), (k.geometry.block, k.geometry.coarsen)
-    rejected = " ".join(stencil_remarks(result, "missed"))
-    assert "does not tile the naive block" in rejected
+    assert any(16 % c for c in cover), (k.geometry.block, k.geometry.coarsen)
+    assert k.geometry.multiple is None and "int naiveopt_H)" in result.code
+    guard, _ = stencil_remarks(result, "applied")
+    assert "no bounds guard" in guard and "int naiveopt_H (H)" in guard
+    assert "does not tile the naive block" not in " ".join(stencil_remarks(result, "missed"))
+    # without metadata the thread space is unknown: no guard, blocks that tile the naive one
+    path = os.path.join(KERNELS_DIR, "conv_macro.cu")
+    bare = naiveopt.optimize(open(path).read(), filename="conv_macro.cu", verify=False)
+    cover = [b * c for b, c in zip(bare.kernels[0].geometry.block[:2],
+                                   bare.kernels[0].geometry.coarsen[:2])]
+    assert all(16 % c == 0 for c in cover)
 
 
 DECLINES = {

@@ -39,17 +39,57 @@ def test_fixed_macros_are_command_line_values_and_unconditional_defines():
     assert fixed_macros(source, {"W": "64"})[0]["W"] == 64
 
 
-def test_mm_macro_declines_thread_merge_without_a_fixed_thread_space():
-    result = run("mm_macro.cu", verify=False)
+def test_mm_macro_merges_threads_behind_an_added_bounds_guard():
+    # no size fixed: the merged blocks (128x128 outputs) overhang a thread space that is only
+    # a multiple of 16, so the output gains the guard the input lacks, with the one size the
+    # kernel did not take (HEIGHT_A: the launch knew it) as a new parameter
+    result = run("mm_macro.cu")
     (k,) = result.kernels
-    assert "thread-merge" not in k.passes and k.geometry.multiple is None
-    assert 16 % coverage(k)[0] == 0 and 16 % coverage(k)[1] == 0
+    assert k.verification.status == "passed", k.verification.detail
+    assert "thread-merge" in k.passes and k.geometry.multiple is None
+    cx, cy = coverage(k)
+    assert 16 % cx != 0 or 16 % cy != 0
+    # (prefixed: the paper's style builds with -DHEIGHT_A=..., which would make ``int 4096``)
+    assert re.search(r"mm_macro\(float \*A, float \*B, float \*C, int naiveopt_HEIGHT_A\)",
+                     result.code)
+    assert re.search(r"< WIDTH_B &&\s+[^;]*< naiveopt_HEIGHT_A;", result.code)  # per copy
+    # the launcher passes it; the header and the sidecar say it is new
+    assert re.search(r"mm_macro_launch\(float \*A, float \*B, float \*C,\s+int HEIGHT_A",
+                     result.code)
+    assert "mm_macro<<<grid, block, 0, stream>>>(A, B, C, HEIGHT_A);" in result.code
+    assert "int naiveopt_HEIGHT_A: new parameter, HEIGHT_A" in result.code
+    assert k.launch_json()["size_args"] == [{
+        "name": "HEIGHT_A", "argument": 3, "declaration": "int naiveopt_HEIGHT_A",
+        "from": "the size of the thread space the launch covers"}]
     text = remarks(result, "thread-merge")
-    assert "merge 2x2 rejected: covers 32x32 threads: no bounds guard, and 32x32 divides " \
-        "neither the naive block 16x16 nor the thread space (WIDTH_B, HEIGHT_A) as the " \
-        "compile fixes it: WIDTH_B is a #ifndef default that a build may override; " \
-        "HEIGHT_A is not a compile-time constant" in text
+    assert "the kernel has no bounds guard and its blocks now cover" in text
+    assert "new parameter(s) int naiveopt_HEIGHT_A (HEIGHT_A), which the launcher passes" in text
     assert "thread space a multiple" not in result.code and "#error" not in result.code
+
+
+def test_an_added_bounds_guard_in_opencl_takes_the_size_after_the_arguments():
+    result = run("mm_macro.cu", target="opencl")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "thread-merge" in k.passes
+    assert re.search(r"mm_macro\(__global float \*A, __global float \*B, "
+                     r"__global float \*C, int naiveopt_HEIGHT_A\)", result.code)
+    assert "argument 3: int naiveopt_HEIGHT_A: new parameter, HEIGHT_A" in result.code
+
+
+def test_host_code_launches_a_guarded_output_with_the_size_from_its_naive_launch():
+    # the CUDA samples' template kernel launched by the file's own host code: the added hA
+    # comes from the naive launch's grid (NAME_launch_from), as the launcher's free sizes do
+    path = os.path.join(ROOT, "tests", "corpus", "cs_matrixmul_template.cu")
+    with open(path) as fh:
+        result = naiveopt.optimize(fh.read(), filename=path)
+    k = next(k for k in result.kernels if k.name == "MatrixMulCUDA_16")
+    assert "thread-merge" in k.passes and k.verified, k.verification.detail
+    assert "MatrixMulCUDA_16(float *C, float *A, float *B, int wA, int wB, int naiveopt_hA)" \
+        in result.code
+    assert "MatrixMulCUDA_16<<<grid, block, 0, stream>>>(C, A, B, wA, wB, hA);" in result.code
+    assert "return MatrixMulCUDA_16_launch(C, A, B, wA, wB, naive_grid.y * naive_block.y, " \
+        "stream);" in result.code
 
 
 def test_mm_macro_merges_threads_at_sizes_fixed_by_the_command_line():
@@ -70,28 +110,29 @@ def test_mm_macro_merges_threads_at_sizes_fixed_by_the_command_line():
     # the macro the output keeps by name cannot be overridden with a value the launch overruns
     assert re.search(rf"#if \(WIDTH_B\) % {cx} != 0\n#error \"mm_macro [^\"]*WIDTH_B[^\"]*\"",
                      result.code)
-    # a coverage the fixed sizes are not a multiple of still declines, saying so
-    assert re.search(r"merge 1x8 rejected: covers \d+x128 threads: .*HEIGHT_A = 576 "
-                     r"\(HEIGHT_A=576 fixed at compile time\), not a multiple of 128",
-                     remarks(result, "thread-merge"))
+    # a coverage the fixed sizes are not a multiple of is tried behind a guard of the fixed
+    # sizes (macros: no parameter added), not rejected
+    assert "rejected" not in remarks(result, "thread-merge")
+    assert "naiveopt_HEIGHT_A" not in result.code
 
 
-def test_mm_macro_with_only_its_width_fixed_merges_along_x_only():
+def test_mm_macro_with_only_its_width_fixed_guards_its_height():
     result = run("mm_macro.cu", defines={"WIDTH_B": "64"})
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
-    cx, cy = coverage(k)
-    assert 64 % cx == 0 and 16 % cy == 0
-    assert "HEIGHT_A is not a compile-time constant" in remarks(result, "thread-merge")
+    assert "thread-merge" in k.passes
+    # WIDTH_B is a macro of the compile; HEIGHT_A, known to the launch only, a parameter
+    assert re.search(r"float \*C, int naiveopt_HEIGHT_A\)", result.code) and \
+        "naiveopt_WIDTH_B" not in result.code
 
 
-def test_sizes_fixed_but_not_a_multiple_decline():
+def test_sizes_fixed_but_not_a_multiple_guard_with_the_macros():
     result = run("mm_macro.cu", defines={"HEIGHT_A": "48", "WIDTH_A": "32", "WIDTH_B": "48"})
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
-    assert coverage(k) == (16, 16)
-    assert "WIDTH_B = 48 (WIDTH_B=48 fixed at compile time), not a multiple of 32" in \
-        remarks(result, "thread-merge")
+    # a -D size in the guard is the macro (a parameter of its name would read ``int 48``)
+    assert "naiveopt_HEIGHT_A" not in result.code
+    assert k.launch_json().get("size_args") is None
 
 
 def test_transpose_macro_takes_a_32x32_tile_when_its_sizes_are_fixed():
@@ -102,8 +143,10 @@ def test_transpose_macro_takes_a_32x32_tile_when_its_sizes_are_fixed():
     # W and H are the kernel's runtime arguments: no macro to check, the header says it
     assert "requires: thread space a multiple of (32, 32)" in result.code
     assert "#error" not in result.code
+    # sizes not a multiple of the tile: the tile overhangs, behind an added guard
     odd = run("transpose_macro.cu", defines={"H": "48", "W": "96"})
-    assert coverage(odd.kernels[0]) == (16, 16) and odd.verified
+    assert coverage(odd.kernels[0]) == (32, 32) and odd.verified
+    assert odd.kernels[0].geometry.multiple is None and "requires:" not in odd.code
 
 
 UNGUARDED = """#pragma naiveopt sizes(N=64) array(A, N, N) array(B, N, N) array(C, N, N)
@@ -134,9 +177,10 @@ def test_an_unconditional_define_fixes_the_thread_space_and_a_default_does_not(d
         assert coverage(k) != (16, 16) and k.geometry.multiple == coverage(k)
         assert f"#if (N) % {coverage(k)[0]} != 0" in result.code
     else:
-        assert 16 % coverage(k)[0] == 0 and 16 % coverage(k)[1] == 0
-        assert "N is a #ifndef default that a build may override" in \
-            remarks(result, "thread-merge")
+        # an overridable N may not be a multiple of the coverage: the output guards by it
+        assert k.geometry.multiple is None and "#if (N) %" not in result.code
+        if 16 % coverage(k)[0] or 16 % coverage(k)[1]:
+            assert "no bounds guard and its blocks now cover" in remarks(result, "thread-merge")
 
 
 @pytest.mark.parametrize("table", [True, False])
@@ -190,3 +234,15 @@ __global__ void rows(const float *A, float *B, int N, int K)
     result = naiveopt.optimize(source, filename="t.cu", passes=["coalesce"], verify=False)
     assert result.kernels[0].passes == []
     assert "a return before the staged loop" in remarks(result, "coalesce")
+
+
+def test_size_args_gives_python_hosts_the_values_to_append():
+    result = run("mm_macro.cu", verify=False)
+    assert naiveopt.size_args(result, HEIGHT_A=4096) == (4096,)
+    assert naiveopt.launch_config(result, HEIGHT_A=4096, WIDTH_B=4096).grid[1] * 16 * \
+        result.kernels[0].geometry.coarsen[1] >= 4096
+    with pytest.raises(naiveopt.errors.NaiveoptError, match="takes the size HEIGHT_A"):
+        naiveopt.size_args(result, WIDTH_B=4096)
+    guarded = naiveopt.optimize(open(os.path.join(KERNELS, "mm.cu")).read(),
+                                filename=os.path.join(KERNELS, "mm.cu"), verify=False)
+    assert naiveopt.size_args(guarded, H=64, W=64, K=64) == ()

@@ -59,9 +59,10 @@ def params(proc: GProcedure) -> list[Param]:
 def cuda_arguments(proc: GProcedure) -> int:
     """How many arguments a CUDA launch of the kernel passes (its dynamic shared arrays are
     no parameters there; a struct parameter is one, though its members are parameters of
-    the IR: ir/structs.py)."""
+    the IR: ir/structs.py; the sizes a bounds guard added are not the host's to pass: its
+    NAME_launch_from does, GProcedure.size_params)."""
     members = sum(len(s.symbols) - 1 for s in proc.struct_params)
-    return len(proc.params) - len(params(proc)) - members
+    return len(proc.params) - len(params(proc)) - members - len(proc.size_params)
 
 
 def to_opencl(proc: GProcedure) -> None:

@@ -39,6 +39,10 @@ class GPragma:
     block_dim: tuple[str | None, str | None] = (None, None)
     global_dim: tuple[str | None, str | None] = (None, None)
     global_dim_source: str = ""    # where global_dim came from: define, pragma, guard
+    # sizes that scalar parameters hold (metadata's ``{name = "width", role = "size",
+    # value = "W"}``): size name -> parameter, so a guard over the thread space (W, H) reads
+    # the parameters (passes/optimize/tiling/bounds_guard.py)
+    size_holders: dict[str, str] = field(default_factory=dict)
     user: list[str] = field(default_factory=list)
     # global_dim as integers where the compile fixes them (launch.apply_extents), and per
     # axis how that is known or why it is not
@@ -224,6 +228,11 @@ class GProcedure:
     # parameters that point to rows of a fixed shape (``float a[N][M]``), read as flat arrays
     # (ir/array_params.ArrayParam); a CUDA output writes them back
     array_params: list = field(default_factory=list)
+    # sizes the kernel takes as ``int`` parameters after its own, which the naive kernel did
+    # not: a transformation gave the unguarded kernel a bounds guard over its thread space
+    # (passes/optimize/tiling/bounds_guard.py); every runner passes their values. The sizes'
+    # names (``HEIGHT_A``); the parameters are named by size_param_names
+    size_params: list[str] = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:
@@ -235,6 +244,13 @@ class GProcedure:
     @property
     def arrays(self) -> list[Param]:
         return [p for p in self.params if p.is_pointer]
+
+    @property
+    def size_param_names(self) -> dict[str, str]:
+        """Each added size (size_params) -> the parameter that takes it: prefixed, so that a
+        build defining the size as a macro (``-DHEIGHT_A=4096``, as the paper's style does)
+        does not turn the declaration into ``int 4096``."""
+        return {n: f"naiveopt_{n}" for n in self.size_params}
 
 
 @dataclass

@@ -41,9 +41,14 @@ def fetches(node: c_ast.Node) -> list[TexFetch]:
 def texture_params(proc: GProcedure) -> list[TextureParam]:
     """The kernel's texture parameters, in parameter order (empty without textures)."""
     found: dict[str, TextureParam] = {}
-    positions = {p.name: i for i, p in enumerate(proc.params)}
-    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py)
-    positions.update({name: len(proc.params) + i for i, name in enumerate(proc.global_args)})
+    added = proc.size_param_names
+    own = [p for p in proc.params if p.name not in added.values()]
+    positions = {p.name: i for i, p in enumerate(own)}
+    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py), and the
+    # sizes a bounds guard added follow that (GProcedure.size_params)
+    positions.update({name: len(own) + i for i, name in enumerate(proc.global_args)})
+    positions.update({added[name]: len(own) + len(proc.global_args) + i
+                      for i, name in enumerate(proc.size_params)})
     for f in fetches(proc.body):
         width = 1 if f.param == f.array else f.width
         found.setdefault(f.param, TextureParam(f.param, f.array, positions[f.array], f.elem,
@@ -95,9 +100,13 @@ def param_layout(proc: GProcedure) -> list[tuple[int | tuple[int, ...], int]]:
     itself (a buffer or a scalar) and 1/2/4 a texture/image over that array's buffer; a
     struct parameter (ir/structs.py) takes a tuple of positions, its members' arguments in
     order, packed as one struct."""
-    positions = {p.name: i for i, p in enumerate(proc.params)}
-    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py)
-    positions.update({name: len(proc.params) + i for i, name in enumerate(proc.global_args)})
+    own = [p for p in proc.params if p.name not in proc.size_params]
+    positions = {p.name: i for i, p in enumerate(own)}
+    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py), and the
+    # sizes a bounds guard added follow that (GProcedure.size_params)
+    positions.update({name: len(own) + i for i, name in enumerate(proc.global_args)})
+    positions.update({name: len(own) + len(proc.global_args) + i
+                      for i, name in enumerate(proc.size_params)})
     textures = {t.param: t for t in texture_params(proc)}
     members = {s.name: tuple(positions[sym] for sym in s.symbols.values())
                for s in proc.struct_params}

@@ -287,6 +287,10 @@ def adopt(proc: GProcedure, new: GProcedure, ctx: PassContext) -> None:
     proc.lanes = new.lanes
     proc.launch_multiple = new.launch_multiple
     proc.resources = new.resources
+    # sizes a bounds guard added as parameters (tiling/bounds_guard.py)
+    proc.params += [new.param(n) for n in new.size_param_names.values()
+                    if proc.param(n) is None]
+    proc.size_params = list(new.size_params)
     reanalyse(proc, ctx)
 
 

@@ -22,6 +22,7 @@ from ..errors import NaiveoptError
 from ..frontend import parse_unit
 from ..ir.elements import element_bytes
 from ..ir.textures import param_layout
+from ..launch import size_arguments
 from ..passes.options import PipelineOptions
 from ..targets import get_target, occupancy
 from ..verify import opencl
@@ -100,6 +101,8 @@ def profile_file(source: str, filename: str, *, arch: str = "sm_90", opt: bool =
         sampled = len(range(0, blocks, stride))
         rng = np.random.default_rng(7)
         args = [make_arg(a, sizes, rng) for a in kspec.args]
+        # the sizes a bounds guard added follow the naive kernel's arguments
+        args += [np.int32(v) for v in size_arguments(proc.size_params, sizes)]
         options_ = [f"-D{n}={sizes[n]}" for n in kspec.defines if n in sizes]
         options_ += [f"-D{k}={v}" for k, v in macros.items() if k not in kspec.defines]
         trace, count = _run(text, proc.name, options_, args, global_size, local_size, stride,

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import NaiveoptError
 from ..ir.elements import Element, element, vector_element
-from ..launch import LaunchGeometry
+from ..launch import LaunchGeometry, size_arguments
 from . import opencl
 from .expr import evaluate
 from .spec import ArgSpec, FileSpec, KernelSpec, size_sets
@@ -85,6 +85,8 @@ class Program:
     geometry: dict[str, LaunchGeometry]
     layouts: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     module: object = None          # the parsed GModule, where the caller has it
+    # per kernel, the sizes it takes after the naive kernel's arguments (GProcedure.size_params)
+    size_args: dict[str, list[str]] = field(default_factory=dict)
 
 
 class Unverifiable(Exception):
@@ -533,6 +535,9 @@ def launch_sizes(geo: LaunchGeometry, sizes: dict[str, int]
 def _launch(program: Program, kernel: KernelSpec, sizes: dict[str, int], args, options,
             patient: bool = False):
     global_size, local_size = launch_sizes(program.geometry[kernel.name], sizes)
+    added = program.size_args.get(kernel.name)
+    if added:
+        args = list(args) + [np.int32(v) for v in size_arguments(added, sizes)]
     return opencl.run(program.source, kernel.name, program.options + options, args,
                       global_size, local_size, program.layouts.get(kernel.name), patient)
 

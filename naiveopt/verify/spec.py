@@ -144,6 +144,11 @@ def apply_launch_facts(module: GModule, spec: FileSpec | None) -> None:
                 proc.pragma.global_dim_source = "metadata" if kspec else "pragma"
         if threads and len(threads) > 2 and proc.pragma.global_dim_z is None:
             proc.pragma.global_dim_z = str(threads[2])
+        if kspec:
+            proc.pragma.size_holders = {
+                a.value: a.name for a in kspec.args
+                if a.role == "size" and a.value and a.value.isidentifier() and
+                a.value != a.name and proc.param(a.name) is not None}
 
 
 def spec_from_pragmas(module: GModule) -> FileSpec | None:

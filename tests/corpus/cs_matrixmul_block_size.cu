@@ -5,7 +5,6 @@
 // so row/col are the global ids.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: thread-merge: divides neither the naive block 16x16 nor the thread space
 #define BLOCK_SIZE 16
 #pragma naiveopt sizes(wA=37, wB=48, hA=80) threads(wB, hA)
 #pragma naiveopt array(A, hA, wA) array(B, wA, wB) array(C, hA, wB)

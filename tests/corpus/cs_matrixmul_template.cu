@@ -7,7 +7,6 @@
 // 32 x 32) and both are staged.
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL(MatrixMulCUDA_16): thread-merge: divides neither the naive block 16x16 nor the thread space
 #pragma naiveopt sizes(wA=37, wB=64, hA=96) threads(wB, hA)
 template <int BLOCK_SIZE>
 __global__ void MatrixMulCUDA(float *C, float *A, float *B, int wA, int wB)

@@ -3,7 +3,6 @@
 // widths, no bounds guard (the output's sizes are multiples of BLOCK_SIZE, wA odd).
 // EXPECT-PASSES: thread-block-merge, thread-merge
 // EXPECT: verified
-// XFAIL: thread-merge: divides neither the naive block 8x8 nor the thread space
 #define BLOCK_SIZE 8
 #pragma naiveopt sizes(hA=40, wA=29, wB=56) threads(wB, hA)
 #pragma naiveopt array(A, hA, wA) array(B, wA, wB) array(C, hA, wB)

@@ -48,6 +48,7 @@ from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
 from .shape import contains_barrier
 from .tiling import local_names, rewrite_copy, uses_raw_thread_ids
+from .tiling.bounds_guard import guard_obstacle, with_bounds_guard
 
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
 
@@ -74,7 +75,17 @@ class CoalesceWrites(OptimizationPass):
         guarded = ctx.am.get(proc, ShapeAnalysis)[0].guard is not None
         squares = [(side, side) for side in target.candidates.transpose_sides]
         raw = uses_raw_thread_ids(proc)
-        for side, _ in allowed_blocks(proc, squares, guarded):
+        allowed = allowed_blocks(proc, squares, guarded)
+        kernels = {square: (proc, m) for square in allowed}
+        if len(allowed) < len(squares) and not guard_obstacle(proc, ctx.module):
+            # the larger tiles overhang an unguarded kernel's thread space: on a copy given
+            # the bounds guard it lacks (tiling/bounds_guard.py)
+            alt = with_bounds_guard(proc, ctx)
+            alt_m = alt.memory_expressions[proc.memory_expressions.index(m)]
+            if not self._obstacle(alt, ctx, alt_m, [w for w in alt.memory_expressions
+                                                     if w.space == "global" and w.is_write]):
+                kernels.update({sq: (alt, alt_m) for sq in squares if sq not in kernels})
+        for side, _ in [sq for sq in squares if sq in kernels]:
             pad, order = _layout(side, target)
             shared = side * (side + pad) * element_bytes(proc.param(m.array).base_type)
             for rows in target.candidates.transpose_rows:
@@ -87,13 +98,14 @@ class CoalesceWrites(OptimizationPass):
                 # rows than the model credits only cost registers
                 variants.append(Variant(label, (side, side // rows), (side, -rows),
                                         shared_bytes=shared))
-                rows_of[id(variants[-1])] = rows
+                rows_of[id(variants[-1])] = (rows, *kernels[(side, side)])
         if not variants:
             ctx.remark("missed", self.name, proc, "no square tile divides the kernel's "
                        f"unguarded launch (naive block {default_block(proc)})")
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants,
-                      lambda v: _transform(proc, m, v.block[0], rows_of[id(v)], target, ctx))
+                      lambda v: _transform(rows_of[id(v)][1], rows_of[id(v)][2], v.block[0],
+                                           rows_of[id(v)][0], target, ctx))
         if best is None:
             ctx.remark("missed", self.name, proc, "no tile fits the target")
             return PreservedAnalyses.all()
@@ -102,7 +114,13 @@ class CoalesceWrites(OptimizationPass):
         pad, order = _layout(side, target)
         rows = f" (rows {order[1]} apart in the tile for each warp's {order[0]} rows, " \
             "against bank conflicts)" if order else ""
-        per_thread = rows_of[id(best)]
+        per_thread, base, _ = rows_of[id(best)]
+        if base is not proc:
+            added = ", ".join(f"int {c} ({n})" for n, c in base.size_param_names.items())
+            ctx.remark("applied", self.name, proc, f"the kernel has no bounds guard and its "
+                       f"{side}x{side} tiles overhang its thread space: guarded by it" +
+                       (f"; new parameter(s) {added}, which the launcher passes" if added
+                        else ""))
         each = f", each thread {per_thread} rows {side // per_thread} apart" \
             if per_thread > 1 else ""
         ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "

@@ -91,6 +91,7 @@ from ..manager import OptimizationPass, PassContext, adopt
 from ..functional.nvcc import measure
 from .selection import Variant, beats_as_written, choose
 from .shape import contains_barrier, enclosing_loop
+from .tiling.bounds_guard import guard_obstacle, with_bounds_guard
 from .tiling.window import SPECIALIZED_SPANS
 from .tiling import (AXES, HALO_CAP, SYM, THREAD, Box, Fence, Read, TilingAnalysis, Window,
                      WindowPlan, generate, uses_raw_thread_ids, windows_bytes)
@@ -124,7 +125,8 @@ class Stencil(OptimizationPass):
                        "each thread's own element or by all threads alike in loops")
             return PreservedAnalyses.all()
         target = get_target(ctx.arch)
-        variants = self._variants(proc, ctx, windows, box, loops, target)
+        guarded = self._guarded(proc, ctx) if shape.guard is None else None
+        variants = self._variants(proc, ctx, windows, box, loops, target, guarded)
         if not variants:
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
@@ -150,6 +152,13 @@ class Stencil(OptimizationPass):
                         target, best.block[0] * best.block[1], res.registers, res.shared_bytes)
         adopt(proc, best.proc, ctx)
         plan: WindowPlan = best.plan
+        if guarded is not None and plan.original is guarded[0]:
+            added = ", ".join(f"int {c} ({n})" for n, c in plan.original.size_param_names.items())
+            ctx.remark("applied", self.name, proc, "the kernel has no bounds guard and its "
+                       f"blocks now cover {plan.coverage[0]}x{plan.coverage[1]} outputs, which "
+                       "its thread space need not be a multiple of: guarded by it" +
+                       (f"; new parameter(s) {added}, which the launcher passes" if added
+                        else ""))
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
                                      for a in (0, 1) if not w.span(a).is_number))
         ctx.remark("applied", self.name, proc, "staged in shared memory once per block: "
@@ -182,8 +191,30 @@ class Stencil(OptimizationPass):
             return "the guarded body returns early"
         return ""
 
+    def _guarded(self, proc: GProcedure, ctx: PassContext
+                 ) -> tuple[GProcedure, list[Window], Box, list] | None:
+        """The unguarded kernel as a copy given the bounds guard it lacks
+        (tiling/bounds_guard.py), with its windows and the guard's box, for the block and
+        merge shapes whose cover overhangs the thread space; None where no guard can be
+        added or the copy stages nothing."""
+        if guard_obstacle(proc, ctx.module):
+            return None
+        alt = with_bounds_guard(proc, ctx)
+        shape, _ = ctx.am.get(alt, ShapeAnalysis)
+        if shape is None or shape.guard is None:
+            return None
+        symbols = ctx.am.get(alt, SymbolAnalysis)
+        box, _ = guard_box(shape.guard, ctx.am.get(alt, ThreadIdAliases), symbols.env())
+        if box is None:
+            return None
+        windows, loops = self._windows(alt, ctx, symbols.env(),
+                                       symbols.env(clamps=True, planes=True), shape.body, box,
+                                       quiet=True)
+        return (alt, windows, box, loops) if windows else None
+
     def _windows(self, proc: GProcedure, ctx: PassContext, env: SymbolEnv,
-                 window_env: SymbolEnv, body: list[c_ast.Node], box: Box | None
+                 window_env: SymbolEnv, body: list[c_ast.Node], box: Box | None,
+                 quiet: bool = False
                  ) -> tuple[list[Window], list[tuple[sympy.Expr, sympy.Expr]]]:
         written = {m.array for m in proc.memory_expressions if m.is_write}
         parents = {id(n): p for st in body for n, p in walk(st)}
@@ -198,7 +229,7 @@ class Stencil(OptimizationPass):
                 continue
             read, key, why = _read(proc, m, i, env, window_env, parents, loops)
             if read is None:
-                if why:
+                if why and not quiet:
                     ctx.remark("analysis", self.name, proc, f"{m.describe()}: not staged: "
                                f"{why}")
                 continue
@@ -210,7 +241,8 @@ class Stencil(OptimizationPass):
             if not why and any(w.follows) and not _around(w):
                 why = "each element is read by one thread of a row or column only (no reuse)"
             if why:
-                ctx.remark("analysis", self.name, proc, f"{w.array}: not staged: {why}")
+                if not quiet:
+                    ctx.remark("analysis", self.name, proc, f"{w.array}: not staged: {why}")
                 continue
             kept.append(w)
         if not any(_around(w) for w in kept):
@@ -218,7 +250,9 @@ class Stencil(OptimizationPass):
         return kept, list(loops.values())
 
     def _variants(self, proc: GProcedure, ctx: PassContext, windows: list[Window],
-                  box: Box | None, loops, target: Target) -> list[Variant]:
+                  box: Box | None, loops, target: Target,
+                  guarded: tuple[GProcedure, list[Window], Box, list] | None = None
+                  ) -> list[Variant]:
         two_d = uses_y(proc)
         naive = default_block(proc)
         candidates = target.candidates
@@ -243,6 +277,12 @@ class Stencil(OptimizationPass):
             plan = WindowPlan(original, windows, box, block, merge, loops, group, fused,
                               _spans_of_interest(windows, ctx.sizes) if fused else None)
             why = _launch_obstacle(plan, naive)
+            if why and guarded is not None:     # on the copy given a bounds guard
+                alt, alt_windows, alt_box, alt_loops = guarded
+                plan = WindowPlan(alt, alt_windows, alt_box, block, merge, alt_loops, group,
+                                  fused, _spans_of_interest(alt_windows, ctx.sizes)
+                                  if fused else None)
+                why = _launch_obstacle(plan, naive)
             if why:
                 refused.append(why)
                 continue

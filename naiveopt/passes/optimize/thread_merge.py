@@ -35,6 +35,7 @@ from ...launch import default_block, unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
+from .tiling.bounds_guard import guard_obstacle, with_bounds_guard
 from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
 
@@ -64,15 +65,14 @@ class ThreadMerge(OptimizationPass):
         candidates = target.candidates
         factors = [tuple(forced)] if forced else (
             candidates.thread_merge_2d if uses_y(proc) else candidates.thread_merge_1d)
-        guarded_kernel = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
+        fit = _Fit(plan, ctx)
         variants = []
         for mx, my in factors:
-            candidate = replace(plan, merge=(mx, my))
-            if not fits_unguarded(plan.original, candidate, guarded_kernel):
-                cx, cy = candidate.coverage
+            candidate, why = fit(replace(plan, merge=(mx, my)))
+            if candidate is None:
+                cx, cy = mx * plan.block[0], my * plan.block[1]
                 ctx.remark("missed", self.name, proc, f"merge {mx}x{my} rejected: covers "
-                           f"{cx}x{cy} threads: "
-                           f"{unguarded_obstacle(plan.original, candidate.coverage)}")
+                           f"{cx}x{cy} threads: {why}")
                 continue
             shared = tiles_bytes(candidate, target)
             variants.append(Variant(f"merge x={mx} y={my}", plan.block,
@@ -88,14 +88,14 @@ class ThreadMerge(OptimizationPass):
                        "thread's work")
             variants = []
         elif tiles:     # --register-tile X:Y: that variant only
-            variants = self._register_tiled(plan, target, guarded_kernel, (tiles,), block)
+            variants = self._register_tiled(plan, target, fit, (tiles,), block)
             if not variants:
                 ctx.remark("missed", self.name, proc, f"--register-tile {tiles[0]}:{tiles[1]}: "
                            "a staged element is not a 4-byte word, or the tile does not fit "
                            "the kernel's unguarded launch")
         elif not forced and uses_y(proc):
             tiles = self._worth_trying(ctx, proc, plan, target, block)
-            variants += self._register_tiled(plan, target, guarded_kernel, tiles, block)
+            variants += self._register_tiled(plan, target, fit, tiles, block)
         if not variants:
             return PreservedAnalyses.all()
         best = choose(ctx, proc, self.name, variants)
@@ -107,6 +107,15 @@ class ThreadMerge(OptimizationPass):
         adopt(proc, best.proc, ctx)
         ctx.am.record(proc, TilingAnalysis, best.plan)
         mx, my = best.plan.merge
+        if best.plan.original is not plan.original:
+            added = ", ".join(f"int {c} ({n})"
+                              for n, c in best.plan.original.size_param_names.items())
+            ctx.remark("applied", self.name, proc, "the kernel has no bounds guard and its "
+                       f"blocks now cover {best.plan.coverage[0]}x{best.plan.coverage[1]} "
+                       "outputs, which its thread space need not be a multiple of: guarded "
+                       f"by its thread space ({', '.join(fit.extents)})" +
+                       (f"; new parameter(s) {added}, which the launcher passes" if added
+                        else ""))
         if best.plan.register_tiled:
             ctx.remark("applied", self.name, proc, f"each thread computes {mx}x{my} outputs "
                        f"(x={mx}, y={my}), register-tiled in runs of {best.plan.group} "
@@ -163,7 +172,7 @@ class ThreadMerge(OptimizationPass):
         return tuple(out)
 
     @staticmethod
-    def _register_tiled(plan: TilingPlan, target, guarded_kernel: bool,
+    def _register_tiled(plan: TilingPlan, target, fit: _Fit,
                         tiles: tuple[tuple[int, int], ...], block: tuple[int, int]
                         ) -> list[Variant]:
         """The register-tiled variants of ``plan`` (module docstring); none where a staged
@@ -181,9 +190,37 @@ class ThreadMerge(OptimizationPass):
                                 tile=candidates.register_tile_k, merge=(mx, my), group=4,
                                 k_major=True, peel=True, prefetch=False,
                                 load_width=1)
-            if not fits_unguarded(plan.original, candidate, guarded_kernel):
+            candidate, _ = fit(candidate)
+            if candidate is None:
                 continue
             out.append(Variant(f"register tile x={mx} y={my}", candidate.block,
                                (-traffic(candidate), -(mx * my)), plan=candidate,
                                shared_bytes=tiles_bytes(candidate, target)))
         return out
+
+
+class _Fit:
+    """Whether a candidate plan can be launched as it covers the thread space: as it is for a
+    kernel with a bounds guard or a cover the launch tiles exactly (launch.unguarded_obstacle),
+    else on a copy of the kernel given a guard (tiling/bounds_guard.py; made once)."""
+
+    def __init__(self, plan: TilingPlan, ctx: PassContext) -> None:
+        self.plan, self.ctx = plan, ctx
+        self.guarded = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
+        self._alt: tuple[GProcedure | None, str] | None = None
+        dims = plan.original.pragma.global_dim
+        self.extents = [d for d in (dims if uses_y(plan.original) else dims[:1]) if d]
+
+    def __call__(self, candidate: TilingPlan) -> tuple[TilingPlan | None, str]:
+        original = self.plan.original
+        if fits_unguarded(original, candidate, self.guarded):
+            return candidate, ""
+        why = unguarded_obstacle(original, candidate.coverage)
+        if self._alt is None:
+            obstacle = guard_obstacle(original, self.ctx.module)
+            self._alt = (None, obstacle) if obstacle else \
+                (with_bounds_guard(original, self.ctx), "")
+        alt, obstacle = self._alt
+        if alt is None:
+            return None, f"{why}; and no bounds guard can be added: {obstacle}"
+        return replace(candidate, original=alt), ""

@@ -24,7 +24,8 @@ from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import back_passes, front_passes, optimization_passes, unoptimized_passes
 from .verify.expr import evaluate
 from .verify.check import Program, Verification, verify_kernel
-from .verify.infer import facts, file_spec, infer_kernels, small_sizes
+from .verify.infer import (apply_inferred_threads, facts, file_spec, infer_kernels,
+                           small_sizes)
 from .verify.policy import refusal, unchanged_kernel
 from .verify.spec import (FileSpec, size_sets, apply_launch_facts, load_metadata, metadata_path,
                           spec_from_pragmas, with_file_data, with_kernel_facts)
@@ -192,6 +193,12 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
         if small:
             ctx.sizes.update(small)
             ctx.sizes_from = " and ".join(filter(None, (ctx.sizes_from, "tap sizes small")))
+        for proc in apply_inferred_threads(module, inference):
+            gx, gy = proc.pragma.global_dim
+            ctx.remark("analysis", "thread-space", proc,
+                       f"thread space inferred: ({gx}, {gy}) (no bounds guard: the row width "
+                       "its written index implies, or a free size the launch gives)")
+        apply_extents(module, unit.fixed, unit.overridable)
     _plan_host_launches(ctx, launcher, {
         name: k.threads for name, k in (metadata_spec.kernels.items() if metadata_spec else
                                         ((n, i.spec) for n, i in inference.kernels.items()))})

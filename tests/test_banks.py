@@ -121,13 +121,16 @@ def test_optimized_kernels_profile_without_bank_conflicts(name, defines):
     assert result.verified, [k.verification.detail for k in result.kernels]
 
 
-def test_transpose_macro_remark_names_the_interleaved_rows():
-    # without its metadata the thread space is unknown, so no guard can be added and the
-    # unguarded kernel keeps 16x16 tiles (with metadata it is guarded and takes 32x32)
+def test_transpose_macro_without_metadata_takes_32x32_tiles_behind_an_added_guard():
+    # without its metadata the thread space is inferred before the passes (globalDimX,
+    # globalDimY: nothing in the kernel says more), so the unguarded kernel gains a guard over
+    # it and takes 32x32 tiles, padded (it kept 16x16 tiles with rows interleaved against
+    # bank conflicts, test_transpose_tile_rows_and_pad_leave_no_conflict, while its thread
+    # space was unknown)
     path = os.path.join(KERNELS, "transpose_macro.cu")
     result = naiveopt.optimize(open(path).read(), filename="transpose_macro.cu", verify=False)
-    assert "s_B[tidy % 2 * 8 + tidy / 2][tidx] = a;" in result.code
-    assert "= s_B[tidx % 2 * 8 + tidx / 2][tidy];" in result.code
     text = " ".join(r.message for r in result.remarks if r.pass_name == "coalesce-writes")
-    assert "s_B[16][18] (rows 8 apart in the tile for each warp's 2 rows" in text
+    assert "transposed through s_B[32][33]" in text, text
+    assert "guarded by its thread space (globalDimX, globalDimY); new parameter(s) int " \
+        "naiveopt_globalDimX (globalDimX), int naiveopt_globalDimY (globalDimY)" in text, text
 

@@ -246,3 +246,86 @@ def test_size_args_gives_python_hosts_the_values_to_append():
     guarded = naiveopt.optimize(open(os.path.join(KERNELS, "mm.cu")).read(),
                                 filename=os.path.join(KERNELS, "mm.cu"), verify=False)
     assert naiveopt.size_args(guarded, H=64, W=64, K=64) == ()
+
+
+TUTORIAL_MM = """\
+typedef float real_t;
+#define TILE 16
+
+__global__ void matmul(const real_t *A, const real_t *B, real_t *C, size_t Width)
+{
+    size_t row = blockIdx.y * TILE + threadIdx.y;
+    size_t col = blockIdx.x * TILE + threadIdx.x;
+    real_t sum = 0;
+    size_t k;
+    for (k = 0; k < Width; k++)
+        sum += A[row * Width + k] * B[k * Width + col];
+    C[row * Width + col] = sum;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_an_unannotated_unguarded_kernel_gets_a_guard_over_its_inferred_thread_space(target):
+    """A tutorial's matmul: no guard, no pragma, no metadata. Its thread space is inferred
+    before the passes (the row width its written index implies, Width; rows a free size,
+    globalDimY), so thread merge may take blocks that overhang a multiple of 16 behind an
+    added guard (it declined every factor: 'its thread space is unknown')."""
+    result = naiveopt.optimize(TUTORIAL_MM, filename="tut_mm.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "thread-merge" in k.passes, remarks(result, "thread-merge")
+    assert any("thread space inferred: (Width, globalDimY)" in r.message
+               for r in result.remarks)
+    assert "int naiveopt_globalDimY" in result.code
+    assert re.search(r"< Width &&[^;]*< naiveopt_globalDimY", result.code)
+    cx, cy = coverage(k)
+    assert 16 % cx != 0 or 16 % cy != 0
+    if target == "cuda":
+        assert re.search(r"matmul<<<grid, block, 0, stream>>>\(A, B, C, Width, globalDimY\);",
+                         result.code)
+
+
+def test_an_added_guard_in_opencl_follows_the_host_filled_data():
+    """OpenCL takes host-filled file-scope data as arguments after the kernel's own, and an
+    added guard's sizes after those: verification bound them the other way round where a
+    kernel had both (fuzz 1197 case 2: clSetKernelArg's INVALID_ARG_SIZE, unverified)."""
+    source = """\
+__constant__ float coef[4];
+#define M 32
+#pragma naiveopt sizes(N=64) threads(N, M) block(8, 32) array(A, N, M) array(B, N, M)
+__global__ void t(const float *A, float *B)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    B[i * M + j] = A[i * M + j] * coef[j % 4];
+}
+"""
+    result = naiveopt.optimize(source, filename="t.cu", target="opencl")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "coalesce-writes" in k.passes, remarks(result, "coalesce-writes")
+    assert re.search(r"__global float \*B, __constant float \*coef, int naiveopt_N\)",
+                     result.code), result.code[:1500]
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_an_added_guard_reads_a_size_the_host_filled_data_holds(target):
+    """A thread-space size the kernel reads from host-filled data (``__constant__ int H;``)
+    is read by the guard too: no new parameter."""
+    source = """\
+__constant__ int H;
+__constant__ float coef[4];
+#pragma naiveopt sizes(W=64, H=64) threads(W, H) block(8, 32) array(A, W, H) array(B, W, H)
+__global__ void t(const float *A, float *B, int W)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    B[i * H + j] = A[i * H + j] * coef[j % 4];
+}
+"""
+    result = naiveopt.optimize(source, filename="t.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "guarded by its thread space (W, H)" in remarks(result, "coalesce-writes")
+    assert "naiveopt_H" not in result.code and re.search(r"< W && [^;]*< H\)", result.code)

@@ -136,6 +136,21 @@ def test_elementwise_kernel_follows_the_nvidia_rule():
     assert "vload4" not in never.code and "naiveopt_load" not in never.code
 
 
+@pytest.mark.parametrize("arch, target", [("sm_90", "cuda"), ("gfx90a", "opencl")])
+def test_an_element_read_several_times_is_loaded_once(arch, target):
+    """``a[i] * b[i] + a[i] * a[i] - b[i]``: each read of a[i] had a vector load of its own
+    (three identical float4 loads of a, two of b)."""
+    source = ELEMENTWISE.replace("c[i] = a[i] + 2.0f * b[i];",
+                                 "{ float t = a[i] * b[i]; c[i] = t + a[i] * a[i] - b[i]; }")
+    result = optimize(source, arch=arch, target=target, options={"vectorize": "always"})
+    verified(result)
+    code = flat(result.code)
+    loads = re.findall(r"(?:vload4\(0, |naiveopt_load_float4\()&([ab])\[", code)
+    assert sorted(loads) == ["a", "b"], loads
+    (applied,) = [m for m in remarks(result, "applied") if "neighbouring outputs" in m]
+    assert applied.count("a[idx] read as float4") == 1, applied
+
+
 def test_a_broadcast_run_is_vectorized_on_nvidia_only_where_it_pays():
     """tmv's B[i] is the same for every thread: as float4 it saves only broadcast loads, and
     the kernel is latency-bound (the H100 ran strsm, whose L(i, k) is such a run, 1.47x

@@ -110,21 +110,25 @@ def pass_as_arguments(module: GModule) -> None:
                 node.args = c_ast.ExprList(list(args) + [c_ast.ID(n)
                                                           for n in extra[node.name.name]])
 
-    def append(func: c_ast.FuncDef, names: list[str]) -> None:
+    def append(func: c_ast.FuncDef, names: list[str], last: int = 0) -> None:
+        """``names`` as parameters after ``func``'s own, before its ``last`` ones (the sizes
+        a bounds guard added come after the globals: textures.param_layout)."""
         if not names:
             return
         decl = func.decl.type
         params = list(decl.args.params) if decl.args is not None else []
         params = [p for p in params if not (isinstance(p, c_ast.Typename) and
                                             to_c(p).strip() == "void")]
-        decl.args = c_ast.ParamList(params + [parameter(by_name[n]) for n in names])
+        at = len(params) - last
+        decl.args = c_ast.ParamList(params[:at] + [parameter(by_name[n]) for n in names] +
+                                    params[at:])
 
     for helper in module.helpers:
         pass_on(helper.body)
         append(helper, extra.get(helper.decl.name, []))
     for proc in module.procedures:
         pass_on(proc.body)
-        append(proc.func, proc.global_args)
+        append(proc.func, proc.global_args, len(proc.size_params))
 
 
 def describe(g: GlobalVar) -> str:

@@ -41,19 +41,25 @@ def fetches(node: c_ast.Node) -> list[TexFetch]:
 def texture_params(proc: GProcedure) -> list[TextureParam]:
     """The kernel's texture parameters, in parameter order (empty without textures)."""
     found: dict[str, TextureParam] = {}
-    added = proc.size_param_names
-    own = [p for p in proc.params if p.name not in added.values()]
-    positions = {p.name: i for i, p in enumerate(own)}
-    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py), and the
-    # sizes a bounds guard added follow that (GProcedure.size_params)
-    positions.update({name: len(own) + i for i, name in enumerate(proc.global_args)})
-    positions.update({added[name]: len(own) + len(proc.global_args) + i
-                      for i, name in enumerate(proc.size_params)})
+    positions = _positions(proc)
     for f in fetches(proc.body):
         width = 1 if f.param == f.array else f.width
         found.setdefault(f.param, TextureParam(f.param, f.array, positions[f.array], f.elem,
                                                width))
     return sorted(found.values(), key=lambda t: (t.position, t.width))
+
+
+def _positions(proc: GProcedure) -> dict[str, int]:
+    """Each parameter's position among the arguments a runner passes: the kernel's own, then
+    the host-filled file-scope data (ir/globals.py), then the sizes a bounds guard added
+    (GProcedure.size_params, parameters ``naiveopt_NAME``)."""
+    added = proc.size_param_names
+    own = [p for p in proc.params if p.name not in added.values()]
+    positions = {p.name: i for i, p in enumerate(own)}
+    positions.update({name: len(own) + i for i, name in enumerate(proc.global_args)})
+    positions.update({added[name]: len(own) + len(proc.global_args) + i
+                      for i, name in enumerate(proc.size_params)})
+    return positions
 
 
 def host_texture_params(proc: GProcedure) -> list[TextureParam]:
@@ -100,13 +106,7 @@ def param_layout(proc: GProcedure) -> list[tuple[int | tuple[int, ...], int]]:
     itself (a buffer or a scalar) and 1/2/4 a texture/image over that array's buffer; a
     struct parameter (ir/structs.py) takes a tuple of positions, its members' arguments in
     order, packed as one struct."""
-    own = [p for p in proc.params if p.name not in proc.size_params]
-    positions = {p.name: i for i, p in enumerate(own)}
-    # host-filled file-scope data follows the kernel's own arguments (ir/globals.py), and the
-    # sizes a bounds guard added follow that (GProcedure.size_params)
-    positions.update({name: len(own) + i for i, name in enumerate(proc.global_args)})
-    positions.update({name: len(own) + len(proc.global_args) + i
-                      for i, name in enumerate(proc.size_params)})
+    positions = _positions(proc)
     textures = {t.param: t for t in texture_params(proc)}
     members = {s.name: tuple(positions[sym] for sym in s.symbols.values())
                for s in proc.struct_params}

@@ -89,6 +89,31 @@ def infer_kernels(canonical: GModule, given: FileSpec | None, fixed: dict[str, i
                       for p in canonical.procedures}, given)
 
 
+def apply_inferred_threads(module: GModule, inference: Inference) -> list[GProcedure]:
+    """Record in GPragma.global_dim the thread space inference found for each kernel that no
+    guard, grid-stride loop, #define, pragma or metadata gave one (a kernel without a bounds
+    guard: the row width its written index implies, else a free size ``globalDimX``), so that
+    the passes may give it a bounds guard over that space (tiling/bounds_guard.py) as they do
+    for one whose thread space a pragma names. Returns the kernels it recorded one for.
+
+    Inference's names are the user's; a kernel whose thread space names a size the output
+    renames keeps it unknown (the guard would name the wrong thing)."""
+    out = []
+    for proc in module.procedures:
+        kernel = inference.kernels.get(proc.name)
+        if proc.pragma.global_dim != (None, None) or kernel is None or \
+                kernel.spec.threads is None:
+            continue
+        threads = kernel.spec.threads[:2]
+        renamed = set(proc.renamed) | set(proc.renamed.values())
+        if any(n in renamed for t in threads for n in _NAME.findall(str(t))):
+            continue
+        proc.pragma.global_dim = (str(threads[0]), str(threads[1]))
+        proc.pragma.global_dim_source = "inferred"
+        out.append(proc)
+    return out
+
+
 def small_sizes(inference: Inference) -> dict[str, int]:
     """The sizes of the small roles (a tap radius, a mask width: they bound a thread's taps
     or offset its index) at the value a problem of interest has: the pragma's (its

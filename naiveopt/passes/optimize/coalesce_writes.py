@@ -48,7 +48,7 @@ from .banks import interleaved, pad_and_degree
 from .selection import Variant, choose
 from .shape import contains_barrier
 from .tiling import local_names, rewrite_copy, uses_raw_thread_ids
-from .tiling.bounds_guard import guard_obstacle, with_bounds_guard
+from .tiling.bounds_guard import guard_obstacle, guard_remark, with_bounds_guard
 
 IDX, IDY = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
 
@@ -116,11 +116,8 @@ class CoalesceWrites(OptimizationPass):
             "against bank conflicts)" if order else ""
         per_thread, base, _ = rows_of[id(best)]
         if base is not proc:
-            added = ", ".join(f"int {c} ({n})" for n, c in base.size_param_names.items())
-            ctx.remark("applied", self.name, proc, f"the kernel has no bounds guard and its "
-                       f"{side}x{side} tiles overhang its thread space: guarded by it" +
-                       (f"; new parameter(s) {added}, which the launcher passes" if added
-                        else ""))
+            ctx.remark("applied", self.name, proc, guard_remark(
+                base, f"its blocks now cover {side}x{side} outputs"))
         each = f", each thread {per_thread} rows {side // per_thread} apart" \
             if per_thread > 1 else ""
         ctx.remark("applied", self.name, proc, f"{m.describe()}: uncoalesced write "

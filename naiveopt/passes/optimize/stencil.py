@@ -91,7 +91,7 @@ from ..manager import OptimizationPass, PassContext, adopt
 from ..functional.nvcc import measure
 from .selection import Variant, beats_as_written, choose
 from .shape import contains_barrier, enclosing_loop
-from .tiling.bounds_guard import guard_obstacle, with_bounds_guard
+from .tiling.bounds_guard import guard_obstacle, guard_remark, with_bounds_guard
 from .tiling.window import SPECIALIZED_SPANS
 from .tiling import (AXES, HALO_CAP, SYM, THREAD, Box, Fence, Read, TilingAnalysis, Window,
                      WindowPlan, generate, uses_raw_thread_ids, windows_bytes)
@@ -153,12 +153,9 @@ class Stencil(OptimizationPass):
         adopt(proc, best.proc, ctx)
         plan: WindowPlan = best.plan
         if guarded is not None and plan.original is guarded[0]:
-            added = ", ".join(f"int {c} ({n})" for n, c in plan.original.size_param_names.items())
-            ctx.remark("applied", self.name, proc, "the kernel has no bounds guard and its "
-                       f"blocks now cover {plan.coverage[0]}x{plan.coverage[1]} outputs, which "
-                       "its thread space need not be a multiple of: guarded by it" +
-                       (f"; new parameter(s) {added}, which the launcher passes" if added
-                        else ""))
+            ctx.remark("applied", self.name, proc, guard_remark(
+                plan.original, f"its blocks now cover {plan.coverage[0]}x{plan.coverage[1]} "
+                "outputs"))
         runtime = list(dict.fromkeys(f"{w.span(a)} <= {HALO_CAP}" for w in windows
                                      for a in (0, 1) if not w.span(a).is_number))
         ctx.remark("applied", self.name, proc, "staged in shared memory once per block: "

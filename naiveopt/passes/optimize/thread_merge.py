@@ -35,7 +35,7 @@ from ...launch import default_block, unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
-from .tiling.bounds_guard import guard_obstacle, with_bounds_guard
+from .tiling.bounds_guard import guard_obstacle, guard_remark, with_bounds_guard
 from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, tiles_bytes, traffic,
                      uses_raw_thread_ids)
 
@@ -108,14 +108,9 @@ class ThreadMerge(OptimizationPass):
         ctx.am.record(proc, TilingAnalysis, best.plan)
         mx, my = best.plan.merge
         if best.plan.original is not plan.original:
-            added = ", ".join(f"int {c} ({n})"
-                              for n, c in best.plan.original.size_param_names.items())
-            ctx.remark("applied", self.name, proc, "the kernel has no bounds guard and its "
-                       f"blocks now cover {best.plan.coverage[0]}x{best.plan.coverage[1]} "
-                       "outputs, which its thread space need not be a multiple of: guarded "
-                       f"by its thread space ({', '.join(fit.extents)})" +
-                       (f"; new parameter(s) {added}, which the launcher passes" if added
-                        else ""))
+            ctx.remark("applied", self.name, proc, guard_remark(
+                best.plan.original, f"its blocks now cover {best.plan.coverage[0]}x"
+                f"{best.plan.coverage[1]} outputs"))
         if best.plan.register_tiled:
             ctx.remark("applied", self.name, proc, f"each thread computes {mx}x{my} outputs "
                        f"(x={mx}, y={my}), register-tiled in runs of {best.plan.group} "
@@ -208,8 +203,6 @@ class _Fit:
         self.plan, self.ctx = plan, ctx
         self.guarded = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
         self._alt: tuple[GProcedure | None, str] | None = None
-        dims = plan.original.pragma.global_dim
-        self.extents = [d for d in (dims if uses_y(plan.original) else dims[:1]) if d]
 
     def __call__(self, candidate: TilingPlan) -> tuple[TilingPlan | None, str]:
         original = self.plan.original

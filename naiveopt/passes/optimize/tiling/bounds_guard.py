@@ -99,6 +99,17 @@ def with_bounds_guard(proc: GProcedure, ctx: PassContext) -> GProcedure:
     return p
 
 
+def guard_remark(guarded: GProcedure, cover: str) -> str:
+    """The remark a pass gives when the variant it chose runs on the copy ``guarded``
+    (:func:`with_bounds_guard`): why the guard, over what, and the parameters it added.
+    ``cover``: what the variant's blocks cover (``"its blocks now cover 32x64 outputs"``)."""
+    dims = guarded.pragma.global_dim if uses_y(guarded) else guarded.pragma.global_dim[:1]
+    added = ", ".join(f"int {c} ({n})" for n, c in guarded.size_param_names.items())
+    return (f"the kernel has no bounds guard and {cover}, which its thread space need not be "
+            f"a multiple of: guarded by its thread space ({', '.join(d for d in dims if d)})" +
+            (f"; new parameter(s) {added}, which the launcher passes" if added else ""))
+
+
 def _macro(name: str, module: GModule) -> bool:
     """Whether ``name`` is a macro of the compile: the file's own, or a -D value (a parameter
     of that name would be expanded away: ``int 48``; the guard holds its value)."""
@@ -118,6 +129,7 @@ def _spelled(name: str, proc: GProcedure, module: GModule) -> str:
 
 def _added(name: str, proc: GProcedure, module: GModule) -> bool:
     """Whether the guard takes thread-space size ``name`` as a new parameter: neither a
-    parameter, nor held by one, nor a macro of the compile."""
+    parameter, nor held by one, nor a macro of the compile, nor host-filled data the kernel
+    reads (``__constant__ int N;``: the guard reads it too)."""
     return proc.param(name) is None and name not in proc.pragma.size_holders and \
-        not _macro(name, module)
+        not _macro(name, module) and name not in proc.global_args

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .ir import GlobalVar, GModule, GProcedure, PredefId, atomics, dynamic_shared, structs
 from .ir.globals import describe, elements, kernel_globals, parameter_text
@@ -637,10 +637,13 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
     notes += proc.layout_notes
     for g in _read_data(module, proc):
         space = "__constant__" if g.space == "constant" else "__device__"
+        # the input's own name (OpenCL renames a reserved one: ``half`` -> ``half_``)
+        user = replace(g, name=proc.renamed.get(g.name, g.name))
         if g.initialized:
             where = "initialized in this file" if target == "cuda" else \
-                "program-scope __constant, initialized here"
-            notes.append(f"constant data: {describe(g)} ({where})")
+                "program-scope __constant" + (f" {g.name}" if g.name != user.name else "") + \
+                ", initialized here"
+            notes.append(f"constant data: {describe(user)} ({where})")
         elif target == "cuda":
             notes.append(f"constant data: {space} {describe(g)}, filled by the host:")
             notes.append(f"  cudaMemcpyToSymbol({g.name}, host_{g.name}, "
@@ -648,7 +651,7 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
         else:
             what = f"a buffer of {elements(g)} {g.base_type}" if g.dims else "its value"
             notes.append(f"argument {_position(proc, g.name)}: {parameter_text(g)}: {what}")
-            notes.append(f"  (the data of the input's {space} {describe(g)})")
+            notes.append(f"  (the data of the input's {space} {describe(user)})")
     for p in dynamic_shared.params(proc):
         if target == "cuda":
             notes.append(f"dynamic shared memory: {p.name}, sized by the launch:")

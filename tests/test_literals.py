@@ -283,6 +283,45 @@ def test_opencl_names_reserved_in_cuda_round_trip(tmp_path):
     assert "float threadIdx = 0.5f;" in back.code and "int dim3 = 2;" in back.code
 
 
+CUDA_RESERVED_GLOBALS = """\
+__constant__ int half;
+__constant__ float local[4];
+__constant__ float kernel[3] = {0.25f, 0.5f, 0.25f};
+__device__ float twice(float x) { return 2.0f * x * kernel[1]; }
+
+__global__ void shift(const float *in, float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = in[(i + half) % n] * local[i % 4] + twice(in[i]) + kernel[0];
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_file_scope_data_with_names_reserved_in_opencl(target, tmp_path):
+    """``__constant__ int half;`` is an OpenCL kernel argument (host-filled) or program-scope
+    data (initialized) there: renamed like a local, the host's names kept in the header and
+    in verification (``half`` is a size the sizes set)."""
+    result = naiveopt.optimize(CUDA_RESERVED_GLOBALS, filename="g.cu", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification
+    assert "half=" in k.verification.detail or "half" in str(k.facts), k.verification
+    if target == "cuda":
+        assert "__constant__ int half;" in result.code
+        assert "cudaMemcpyToSymbol(half, host_half, sizeof(int))" in result.code
+    else:
+        body = result.code.split("__kernel")[1]
+        assert "int half_" in body and "__constant float *local_" in body
+        assert "__constant float kernel_[3] = {0.25f, 0.5f, 0.25f};" in result.code
+        assert "float kernel[3] (program-scope __constant kernel_, initialized here)" \
+            in result.code
+        assert "(the data of the input's __constant__ int half)" in result.code
+        for word in ("half", "local", "kernel"):
+            assert not re.search(rf"(?<!__)\b{word}\b(?!\()", body.replace("__kernel", "")
+                                 .replace("__local", "")), word
+
+
 def test_reserved_kernel_name_is_a_located_error():
     source = CUDA_KEYWORDS.replace("void kw(", "void half(")
     with pytest.raises(NaiveoptError, match=r"kw.cu:\d+:\d+: error: kernel name 'half'"):

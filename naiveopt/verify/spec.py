@@ -252,8 +252,9 @@ def with_file_data(kernel: KernelSpec, module: GModule, spec: FileSpec,
     size_names = set(defines).union(*spec.sizes.values()) if spec.sizes else set(defines)
     by_name = {g.name: g for g in module.globals}
     extra, facts = [], dict(kernel.provenance)
-    for name in proc.global_args:
-        g = by_name[name]
+    for written in proc.global_args:
+        g = by_name[written]
+        name = proc.renamed.get(written, written)   # the user's (OpenCL renames ``half``)
         kind = g.base_type if element(g.base_type) else (
             "float" if g.base_type in ("float", "double") else "int")
         if not g.dims and kind not in ("float", "double", "half") and name in size_names:

@@ -121,8 +121,10 @@ def _module_names(module: GModule) -> set[str]:
 
 
 def _declared(module: GModule) -> set[str]:
-    """Names the user's code declares: helper functions, parameters and locals."""
-    names = {h.decl.name for h in module.helpers}
+    """Names the user's code declares: helper functions, file-scope data (``__constant__
+    int half;``: an OpenCL kernel argument, or program-scope data, there), parameters and
+    locals."""
+    names = {h.decl.name for h in module.helpers} | {g.name for g in module.globals}
     for tree in [*module.helpers, *(p.func for p in module.procedures)]:
         for node, _ in walk(tree):
             if isinstance(node, c_ast.Decl) and node.name and \
@@ -157,15 +159,15 @@ def _apply(module: GModule, mapping: dict[str, str]) -> None:
             elif isinstance(node, c_ast.Decl) and node.name in mapping:
                 if isinstance(node.type, c_ast.FuncDecl) and node.name not in helpers:
                     continue                      # a kernel's own declaration
-                node.name = mapping[node.name]
-                t = node.type
-                while not isinstance(t, c_ast.TypeDecl) and hasattr(t, "type"):
-                    t = t.type
-                if isinstance(t, c_ast.TypeDecl):
-                    t.declname = mapping[t.declname] if t.declname in mapping else t.declname
+                _rename_declaration(node, mapping)
             elif isinstance(node, TexFetch) and node.array in mapping:
                 node.array = mapping[node.array]
+    for g in module.globals:
+        if g.name in mapping:
+            g.name = mapping[g.name]
+            _rename_declaration(g.decl, mapping)
     for proc in module.procedures:             # the analyses' records follow the tree
+        proc.global_args = [mapping.get(n, n) for n in proc.global_args]
         for p in proc.params:
             if p.name in mapping:
                 p.name = mapping[p.name]
@@ -182,3 +184,12 @@ def _apply(module: GModule, mapping: dict[str, str]) -> None:
             if old not in proc.renamed:          # else the user's name is carried above
                 renamed[new] = old
         proc.renamed = {w: u for w, u in renamed.items() if w != u}
+
+
+def _rename_declaration(decl: c_ast.Decl, mapping: dict[str, str]) -> None:
+    decl.name = mapping[decl.name]
+    t = decl.type
+    while not isinstance(t, c_ast.TypeDecl) and hasattr(t, "type"):
+        t = t.type
+    if isinstance(t, c_ast.TypeDecl):
+        t.declname = mapping[t.declname] if t.declname in mapping else t.declname

@@ -1181,6 +1181,84 @@ def test_sincos_is_read_as_the_sine_and_the_cosine_it_stores(target):
         assert re.search(r"d\[2 \* i\w* \+ 1\] = cos\(\(double\)theta\[i\w*\]\);", result.code)
 
 
+OPENCL_SINCOS = """float turn(float a)
+{
+    float k;
+    float s = sincos(a, &k);
+    return s * k;
+}
+
+__kernel void rotate(__global const float2 *in, __global float2 *out,
+                     __global const float *theta, __global float *cs, int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        float c, s;
+        s = sincos(theta[i] * 0.5f, &c);
+        float t = turn(theta[i]);
+        out[i] = (float2)(c * in[i].x - s * in[i].y, s * in[i].x + c * in[i].y + t);
+        sincos(theta[i], &c);
+        cs[n + i] = c;
+        c = sincos(c + theta[i], &c);
+        cs[2 * n + i] = c;
+        cs[3 * n + i] = sincos(cs[3 * n + i] * 0.25f, &cs[3 * n + i]);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_opencl_sincos_is_read_as_the_sine_it_returns_and_the_cosine_it_stores(target):
+    """OpenCL's ``s = sincos(x, &c)`` (as a declaration's initializer, an assignment's right
+    side, a statement of its own, in a helper) was refused ('pointer arithmetic and
+    address-of'): it stores cos(x) before the statement, which reads sin(x) (``c =
+    sincos(c + t, &c)`` leaves the sine, of the old c)."""
+    result = naiveopt.optimize(OPENCL_SINCOS, filename="rot.cl", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "sincos" not in result.code
+    assert re.search(r"c\w* = cos\([^;]* \* 0\.5f\);\s*s\w* = sin\([^;]* \* 0\.5f\);",
+                     result.code), result.code
+    assert re.search(r"k = cos\(a\);\s*float s = sin\(a\);", result.code)
+    # an argument that reads what the call stores is named first
+    assert re.search(r"float naiveopt_angle0\w* = c\w* \+ ", result.code), result.code
+
+
+@pytest.mark.parametrize("where, text", [
+    ("if", "if (sincos(theta[i], &c) > 0.0f) cs[i] = c;"),
+    ("sum", "float u = 1.0f + sincos(theta[i], &c);"),
+    ("pointer", "float u = sincos(theta[i], cs);"),
+    ("impure", "float u = sincos(theta[i++], &c);"),
+    ("for", "for (float u = sincos(theta[i], &c); u < 1.0f; u += 1.0f) cs[i] = u;"),
+])
+def test_opencl_sincos_elsewhere_is_a_located_error(where, text):
+    source = OPENCL_SINCOS.replace("        sincos(theta[i], &c);", "        " + text)
+    with pytest.raises(NaiveoptError) as info:
+        naiveopt.optimize(source, filename="rot.cl", verify=False, arch="none")
+    assert info.value.line == 17, info.value
+    assert "sincos" in info.value.message or "address-of" in info.value.message, \
+        info.value.message
+
+
+def test_sincos_of_an_argument_it_overwrites_reads_it_once():
+    """``sincosf(a[i] * 0.5f, &a[i], &c[i])`` was read as ``a[i] = sinf(a[i] * 0.5f); c[i] =
+    cosf(a[i] * 0.5f);``, the cosine of the new a[i]: the naive kernel verification runs is
+    read the same way, so nothing caught it. The argument is named first."""
+    src = """__global__ void rot(float *a, float *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        sincosf(a[i] * 0.5f, &a[i], &c[i]);
+}
+"""
+    body = code_only(to_c(parse_module("k.cu", src).procedures[0].body))
+    assert re.search(r"float naiveopt_angle0 = a\[i\] \* 0\.5f;\s*a\[i\] = sinf\("
+                     r"naiveopt_angle0\);\s*c\[i\] = cosf\(naiveopt_angle0\);", body), body
+    plain = code_only(to_c(parse_module("k.cu", src.replace("&a[i], &c[i]", "&c[n + i], "
+                                                             "&c[i]")).procedures[0].body))
+    assert "naiveopt_angle" not in plain and "c[n + i] = sinf(a[i] * 0.5f);" in plain, plain
+
+
 def test_sincos_of_an_argument_that_changes_something_is_a_located_error():
     source = SINCOS.replace("sincosf(theta[i] * 0.5f,", "sincosf(theta[i++],")
     with pytest.raises(NaiveoptError) as info:

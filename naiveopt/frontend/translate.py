@@ -18,7 +18,7 @@ from ..ir import atomics, cu_complex
 from ..ir.elements import element
 from ..ir.literals import float_suffix, literal_token
 from ..ir.typenames import type_node as ir_type_node
-from ..ir.rewrite import side_effect_free as pure
+from ..ir.rewrite import side_effect_free as pure, walk
 from . import clang_setup as cs
 from . import typed_builtins, vector_casts
 from .pointer_offsets import PointerOffsets, strip
@@ -52,6 +52,25 @@ _VSTORE = re.compile(r"vstore[234]")
 def _defined(cursor: ci.Cursor) -> bool:
     """Whether a call's function is one the file defines (not a built-in of that name)."""
     return cursor.referenced is not None and cursor.referenced.is_definition()
+
+
+def _value_call(statement: ci.Cursor, name: str) -> int | None:
+    """The hash of a call of built-in ``name`` that is ``statement``'s whole value: the
+    statement itself, the initializer of its one declaration, or the right side of its
+    plain assignment (a store made by the call may then follow the statement)."""
+    node = strip(statement)
+    if node.kind == K.DECL_STMT:
+        decls = list(node.get_children())
+        if len(decls) != 1 or decls[0].kind != K.VAR_DECL:
+            return None
+        init = cs.var_initializer(decls[0])
+        node = strip(init) if init is not None else None
+    elif node.kind == K.BINARY_OPERATOR and cs.binary_operator(node) == "=":
+        node = strip(list(node.get_children())[1])
+    if node is not None and node.kind == K.CALL_EXPR and node.spelling == name and \
+            not _defined(node):
+        return node.hash
+    return None
 
 
 def _vector_name(ctype: ci.Type) -> str:
@@ -171,7 +190,12 @@ class Translator:
         self.struct_helpers: dict[str, dict[int, str]] = {}
         self.pointers = PointerOffsets(self.error, self.expr)   # local pointers into arrays
         self._stored = 0                  # values of vstore calls named so far
-
+        # OpenCL's ``sincos(x, &c)`` the statement being translated may hold (its value, a
+        # declaration's initializer or an assignment's right side), and the cosine stores
+        # that precede the statement (_sincos_value)
+        self._sincos_at: int | None = None
+        self._before: list[c_ast.Node] = []
+        self._angles = 0                  # sincos arguments named so far
     # ----------------------------------------------------------------- helpers
     def error(self, cursor: ci.Cursor, message: str) -> UnsupportedConstruct:
         loc = cursor.location
@@ -248,6 +272,15 @@ class Translator:
     # ------------------------------------------------------------- statements
     def statement(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         """Translate one statement cursor into zero or more c_ast statements."""
+        outer = self._sincos_at, self._before
+        self._sincos_at, self._before = _value_call(cursor, "sincos"), []
+        try:
+            stmts = self._statement(cursor)
+            return self._before + stmts
+        finally:
+            self._sincos_at, self._before = outer
+
+    def _statement(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         kind = cursor.kind
         if kind == K.COMPOUND_STMT:
             return [self.compound(cursor)]
@@ -285,8 +318,9 @@ class Translator:
         if kind == K.CALL_EXPR and _VSTORE.fullmatch(cursor.spelling) and \
                 not _defined(cursor):
             return self._vstore(cursor)
-        if kind == K.CALL_EXPR and cursor.spelling in _SINCOS and not _defined(cursor):
-            return self._sincos(cursor)
+        if kind == K.CALL_EXPR and cursor.spelling in _SINCOS and not _defined(cursor) and \
+                not (cursor.spelling == "sincos" and len(list(cursor.get_arguments())) == 2):
+            return self._sincos(cursor)         # (OpenCL's sincos(x, &c): _sincos_value)
         if kind.is_expression():
             if self.pointers.is_assignment(cursor):
                 return []           # a resolved pointer's (pointer_offsets.py): no statement
@@ -803,6 +837,9 @@ class Translator:
         name = cursor.spelling
         if not name:
             raise self.error(cursor, "calls through function pointers are not supported")
+        if name == "sincos" and len(list(cursor.get_arguments())) == 2 and \
+                not _defined(cursor):
+            return self._sincos_value(cursor)
         if atomics.is_atomic_name(name):
             return self._atomic(cursor, name)
         if name in OUT_OF_SCOPE_FUNCTIONS:
@@ -849,26 +886,67 @@ class Translator:
         """CUDA's ``sincosf(x, &s, &c)`` (and its kin) as the two stores it makes, ``s =
         sinf(x); c = cosf(x);``: the same values (the functions' accuracy is the pair's),
         without the addresses of locals the IR does not model. ``x`` is read twice, so it
-        must change nothing."""
+        must change nothing; where it reads what the stores write (``sincosf(a, &a, &c)``)
+        it is named first: ``{ float a0 = a; a = sinf(a0); c = cosf(a0); }``."""
         args = list(cursor.get_arguments())
         if len(args) != 3:
             raise self.error(cursor, f"'{cursor.spelling}' takes three arguments")
-        angle = self.expr(args[0])
-        if not pure(angle, _PURE_CALLS):
-            raise self.error(args[0], f"the argument of '{cursor.spelling}' must change "
-                             "nothing (it is read for the sine and the cosine)")
-        targets = []
-        for arg in args[1:]:
-            arg = strip(arg)
-            if arg.kind != K.UNARY_OPERATOR or cs.unary_operator(arg) != "&":
-                raise self.error(arg, f"'{cursor.spelling}' stores through '&variable' or "
-                                 "'&array[i]' only")
-            targets.append(self.expr(next(iter(arg.get_children()))))
+        targets = [self._sincos_target(cursor, arg) for arg in args[1:]]
+        named, angle = self._sincos_angle(cursor, args[0], targets)
         sin, cos = _SINCOS[cursor.spelling]
         coord = self.coord(cursor)
-        return [c_ast.Assignment("=", target, c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(
-                    [copy.deepcopy(angle)]), coord=coord), coord=coord)
-                for target, name in zip(targets, (sin, cos))]
+        stores = [c_ast.Assignment("=", target, c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(
+                      [copy.deepcopy(angle)]), coord=coord), coord=coord)
+                  for target, name in zip(targets, (sin, cos))]
+        return [c_ast.Compound(named + stores)] if named else stores
+
+    def _sincos_value(self, cursor: ci.Cursor) -> c_ast.Node:
+        """OpenCL's ``s = sincos(x, &c)``: the sine it returns, ``sin(x)``, with the store of
+        the cosine it makes, ``c = cos(x);``, before the statement (the call stores before
+        the statement's own store: ``c = sincos(x, &c)`` leaves the sine). Only as a
+        statement's whole value, a declaration's initializer or an assignment's right side,
+        where the store may move out of the statement; ``x`` is read twice, so it must change
+        nothing, and where it reads ``c`` it is named first."""
+        angle_c, target_c = list(cursor.get_arguments())
+        if cursor.hash != self._sincos_at:
+            raise self.error(cursor, "'sincos' is supported as a declaration's initializer, "
+                             "an assignment's right side or a statement of its own")
+        target = self._sincos_target(cursor, target_c)
+        named, angle = self._sincos_angle(cursor, angle_c, [target])
+        coord = self.coord(cursor)
+        self._before += named + [c_ast.Assignment("=", target, c_ast.FuncCall(
+            c_ast.ID("cos"), c_ast.ExprList([copy.deepcopy(angle)]), coord=coord), coord=coord)]
+        return c_ast.FuncCall(c_ast.ID("sin"), c_ast.ExprList([angle]), coord=coord)
+
+    def _sincos_target(self, call: ci.Cursor, arg: ci.Cursor) -> c_ast.Node:
+        """The element or variable a sincos call stores through (``&c``, ``&a[i]``)."""
+        arg = strip(arg)
+        if arg.kind != K.UNARY_OPERATOR or cs.unary_operator(arg) != "&":
+            raise self.error(arg, f"'{call.spelling}' stores through '&variable' or "
+                             "'&array[i]' only")
+        return self.expr(next(iter(arg.get_children())))
+
+    def _sincos_angle(self, call: ci.Cursor, arg: ci.Cursor, targets: list[c_ast.Node]
+                      ) -> tuple[list[c_ast.Node], c_ast.Node]:
+        """The argument of a sincos call, read once per store: as it is, or named first
+        (``float naiveopt_angle0 = x;``) where it reads a variable or array a store writes."""
+        angle = self.expr(arg)
+        if not pure(angle, _PURE_CALLS):
+            raise self.error(arg, f"the argument of '{call.spelling}' must change nothing "
+                             "(it is read for the sine and the cosine)")
+        written = set()
+        for target in targets:
+            while isinstance(target, (c_ast.ArrayRef, c_ast.StructRef)):
+                target = target.name
+            written |= {n.name for n, _ in walk(target) if isinstance(n, c_ast.ID)}
+        if not {n.name for n, _ in walk(angle) if isinstance(n, c_ast.ID)} & written:
+            return [], angle
+        name = f"naiveopt_angle{self._angles}"
+        self._angles += 1
+        kind = "double" if arg.type.get_canonical().kind == ci.TypeKind.DOUBLE else "float"
+        decl = c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(
+            name, [], None, c_ast.IdentifierType([kind])), angle, None)
+        return [decl], c_ast.ID(name)
 
     def _vstore(self, cursor: ci.Cursor) -> list[c_ast.Node]:
         """OpenCL's ``vstore4(v, i, p)`` statement: ``p[4*i + k] = v.<k>`` for each component,

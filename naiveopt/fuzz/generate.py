@@ -208,6 +208,8 @@ class KernelGenerator:
         self.block_macros: dict[str, int] = {}
         # the stream that leaves an unguarded kernel's threads(...) out of its pragma
         self.open_threads: random.Random | None = None
+        # the stream that names the file-scope table as the other dialect reserves
+        self.table_names: random.Random | None = None
         # whether the helper is a __device__ function template (CUDA; generate_case draws it)
         self.helper_template = False
 
@@ -669,8 +671,8 @@ class KernelGenerator:
         return self.forms.choice(forms)
 
     def reserved_names(self, text: str) -> str:
-        """The file with, sometimes, the accumulator and a size named as the other dialect
-        reserves (whole-word renames of names the generator alone uses)."""
+        """The file with, sometimes, the accumulator, a size and the file-scope table named as
+        the other dialect reserves (whole-word renames of names the generator alone uses)."""
         if self.forms is None:
             return text
         names = [n for n in RESERVED_ELSEWHERE[self.dialect]
@@ -681,6 +683,14 @@ class KernelGenerator:
         sizes = [s for s in ("K", "L", "M", "N") if re.search(rf"\b{s}\b", text)]
         if names and sizes and self.forms.random() < 0.2:
             text = re.sub(rf"\b{self.forms.choice(sizes)}\b", names.pop(), text)
+        # the file-scope table too (``__constant__ float half[5];``: an OpenCL kernel
+        # argument or program-scope data there, renamed like a local)
+        # (a stream of its own, so earlier campaigns' cases keep their names; not a type
+        # name CUDA's headers declare at file scope: ``uint``, ``uchar``)
+        table = [n for n in names if n not in ("uint", "uchar")]
+        if self.table_names is not None and table and re.search(r"\bCT\b", text) and \
+                self.table_names.random() < TABLE_RESERVED_SHARE:
+            text = re.sub(r"\bCT\b", self.table_names.choice(table), text)
         return text
 
     # ------------------------------------------------------------------ text
@@ -1447,6 +1457,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     generator.min_bounds = random.Random(f"{seed}:{index}:min-bound")
     generator.block_constants = random.Random(f"{seed}:{index}:block-constant")
     generator.open_threads = random.Random(f"{seed}:{index}:open-threads")
+    generator.table_names = random.Random(f"{seed}:{index}:table-names")
     generator.helper_template = dialect == "cuda" and \
         random.Random(f"{seed}:{index}:helper-template").random() < HELPER_TEMPLATE_SHARE
     source = generator.file()
@@ -2199,20 +2210,22 @@ def host_constant_variant(source: str, rng: random.Random, dialect: str) -> str:
                           "__constant__ fz_params_t fz_prm;\n") + source[at:]
 
 
-#: Share of CUDA cases whose first float store goes through sincosf (:func:`sincos_variant`).
+#: Share of cases whose first float store goes through sincos (:func:`sincos_variant`).
 SINCOS_SHARE = 0.08
 
 
 def sincos_variant(source: str, rng: random.Random, dialect: str) -> str:
-    """In a share of CUDA cases, the first store ``O[e] = v;`` to a float array of the
-    first kernel as physics code writes a rotation: ``{ float fz_s, fz_c; sincosf(v, &fz_s,
+    """In a share of cases, the first store ``O[e] = v;`` to a float array of the first
+    kernel as physics code writes a rotation: CUDA ``{ float fz_s, fz_c; sincosf(v, &fz_s,
     &fz_c); O[e] = v + 0.5f * fz_s * fz_c; }`` (or through ``__sincosf``, with the sine
-    stored into the array element itself): the front end reads the call as the sine and the
-    cosine it stores (frontend/translate.Translator._sincos)."""
-    if dialect != "cuda" or rng.random() >= SINCOS_SHARE:
+    stored into the array element itself), OpenCL ``float fz_s = sincos(v, &fz_c);`` (or the
+    sine assigned to the element, or a statement of its own storing the cosine into it): the
+    front end reads the call as the sine and the cosine it stores
+    (frontend/translate.Translator._sincos, _sincos_value)."""
+    if rng.random() >= SINCOS_SHARE:
         return source
-    head = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?\w+\(([^)]*)\)\n\{\n",
-                     source)
+    head = re.search(r"(?:__global__|__kernel) void (?:__launch_bounds__\(\d+\) )?\w+"
+                     r"\(([^)]*)\)\n\{\n", source)
     if head is None:
         return source
     floats = [m.group(3) for m in _POINTER_PARAM.finditer(head.group(1))
@@ -2224,13 +2237,25 @@ def sincos_variant(source: str, rng: random.Random, dialect: str) -> str:
     if store is None or re.search(r"\+\+|--|\w\(", store.group(3)):
         return source
     pad, target, value = store.groups()
-    fn = rng.choice(["sincosf", "__sincosf"])
-    if rng.random() < 0.5:
-        text = (f"{pad}{{\n{pad}    float fz_s, fz_c;\n{pad}    {fn}({value}, &fz_s, &fz_c);\n"
-                f"{pad}    {target} = ({value}) + 0.5f * fz_s * fz_c;\n{pad}}}")
+    if dialect == "opencl":
+        roll = rng.random()
+        if roll < 0.4:
+            text = (f"{pad}{{\n{pad}    float fz_c;\n{pad}    float fz_s = sincos({value}, "
+                    f"&fz_c);\n{pad}    {target} = ({value}) + 0.5f * fz_s * fz_c;\n{pad}}}")
+        elif roll < 0.7:
+            text = (f"{pad}{{\n{pad}    float fz_c;\n{pad}    {target} = sincos({value}, "
+                    f"&fz_c);\n{pad}    {target} += fz_c;\n{pad}}}")
+        else:
+            text = (f"{pad}{{\n{pad}    sincos({value}, &{target});\n"
+                    f"{pad}    {target} += ({value});\n{pad}}}")
     else:
-        text = (f"{pad}{{\n{pad}    float fz_c;\n{pad}    {fn}({value}, &{target}, &fz_c);\n"
-                f"{pad}    {target} += fz_c;\n{pad}}}")
+        fn = rng.choice(["sincosf", "__sincosf"])
+        if rng.random() < 0.5:
+            text = (f"{pad}{{\n{pad}    float fz_s, fz_c;\n{pad}    {fn}({value}, &fz_s, "
+                    f"&fz_c);\n{pad}    {target} = ({value}) + 0.5f * fz_s * fz_c;\n{pad}}}")
+        else:
+            text = (f"{pad}{{\n{pad}    float fz_c;\n{pad}    {fn}({value}, &{target}, "
+                    f"&fz_c);\n{pad}    {target} += fz_c;\n{pad}}}")
     body = body[:store.start()] + text + body[store.end():]
     return source[:head.end()] + body + source[end:]
 
@@ -2540,6 +2565,10 @@ def constant_variant(source: str, rng: random.Random, dialect: str) -> str:
             lines[n] += rng.choice(["  // tile size", " /* threads */"])
     return "\n".join(lines)
 
+
+#: Share of files with a file-scope table whose table is named as the other dialect reserves
+#: (``__constant__ float half[5];``: KernelGenerator.reserved_names).
+TABLE_RESERVED_SHARE = 0.3
 
 #: Share of CUDA cases whose helper (where they draw one) is a __device__ function template.
 HELPER_TEMPLATE_SHARE = 0.3

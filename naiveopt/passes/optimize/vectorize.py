@@ -549,6 +549,7 @@ def _vectorize_threads(name: str, proc: GProcedure, ctx: PassContext, everywhere
     parts = [f"{m.describe()} read as {vector_type(_elem(proc, m), width)}" for m in vector_reads]
     parts += [f"{m.describe()} written as {vector_type(_elem(proc, m), width)}" for m in writes]
     parts += [f"{m.describe()} read once for {width} outputs" for m in shared_reads]
+    parts = list(dict.fromkeys(parts))        # an element read several times: one load
     block = ""
     if everywhere or shared_reads:
         _merge_lanes(proc, ctx, width, vector_reads, shared_reads, writes)
@@ -680,12 +681,15 @@ def _merge_lanes(proc: GProcedure, ctx: PassContext, width: int, vector_reads, s
     def ref_at_lane0(m: MemoryExpression) -> c_ast.ArrayRef:
         return c_ast.ArrayRef(c_ast.ID(m.array), from_sympy(m.index.subs(IDX, width * IDX)))
 
-    fast_pre, temps = [], {}
+    fast_pre, temps, vectors = [], {}, {}
     for m in vector_reads:
-        vname = fresh(taken, f"v_{m.array}")
-        temps[id(m.node)] = ("lane", vname)
-        fast_pre.append(declare_vector(vname, _elem(proc, m), width,
-                                       VectorLoad(ref_at_lane0(m), width, _elem(proc, m))))
+        # one load per address: reads of one element (theta[i] read three times) share it
+        key = sympy.srepr(m.index) + m.array
+        if key not in vectors:
+            vectors[key] = fresh(taken, f"v_{m.array}")
+            fast_pre.append(declare_vector(vectors[key], _elem(proc, m), width, VectorLoad(
+                ref_at_lane0(m), width, _elem(proc, m))))
+        temps[id(m.node)] = ("lane", vectors[key])
     by_address = {}
     for m in shared_reads:
         key = sympy.srepr(m.index) + m.array

@@ -329,3 +329,74 @@ __global__ void t(const float *A, float *B, int W)
     assert k.verification.status == "passed", k.verification.detail
     assert "guarded by its thread space (W, H)" in remarks(result, "coalesce-writes")
     assert "naiveopt_H" not in result.code and re.search(r"< W && [^;]*< H\)", result.code)
+
+
+GRID_STRIDE_ROWS = """\
+typedef struct { int N; int K; int T; } Dims;
+__kernel void gs0(__global const float *A, __global const float *X, __global float *B, Dims args)
+{
+    size_t i;
+    int tid = get_group_id(0) * get_local_size(0) + get_local_id(0);
+    for (i = tid; i < args.N; i = i + get_num_groups(0) * get_local_size(0)) {
+        float acc = 0.0f;
+        const __global float *row = A + i * args.K;
+        for (int l = 0; l < args.K; l++)
+            acc += row[l] * X[l];
+        B[i] = acc;
+    }
+}
+"""
+
+
+def test_tile_rows_past_a_guard_through_a_copied_id_are_not_loaded():
+    """Fuzz 1198 case 252: a grid-stride loop made one row per thread bounds ``i``, a copy
+    of ``tid`` (itself the global id): the guard analysis followed one copy only, so the
+    guard bounded no id, and the coalesced tile of A loaded rows past args.N (past A's end:
+    PoCL crashed now and then, a GPU would fault). Its bound is read through both copies;
+    a guard that bounds no id leaves the kernel to the rules of one without a guard."""
+    from naiveopt.analysis.guards import id_aliases
+    from naiveopt.analysis.shape import kernel_shape
+    from naiveopt.passes.optimize.tiling import guards_thread_space
+
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(GRID_STRIDE_ROWS, filename="gs0.cl", target=target,
+                                   options={"disable": ["split-reduction"]})
+        (k,) = result.kernels
+        assert k.verification.status == "passed", k.verification.detail
+        assert "coalesce" in k.passes
+        code = re.sub(r"\s+", " ", result.code)
+        loads = [m.start() for m in re.finditer(r"A\[\(64 \* bidx \+ r\) \* args\.K", code)]
+        assert loads
+        for at in loads:           # each load's condition bounds the row
+            assert "64 * bidx + r < args.N" in code[at - 80:at], code[at - 80:at]
+
+
+@pytest.mark.parametrize("guard, bounds_all", [
+    ("i < n && j < m", True), ("i < n", False), ("j < m", False), ("i < n && p < m", False)])
+def test_a_guard_bounds_the_thread_space_only_where_it_bounds_every_id(guard, bounds_all):
+    """A 2-D kernel guarded on one id relies on its launch along the other, as one without
+    a guard does (tiling.guards_thread_space): a launch may overhang only what the guard
+    bounds."""
+    from naiveopt.analysis.shape import ShapeAnalysis
+    from naiveopt.frontend import parse_module
+    from naiveopt.passes.manager import PassContext, run_passes
+    from naiveopt.passes.optimize.tiling import guards_thread_space
+    from naiveopt.passes.pipeline import front_passes
+
+    source = f"""
+__global__ void k(const float *A, float *C, int n, int m, int p)
+{{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    size_t i = t;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if ({guard})
+        C[j * n + i] = 2.0f * A[j * n + i];
+}}
+"""
+    module = parse_module("k.cu", source, {})
+    ctx = PassContext(module, "cuda", "none")
+    run_passes(front_passes(), ctx)
+    proc = module.procedures[0]
+    shape, _ = ctx.am.get(proc, ShapeAnalysis)
+    assert shape.guard is not None
+    assert guards_thread_space(proc, shape) == bounds_all

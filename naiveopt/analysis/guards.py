@@ -24,14 +24,21 @@ def is_id(node: c_ast.Node, name: str) -> bool:
 
 
 def id_aliases(proc: GProcedure) -> dict[str, str]:
-    """Locals defined once as a global id: ``int i = idx;`` -> {'i': 'idx'}."""
+    """Locals defined once as a global id, or as such a local: ``int i = idx;`` -> {'i':
+    'idx'}, and ``int tid = idx; size_t i = tid;`` -> {'tid': 'idx', 'i': 'idx'} (a
+    grid-stride loop's iterator, made one element per thread, is such a copy)."""
     counts = assigned_names(proc.body)
-    out = {}
+    out: dict[str, str] = {}
     for node, _ in walk(proc.body):
         if isinstance(node, c_ast.Decl) and node.init is not None and counts.get(node.name) == 1:
             for gid in ("idx", "idy"):
                 if is_id(node.init, gid):
                     out[node.name] = gid
+            init = node.init
+            while isinstance(init, c_ast.Cast):
+                init = init.expr
+            if isinstance(init, c_ast.ID) and init.name in out:
+                out[node.name] = out[init.name]
     return out
 
 

@@ -40,8 +40,8 @@ from ..manager import OptimizationPass, PassContext, adopt
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop
-from .tiling import (Staging, TilingAnalysis, classify, loop_obstacle, staging_of,
-                     tile_dims)
+from .tiling import (Staging, TilingAnalysis, classify, guards_thread_space, loop_obstacle,
+                     staging_of, tile_dims)
 
 
 class Coalesce(OptimizationPass):
@@ -73,7 +73,7 @@ class Coalesce(OptimizationPass):
         if default_block(proc) not in blocks:
             blocks.append(default_block(proc))
         variants = tiling_variants(original, loop_index, stagings, blocks, candidates.coalesce_tiles,
-                                   shape.guard is not None, target,
+                                   guards_thread_space(original, shape), target,
                                    lambda plan: (plan.tile, plan.block[0] * plan.block[1]))
         if not variants:
             ctx.remark("missed", self.name, proc, "no block shape tiles the kernel's unguarded "

@@ -26,8 +26,8 @@ from ..manager import OptimizationPass, PassContext, adopt
 from .dependence import written_array_obstacle
 from .selection import choose, tiling_variants
 from .shape import contains_barrier, enclosing_loop
-from .tiling import (Staging, TilingAnalysis, TilingPlan, classify, loop_obstacle,
-                     staging_of, traffic)
+from .tiling import (Staging, TilingAnalysis, TilingPlan, classify, guards_thread_space,
+                     loop_obstacle, staging_of, traffic)
 
 REUSE_KINDS = {"row_y": "x", "col_x": "y", "row_x": "y", "col_y": "x", "vec": "x and y"}
 
@@ -62,7 +62,7 @@ class ThreadBlockMerge(OptimizationPass):
         target = get_target(ctx.arch)
         variants = tiling_variants(original, loop_index, stagings,
                                    target.candidates.merge_blocks, target.candidates.merge_tiles,
-                                   shape.guard is not None, target,
+                                   guards_thread_space(original, shape), target,
                                    lambda plan: (-traffic(plan), plan.tile,
                                                  plan.block[0] * plan.block[1]))
         if not variants:

@@ -36,8 +36,8 @@ from ...targets import get_target
 from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
 from .tiling.bounds_guard import guard_obstacle, guard_remark, with_bounds_guard
-from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, tiles_bytes, traffic,
-                     uses_raw_thread_ids)
+from .tiling import (TilingAnalysis, TilingPlan, fits_unguarded, guards_thread_space,
+                     tiles_bytes, traffic, uses_raw_thread_ids)
 
 
 
@@ -201,7 +201,8 @@ class _Fit:
 
     def __init__(self, plan: TilingPlan, ctx: PassContext) -> None:
         self.plan, self.ctx = plan, ctx
-        self.guarded = ctx.am.get(plan.original, ShapeAnalysis)[0].guard is not None
+        self.guarded = guards_thread_space(plan.original,
+                                           ctx.am.get(plan.original, ShapeAnalysis)[0])
         self._alt: tuple[GProcedure | None, str] | None = None
 
     def __call__(self, candidate: TilingPlan) -> tuple[TilingPlan | None, str]:

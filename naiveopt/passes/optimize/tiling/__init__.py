@@ -10,6 +10,7 @@ Thread merge's copies of the code (copies.py) serve both.
 from .copies import local_names, rewrite_copy
 from .generation import generate
 from .plan import (SYM, VEC, Staging, TilingAnalysis, TilingPlan, classify, fits_unguarded,
+                   guards_thread_space,
                    load_order, loop_obstacle, prefetch_registers, segment_units, staging_of,
                    tile_dims, tile_extent, tiles_bytes, traffic, unit_cell, unit_width,
                    uses_raw_thread_ids, with_load_width)
@@ -18,6 +19,7 @@ from .window import (AXES, HALO_CAP, THREAD, Box, Fence, Read, Window, WindowPla
 
 __all__ = ["AXES", "HALO_CAP", "SYM", "THREAD", "VEC", "Box", "Fence", "Read", "Staging",
            "TilingAnalysis", "TilingPlan", "Window", "WindowPlan", "classify", "fits_unguarded",
+           "guards_thread_space",
            "generate", "load_order", "local_names", "loop_obstacle", "prefetch_registers",
            "rewrite_copy", "segment_units", "staging_of", "tile_dims", "tile_extent",
            "tiles_bytes", "traffic", "unit_cell", "unit_width", "uses_raw_thread_ids",

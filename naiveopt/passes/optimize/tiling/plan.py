@@ -39,7 +39,7 @@ from ....ir.elements import array_bytes
 from ....ir.rewrite import walk
 from ....ir.symbolic import decompose, to_sympy
 from ....ir.vector import VECTOR_ELEMENTS
-from ....launch import unguarded_obstacle
+from ....launch import unguarded_obstacle, uses_y
 from ....targets import Target
 from ..banks import interleaved, pad_and_degree
 
@@ -181,6 +181,17 @@ def traffic(plan: TilingPlan) -> float:
     cx, cy = plan.coverage
     return sum((cx if s.thread_axis == "x" else cy if s.thread_axis == "y" else 1)
                for s in plan.stagings) / (cx * cy)
+
+
+def guards_thread_space(proc: GProcedure, shape) -> bool:
+    """Whether the kernel's bounds guard bounds every axis of its thread space (idx, and idy
+    where it is 2-D): only then may a launch overhang it, and only then do the tile loads
+    know each row's bound (TileLoad). A guard that bounds another id, or an id through a
+    local the guard analysis does not follow, leaves the kernel relying on an exact launch
+    along that axis, as one without a guard does (a tile of rows past the last then read
+    past the array: fuzz 1198 case 252)."""
+    return shape is not None and shape.guard is not None and "idx" in shape.bounds and \
+        ("idy" in shape.bounds or not uses_y(proc))
 
 
 def fits_unguarded(proc: GProcedure, plan: TilingPlan, guarded_kernel: bool) -> bool:

@@ -248,21 +248,11 @@ def test_size_args_gives_python_hosts_the_values_to_append():
     assert naiveopt.size_args(guarded, H=64, W=64, K=64) == ()
 
 
-TUTORIAL_MM = """\
-typedef float real_t;
-#define TILE 16
-
-__global__ void matmul(const real_t *A, const real_t *B, real_t *C, size_t Width)
-{
-    size_t row = blockIdx.y * TILE + threadIdx.y;
-    size_t col = blockIdx.x * TILE + threadIdx.x;
-    real_t sum = 0;
-    size_t k;
-    for (k = 0; k < Width; k++)
-        sum += A[row * Width + k] * B[k * Width + col];
-    C[row * Width + col] = sum;
-}
-"""
+def tutorial_mm() -> str:
+    """The tutorial's matmul of the corpus, without its pragma (no annotations at all)."""
+    path = os.path.join(ROOT, "tests", "corpus", "st_matmul_tutorial_unguarded.cu")
+    with open(path) as fh:
+        return "".join(line for line in fh if not line.startswith("#pragma naiveopt"))
 
 
 @pytest.mark.parametrize("target", ["cuda", "opencl"])
@@ -271,7 +261,7 @@ def test_an_unannotated_unguarded_kernel_gets_a_guard_over_its_inferred_thread_s
     before the passes (the row width its written index implies, Width; rows a free size,
     globalDimY), so thread merge may take blocks that overhang a multiple of 16 behind an
     added guard (it declined every factor: 'its thread space is unknown')."""
-    result = naiveopt.optimize(TUTORIAL_MM, filename="tut_mm.cu", target=target)
+    result = naiveopt.optimize(tutorial_mm(), filename="tut_mm.cu", target=target)
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert "thread-merge" in k.passes, remarks(result, "thread-merge")

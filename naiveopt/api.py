@@ -193,11 +193,10 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
         if small:
             ctx.sizes.update(small)
             ctx.sizes_from = " and ".join(filter(None, (ctx.sizes_from, "tap sizes small")))
-        for proc in apply_inferred_threads(module, inference):
+        for proc, how in apply_inferred_threads(module, inference):
             gx, gy = proc.pragma.global_dim
-            ctx.remark("analysis", "thread-space", proc,
-                       f"thread space inferred: ({gx}, {gy}) (no bounds guard: the row width "
-                       "its written index implies, or a free size the launch gives)")
+            ctx.remark("analysis", "thread-space", proc, f"thread space inferred: ({gx}, {gy}) "
+                       f"(no bounds guard; {how})")
         apply_extents(module, unit.fixed, unit.overridable)
     _plan_host_launches(ctx, launcher, {
         name: k.threads for name, k in (metadata_spec.kernels.items() if metadata_spec else

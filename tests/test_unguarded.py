@@ -265,8 +265,9 @@ def test_an_unannotated_unguarded_kernel_gets_a_guard_over_its_inferred_thread_s
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert "thread-merge" in k.passes, remarks(result, "thread-merge")
-    assert any("thread space inferred: (Width, globalDimY)" in r.message
-               for r in result.remarks)
+    assert any("thread space inferred: (Width, globalDimY) (no bounds guard; Width: the row "
+               "width its written index implies; globalDimY: a free size the launch gives)"
+               in r.message for r in result.remarks)
     assert "int naiveopt_globalDimY" in result.code
     assert re.search(r"< Width &&[^;]*< naiveopt_globalDimY", result.code)
     cx, cy = coverage(k)

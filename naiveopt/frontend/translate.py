@@ -57,7 +57,7 @@ def _defined(cursor: ci.Cursor) -> bool:
 def _value_call(statement: ci.Cursor, name: str) -> int | None:
     """The hash of a call of built-in ``name`` that is ``statement``'s whole value: the
     statement itself, the initializer of its one declaration, or the right side of its
-    plain assignment (a store made by the call may then follow the statement)."""
+    plain assignment (a store the call makes may then move before the statement)."""
     node = strip(statement)
     if node.kind == K.DECL_STMT:
         decls = list(node.get_children())
@@ -71,6 +71,13 @@ def _value_call(statement: ci.Cursor, name: str) -> int | None:
             not _defined(node):
         return node.hash
     return None
+
+
+def _opencl_sincos(cursor: ci.Cursor) -> bool:
+    """Whether a call is OpenCL's built-in ``sincos(x, &c)`` (CUDA's takes three
+    arguments)."""
+    return cursor.spelling == "sincos" and len(list(cursor.get_arguments())) == 2 and \
+        not _defined(cursor)
 
 
 def _vector_name(ctype: ci.Type) -> str:
@@ -196,6 +203,7 @@ class Translator:
         self._sincos_at: int | None = None
         self._before: list[c_ast.Node] = []
         self._angles = 0                  # sincos arguments named so far
+
     # ----------------------------------------------------------------- helpers
     def error(self, cursor: ci.Cursor, message: str) -> UnsupportedConstruct:
         loc = cursor.location
@@ -319,7 +327,7 @@ class Translator:
                 not _defined(cursor):
             return self._vstore(cursor)
         if kind == K.CALL_EXPR and cursor.spelling in _SINCOS and not _defined(cursor) and \
-                not (cursor.spelling == "sincos" and len(list(cursor.get_arguments())) == 2):
+                not _opencl_sincos(cursor):
             return self._sincos(cursor)         # (OpenCL's sincos(x, &c): _sincos_value)
         if kind.is_expression():
             if self.pointers.is_assignment(cursor):
@@ -837,8 +845,7 @@ class Translator:
         name = cursor.spelling
         if not name:
             raise self.error(cursor, "calls through function pointers are not supported")
-        if name == "sincos" and len(list(cursor.get_arguments())) == 2 and \
-                not _defined(cursor):
+        if _opencl_sincos(cursor):
             return self._sincos_value(cursor)
         if atomics.is_atomic_name(name):
             return self._atomic(cursor, name)

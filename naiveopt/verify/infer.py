@@ -89,12 +89,14 @@ def infer_kernels(canonical: GModule, given: FileSpec | None, fixed: dict[str, i
                       for p in canonical.procedures}, given)
 
 
-def apply_inferred_threads(module: GModule, inference: Inference) -> list[GProcedure]:
+def apply_inferred_threads(module: GModule, inference: Inference
+                           ) -> list[tuple[GProcedure, str]]:
     """Record in GPragma.global_dim the thread space inference found for each kernel that no
     guard, grid-stride loop, #define, pragma or metadata gave one (a kernel without a bounds
     guard: the row width its written index implies, else a free size ``globalDimX``), so that
     the passes may give it a bounds guard over that space (tiling/bounds_guard.py) as they do
-    for one whose thread space a pragma names. Returns the kernels it recorded one for.
+    for one whose thread space a pragma names. Returns the kernels it recorded one for, each
+    with where its extents come from (for a remark).
 
     Inference's names are the user's; a kernel whose thread space names a size the output
     renames keeps it unknown (the guard would name the wrong thing)."""
@@ -110,7 +112,10 @@ def apply_inferred_threads(module: GModule, inference: Inference) -> list[GProce
             continue
         proc.pragma.global_dim = (str(threads[0]), str(threads[1]))
         proc.pragma.global_dim_source = "inferred"
-        out.append(proc)
+        how = [f"{t}: " + ("a free size the launch gives" if t in _FREE_DIMS else
+                           "the row width its written index implies")
+               for t in threads if str(t) != "1"]
+        out.append((proc, "; ".join(how)))
     return out
 
 

@@ -662,9 +662,15 @@ def data_notes(module: GModule, proc: GProcedure, target: str) -> list[str]:
                          f"*{p.name}: dynamic")
             notes.append(f"  local memory, clSetKernelArg(k, {proc.params.index(p)}, bytes, "
                          "NULL)")
+    extents = {param: axis.lower() for axis, param in proc.launch_extents}
     for name, param in proc.size_param_names.items():
-        # (tiling/bounds_guard.py: the input had no bounds guard, its blocks now overhang)
+        # (tiling/bounds_guard.py: the input had no bounds guard, its blocks now overhang;
+        # passes/functional/launch_extents.py: it read its launch's size)
         where = f"argument {_position(proc, param)}: " if target == "opencl" else ""
-        notes.append(f"{where}int {param}: new parameter, {name}, the thread-space size its "
-                     "added bounds guard tests")
+        axis = extents.get(param)
+        read = (f"get_global_size({'xy'.index(axis)})" if target == "opencl" else
+                f"blockDim.{axis} * gridDim.{axis}") if axis else ""
+        notes.append(f"{where}int {param}: new parameter, {name}:")
+        notes.append(f"  the thread space's {axis} extent, the naive kernel's {read}" if axis
+                     else "  the thread-space size its added bounds guard tests")
     return notes

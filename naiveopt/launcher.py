@@ -109,9 +109,29 @@ class LauncherSignature(NamedTuple):
     decls: list[str]
     names: list[str]
     free: list[str]
-    grid: list[str]
+    grid: list[str]      # in the kernel's parameter names and the free sizes' parameters
     space: list[str]
     call: list[str]      # the kernel's arguments, in its parameters' order
+
+    @property
+    def free_params(self) -> list[str]:
+        """The launcher's parameter for each free size (:func:`free_param`)."""
+        return [free_param(f) for f in self.free]
+
+
+def free_param(size: str) -> str:
+    """The launcher's parameter for a size nothing else gives (``HEIGHT_A`` ->
+    ``naiveopt_HEIGHT_A``, as the kernel's added size parameters are named): a host build that
+    defines the size as a macro (``-DHEIGHT_A=4096``, the paper's style) would otherwise turn
+    its declaration into ``int 4096``."""
+    return f"naiveopt_{size}"
+
+
+def _with_free_params(text: str, free: list[str]) -> str:
+    import re
+
+    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\b",
+                  lambda m: free_param(m.group(0)) if m.group(0) in free else m.group(0), text)
 
 
 #: Words of a C expression that are not names: type words of casts, qualifiers, sizeof.
@@ -143,6 +163,9 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
     used = {w for text in grid + space     # not a struct's member (``p.n``: ir/structs.py)
             for w in re.findall(r"(?<![.\w])[A-Za-z_]\w*\b(?!\s*\()", text)} - _C_WORDS
     free = sorted(used - set(names) - set(macros) - {s.name for s in proc.struct_params})
+    grid = [_with_free_params(g, free) for g in grid]
+    space = [_with_free_params(t, free) for t in space]
+    call = [free_param(c) if c in free else c for c in call]
     return LauncherSignature(decls, names, free, grid, space, call)
 
 
@@ -181,7 +204,7 @@ def cuda_launcher(proc, geometry, macros: dict[str, str], replaces_launches: boo
     sig = launcher_signature(proc, geometry, macros)
     # dynamic shared memory (ir/dynamic_shared.py): its bytes, as the naive launch gave them
     shared = [f"{p.name}_bytes" for p in dynamic_shared.params(proc)]
-    decls = sig.decls + [f"int {f}" for f in sig.free] + [f"size_t {s}" for s in shared]
+    decls = sig.decls + [f"int {f}" for f in sig.free_params] + [f"size_t {s}" for s in shared]
     shared_bytes = shared[0] if shared else "0"
     block = ", ".join(map(str, geometry.block[:3]))
     lines = [f"// {name}_launch: launches {name} with the geometry its output needs "
@@ -212,7 +235,7 @@ def _launcher_from(name: str, sig: LauncherSignature) -> list[str]:
     grid, block = (f"naive_{w}" + "_" * sum(1 for n in taken if n.startswith(f"naive_{w}"))
                    for w in ("grid", "block"))
     free = [f"{grid}.{'xyz'[sig.space.index(f)]} * {block}.{'xyz'[sig.space.index(f)]}"
-            for f in sig.free]
+            for f in sig.free_params]
     call = ", ".join(sig.names + free + ["stream"])
     decls = [f"dim3 {grid}", f"dim3 {block}"] + sig.decls + ["cudaStream_t stream = 0"]
     body = [] if free else [f"    (void){grid};", f"    (void){block};"]
@@ -231,8 +254,8 @@ def launcher_problem(proc, geometry, macros: dict[str, str]) -> str | None:
         return (f"'{proc.name}' reads texture objects the host makes first: its launches "
                 "cannot be rewritten")
     sig = launcher_signature(proc, geometry, macros)
-    for f in sig.free:
-        if f not in sig.space:
+    for f, param in zip(sig.free, sig.free_params):
+        if param not in sig.space:
             return (f"the launch of '{proc.name}' needs '{f}', which neither its parameters "
                     "nor the file's macros give")
     return None
@@ -251,14 +274,12 @@ def launch_check(proc, geometry, macros: dict[str, str]) -> str:
         return ""
     sig = launcher_signature(proc, geometry, macros)
     tests = [f"blockDim.{a} != {b}" for a, b in zip("xyz", geometry.block)]
-    added = proc.size_param_names
-    free = set(sig.free) - set(added)
+    # (a size a bounds guard added is the kernel's parameter, named as the launcher's)
+    free = {free_param(f) for f in sig.free} - set(proc.size_param_names.values())
     import re
 
     for axis, grid in zip("xyz", sig.grid):
         if not set(re.findall(r"[A-Za-z_]\w*", grid)) & free:
-            # a size a bounds guard added is the kernel's parameter naiveopt_NAME
-            grid = re.sub(r"[A-Za-z_]\w*", lambda m: added.get(m.group(0), m.group(0)), grid)
             tests.append(f"gridDim.{axis} != {grid}" if grid.isdigit() else
                          f"gridDim.{axis} != (unsigned)({grid})")
     return (f"    if ({' || '.join(tests)}) {{\n"
@@ -298,7 +319,10 @@ def opencl_header(procs, geometries: dict, macros: dict[str, str], output_name: 
         params = [proc.renamed.get(n, n) for n in launcher_signature(proc, geo, macros).names]
         params += [sym for s in proc.struct_params for sym in s.symbols.values()]
         sizes = [n for n in params if n in names]
-        sizes += sorted(names - set(sizes) - set(macros))
+        free = sorted(names - set(sizes) - set(macros))
+        grid = [_with_free_params(g, free) for g in grid]
+        space = [_with_free_params(t, free) for t in space]
+        sizes += [free_param(f) for f in free]
         params = [f"long {n}" for n in sizes] + ["size_t global_size[3]", "size_t local_size[3]"]
         members = [f"{sym} is {p}.{m}" for sym, (p, m) in structs.symbols(proc).items()
                    if sym in sizes]

@@ -186,9 +186,9 @@ def test_launcher_checks_the_multiple_an_unguarded_kernel_needs():
     (proc,) = c.module.procedures
     geo = LaunchGeometry((32, 16), (2, 1), ("WIDTH_B", "HEIGHT_A"), (64, 16))
     text = " ".join(cuda_launcher(proc, geo, c.module.macros).split())
-    assert "mm_macro_launch(float *A, float *B, float *C, int HEIGHT_A, cudaStream_t " \
-        "stream = 0)" in text
-    assert "if ((WIDTH_B) % 64 != 0 || (HEIGHT_A) % 16 != 0) {" in text
+    assert "mm_macro_launch(float *A, float *B, float *C, int naiveopt_HEIGHT_A, " \
+        "cudaStream_t stream = 0)" in text
+    assert "if ((WIDTH_B) % 64 != 0 || (naiveopt_HEIGHT_A) % 16 != 0) {" in text
     # refused with a launch the runtime rejects, so the error is pending as for <<<>>>
     assert "mm_macro<<<dim3(0), dim3(32, 16, 1), 0, stream>>>(A, B, C);" in text
     assert text.count("return cudaPeekAtLastError();") == 2
@@ -202,6 +202,24 @@ def test_library_output_with_launcher_compiles(path, tmp_path):
     out = tmp_path / os.path.basename(path)
     out.write_text(result.code, encoding="utf-8")
     done = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-Werror", "all-warnings", "-o",
+                           str(tmp_path / "k.o"), str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+@nvcc
+def test_a_build_defining_a_free_size_compiles(tmp_path):
+    """The paper's style builds with the sizes as macros (``-DHEIGHT_A=4096``): the kernel's
+    added size parameter and the launcher's are prefixed (``naiveopt_HEIGHT_A``), so the
+    definition cannot turn a declaration into ``int 4096``; a caller passes the macro."""
+    path = os.path.join(ROOT, "kernels", "naive", "mm_macro.cu")
+    with open(path, encoding="utf-8") as fh:
+        result = naiveopt.optimize(fh.read(), filename=path, verify=False)
+    assert "int naiveopt_HEIGHT_A" in result.code and "int HEIGHT_A" not in result.code
+    out = tmp_path / "mm_macro_opt.cu"
+    out.write_text(result.code + "\nvoid call(float *A, float *B, float *C)\n{\n"
+                   "    mm_macro_launch(A, B, C, HEIGHT_A);\n}\n", encoding="utf-8")
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-DHEIGHT_A=4096", "-o",
                            str(tmp_path / "k.o"), str(out)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
@@ -245,7 +263,9 @@ def test_opencl_work_size_header_gives_launch_configs_numbers(path, tmp_path):
     calls, expected = [], []
     for k in result.kernels:
         sig = re.search(rf"int {k.name}_work_sizes\(([^)]*)\)", header).group(1)
-        sizes = {n: 37 + 26 * i for i, n in enumerate(re.findall(r"long (\w+)", sig))}
+        # (a size nothing else gives is a parameter naiveopt_NAME: launcher.free_param)
+        sizes = {n.removeprefix("naiveopt_"): 37 + 26 * i
+                 for i, n in enumerate(re.findall(r"long (\w+)", sig))}
         args = ", ".join([str(v) for v in sizes.values()] + ["g", "l"])
         calls.append(f'    if ({k.name}_work_sizes({args}) != 0) return 1;\n'
                      '    printf("%zu %zu %zu %zu %zu %zu\\n", g[0], g[1], g[2], l[0], l[1], l[2]);')
@@ -274,6 +294,7 @@ def test_opencl_work_size_header_refuses_what_an_unguarded_output_cannot_run():
     (proc,) = c.module.procedures
     geo = LaunchGeometry((32, 16), (2, 1), ("WIDTH_B", "HEIGHT_A"), (64, 16))
     text = opencl_header([proc], {proc.name: geo}, c.module.macros, "mm_macro.cl")
-    assert "static inline int mm_macro_work_sizes(long HEIGHT_A, size_t global_size[3]" in text
-    assert "if ((WIDTH_B) % 64 != 0 || (HEIGHT_A) % 16 != 0)" in text
+    assert "static inline int mm_macro_work_sizes(long naiveopt_HEIGHT_A, size_t " \
+        "global_size[3]" in text
+    assert "if ((WIDTH_B) % 64 != 0 || (naiveopt_HEIGHT_A) % 16 != 0)" in text
     assert "return -63;" in text and "#define WIDTH_B " in text

@@ -54,9 +54,9 @@ def test_mm_macro_merges_threads_behind_an_added_bounds_guard():
                      result.code)
     assert re.search(r"< WIDTH_B &&\s+[^;]*< naiveopt_HEIGHT_A;", result.code)  # per copy
     # the launcher passes it; the header and the sidecar say it is new
-    assert re.search(r"mm_macro_launch\(float \*A, float \*B, float \*C,\s+int HEIGHT_A",
+    assert re.search(r"mm_macro_launch\(float \*A, float \*B, float \*C,\s+int naiveopt_HEIGHT_A",
                      result.code)
-    assert "mm_macro<<<grid, block, 0, stream>>>(A, B, C, HEIGHT_A);" in result.code
+    assert "mm_macro<<<grid, block, 0, stream>>>(A, B, C, naiveopt_HEIGHT_A);" in result.code
     assert "int naiveopt_HEIGHT_A: new parameter, HEIGHT_A" in result.code
     assert k.launch_json()["size_args"] == [{
         "name": "HEIGHT_A", "argument": 3, "declaration": "int naiveopt_HEIGHT_A",

@@ -1386,6 +1386,16 @@ def gather_file(rng: random.Random, dialect: str) -> str:
 TRANSPOSE_SHARE = 0.08
 
 
+def _global_ids(rng: random.Random, dialect: str) -> tuple[str, str]:
+    """A 2-D kernel's global x and y ids, spelled as CUDA code spells them in either order."""
+    if dialect != "cuda":
+        return "get_global_id(0)", "get_global_id(1)"
+    return (rng.choice(["blockIdx.x * blockDim.x + threadIdx.x",
+                        "threadIdx.x + blockIdx.x * blockDim.x"]),
+            rng.choice(["blockIdx.y * blockDim.y + threadIdx.y",
+                        "threadIdx.y + blockDim.y * blockIdx.y"]))
+
+
 def transpose_file(rng: random.Random, dialect: str) -> str:
     """A 2-D kernel whose last statement writes its value transposed (``out[x*H + y]``), as
     transposes, layout changes and column-major outputs are written: the value a read of the
@@ -1402,13 +1412,7 @@ def transpose_file(rng: random.Random, dialect: str) -> str:
     ld = "P" if pitch else "H"
     if pitch:
         sizes["P"] = sizes["H"] + rng.choice((1, 3, 8))
-    if dialect == "cuda":
-        xid = rng.choice(["blockIdx.x * blockDim.x + threadIdx.x",
-                          "threadIdx.x + blockIdx.x * blockDim.x"])
-        yid = rng.choice(["blockIdx.y * blockDim.y + threadIdx.y",
-                          "threadIdx.y + blockDim.y * blockIdx.y"])
-    else:
-        xid, yid = "get_global_id(0)", "get_global_id(1)"
+    xid, yid = _global_ids(rng, dialect)
     two = rng.random() < 0.3
     at = "y * W + x"
     value = rng.choice([f"in[{at}]", f"2.0f * in[{at}] + 1.0f",
@@ -1441,6 +1445,69 @@ def transpose_file(rng: random.Random, dialect: str) -> str:
     else:
         lines += ["    if (x < W && y < H) {"] + ["        " + b for b in body] + ["    }"]
     return "\n".join(lines + ["}", ""])
+
+
+LAUNCH_EXTENT_SHARE = 0.06
+
+
+def launch_extent_file(rng: random.Random, dialect: str) -> str:
+    """An unguarded 2-D kernel that reads its row width from its launch, as CUDA by Example
+    (``int offset = x + y * blockDim.x * gridDim.x;``) and OpenCL tutorials
+    (``in[y * get_global_size(0) + x]``) do: the width in a local or inline, the product in
+    either order or through a cast, the write at the thread's own element (once, or as four
+    channels ``out[offset * 4 + c]``), or transposed (``out[x * height + y]``, the height read
+    from the launch too). Now and then the width is ``gridDim.x * BX`` with BX the block's
+    literal width, which the passes cannot read as the thread space's extent (the kernel keeps
+    its launch). The pragma gives the thread space (the launch covers it exactly, as the
+    kernel needs), or only the arrays and sizes (inferred). Correct by construction: each
+    thread writes elements of its own."""
+    bx, by = rng.choice([(16, 16), (32, 8), (8, 8), (32, 4), (16, 4)])
+    sizes = {"W": bx * rng.randint(1, 3), "H": by * rng.randint(1, 3)}
+    cuda = dialect == "cuda"
+
+    def launch(axis: int) -> str:
+        a = "xy"[axis]
+        if not cuda:
+            return rng.choice([f"get_global_size({axis})",
+                               f"(int)get_global_size({axis})",
+                               f"get_num_groups({axis}) * get_local_size({axis})"])
+        if axis == 0 and rng.random() < 0.15:
+            return f"gridDim.x * {bx}"            # the block's width as a literal: kept launch
+        return rng.choice([f"blockDim.{a} * gridDim.{a}", f"gridDim.{a} * blockDim.{a}",
+                           f"(int)(blockDim.{a} * gridDim.{a})"])
+
+    xid, yid = _global_ids(rng, dialect)
+    width = launch(0)
+    body = [f"    int x = {xid};", f"    int y = {yid};"]
+    inline = rng.random() < 0.3
+    if inline:
+        offset = f"y * {width} + x" if "(" in width or rng.random() < 0.5 else \
+            f"x + y * {width}"
+    else:
+        body.append(f"    int width = {width};")
+        offset = "x + y * width"
+    body.append(f"    int offset = {offset};")
+    value = rng.choice(["in[offset]", "2.0f * in[offset] + 1.0f",
+                        "in[offset] * in[offset] - 0.5f"])
+    form = rng.choice(["map", "channels", "transpose"])
+    arrays = ["array(in, H, W)"]
+    if form == "map":
+        body.append(f"    out[offset] = {value};")
+        arrays.append("array(out, H, W)")
+    elif form == "channels":
+        body += [f"    float v = {value};"] + \
+            [f"    out[offset * 4 + {c}] = v * {c + 1}.0f;" for c in range(4)]
+        arrays.append("array(out, H, 4 * W)")
+    else:
+        body += [f"    int height = {launch(1)};", f"    out[x * height + y] = {value};"]
+        arrays.append("array(out, W, H)")
+    space = "__global " if not cuda else ""
+    head = "__global__ void" if cuda else "__kernel void"
+    pragma = f"#pragma naiveopt sizes(W={sizes['W']}, H={sizes['H']}) " + \
+        (f"threads(W, H) block({bx}, {by}) " if rng.random() < 0.6 else f"block({bx}, {by}) ") \
+        + " ".join(arrays)
+    return "\n".join([pragma, f"{head} k0({space}const float *in, {space}float *out)", "{"]
+                     + body + ["}", ""])
 
 
 def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
@@ -1476,6 +1543,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     transposed = transposing.random() < TRANSPOSE_SHARE
     if transposed:
         source, guarded = transpose_file(transposing, dialect), True
+    extents = random.Random(f"{seed}:{index}:launch-extent")
+    if extents.random() < LAUNCH_EXTENT_SHARE:
+        source, guarded = launch_extent_file(extents, dialect), False
     coarsening = random.Random(f"{seed}:{index}:coarsened")
     if coarsening.random() < COARSENED_SHARE:
         source = coarsened_file(coarsening, dialect)

@@ -233,6 +233,11 @@ class GProcedure:
     # (passes/optimize/tiling/bounds_guard.py); every runner passes their values. The sizes'
     # names (``HEIGHT_A``); the parameters are named by size_param_names
     size_params: list[str] = field(default_factory=list)
+    # (axis, parameter) for each size parameter that stands for the launch's own size
+    # (``blockDim.x * gridDim.x`` read as the thread space's extent W: ``naiveopt_W``);
+    # written back as the launch's size where no pass changed the launch
+    # (passes/functional/launch_extents.py)
+    launch_extents: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def body(self) -> c_ast.Compound:

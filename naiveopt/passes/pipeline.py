@@ -22,6 +22,7 @@ from .functional.canonicalize.vector_locals import VectorLocals
 from .functional.canonicalize.thread_ids import ThreadIds
 from .functional.canonicalize.while_to_for import WhileToFor
 from .functional.cuda_to_opencl import CUDAToOpenCL
+from .functional.launch_extents import LaunchExtents, RestoreLaunchExtents
 from .functional.loops import Loops
 from .functional.memory_expressions import MemoryExpressions
 from .functional.nvcc import NVCCResources
@@ -92,6 +93,13 @@ def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
     return translation_passes() + canonicalization_passes(options) + analysis_passes()
 
 
+def launch_passes() -> list[Pass]:
+    """Passes that run once each kernel's thread space is known (the passes above, then
+    inference for a kernel no guard or pragma gives one), before the optimization passes:
+    the launch's size read as that thread space's extent, or the launch kept."""
+    return [LaunchExtents()]
+
+
 def default_optimization_passes() -> list[Pass]:
     """The optimization passes of the default pipeline, in order."""
     return [RegisterPromotion(), InvariantFactors(), SplitReduction(), Coalesce(),
@@ -145,5 +153,5 @@ def unoptimized_passes() -> list[Pass]:
 
 def back_passes(target: str) -> list[Pass]:
     """Passes that write the IR back out in ``target``'s dialect."""
-    return [Postprocessor(), Vector3Layout()] + \
+    return [RestoreLaunchExtents(), Postprocessor(), Vector3Layout()] + \
         ([CUDAToOpenCL()] if target == "opencl" else []) + [StructParams()]

@@ -613,14 +613,16 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
     tiles = {a: min(t, MAX_TILE) for a, t in tiles.items()}
     tiles["k"] = min(math.lcm(tiles["x"], tiles["y"]), MAX_TILE)
     roles: dict[str, str] = {}
-    bound: set[str] = set()                # sizes an unguarded axis launches exactly
+    # sizes an unguarded axis launches exactly -> that axis (whose naive block they keep a
+    # multiple of, whatever role the kernel's indices give them)
+    bound: dict[str, str] = {}
     for k in found.values():
         for name, role in k.roles.items():
             if name not in roles or roles[name] in ("k", "small") and role in "xyz":
                 roles[name] = role
         for axis, is_guarded, text in zip("xy", k.guarded, k.spec.threads[:2]):
             if not is_guarded:
-                bound |= set(_NAME.findall(text or ""))
+                bound.update({n: axis for n in _NAME.findall(text or "") if n not in bound})
     test, odd = _choose(roles, tiles, naive, bound)
     while _work(found, odd) > WORK_BUDGET:
         # loop extents and widths first, then the thread space, in smaller tiles (an unguarded
@@ -650,7 +652,7 @@ MIN_TILE = 16
 
 
 def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],
-            bound: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+            bound: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
     """The test and odd values of each size (see the module docstring)."""
     test: dict[str, int] = {}
     odd: dict[str, int] = {}
@@ -671,7 +673,7 @@ def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],
         base = MULTIPLES[i % len(MULTIPLES)] * tile
         test[name] = base = distinct(base, test, tile)
         if name in bound:
-            step = naive.get(role, 1)
+            step = naive[bound[name]]
             odd[name] = distinct(base + step if step < tile else base + tile, odd, step)
         else:
             odd[name] = int(sympy.nextprime(distinct(base + tile // 2, odd, 1)))

@@ -1,8 +1,9 @@
 // The paper's macro style: transpose whose accessor macros use the predefined globalDimX /
-// globalDimY for the widths, so the kernel names no size at all.
+// globalDimY for the widths, so the kernel names no size at all. Unguarded, so its launch
+// covers the thread space (W, H) exactly: the widths are read as W and H (parameters the
+// launcher passes), and the transposed write is coalesced through shared memory.
 // EXPECT-PASSES: coalesce-writes
 // EXPECT: verified
-// XFAIL: coalesce-writes: the write is not out(idx + c, idy + c) but B(blockDimY*idx, idy)
 #define A(y,x) A[(y)*globalDimX+(x)]
 #define B(y,x) B[(y)*globalDimY+(x)]
 #pragma naiveopt sizes(W=80, H=48) threads(W, H) block(16, 16)

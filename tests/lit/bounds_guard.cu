@@ -25,13 +25,15 @@ __global__ void matrixMulNaive(float *C, float *A, float *B, int wA, int wB)
 // REMARK: matrixMulNaive: remark [thread-merge] applied: the kernel has no bounds guard and its blocks now cover {{[0-9]+}}x{{[0-9]+}} outputs, which its thread space need not be a multiple of: guarded by its thread space (wB, hA); new parameter(s) int naiveopt_hA (hA), which the launcher passes
 // REMARK: matrixMulNaive: verification passed
 
-// CHECK: //   int naiveopt_hA: new parameter, hA, the thread-space size its added bounds guard
+// CHECK: //   int naiveopt_hA: new parameter, hA:
+// CHECK-NEXT: //     the thread-space size its added bounds guard tests
 // CHECK: matrixMulNaive(float *C, float *A, float *B, int wA, int wB, int naiveopt_hA) {
 // CHECK: const int active_0_0 = {{.*}} < wB && {{.*}} < naiveopt_hA;
 // CHECK: static inline cudaError_t matrixMulNaive_launch(float *C, float *A, float *B,
-// CHECK-NEXT: int wA, int wB, int hA,
-// CHECK: matrixMulNaive<<<grid, block, 0, stream>>>(C, A, B, wA, wB, hA);
+// CHECK-NEXT: int wA, int wB, int naiveopt_hA,
+// CHECK: matrixMulNaive<<<grid, block, 0, stream>>>(C, A, B, wA, wB, naiveopt_hA);
 
-// OCL: //   argument 5: int naiveopt_hA: new parameter, hA, the thread-space size its added bounds
+// OCL: //   argument 5: int naiveopt_hA: new parameter, hA:
+// OCL-NEXT: //     the thread-space size its added bounds guard tests
 // OCL: matrixMulNaive(__global float *C, __global float *A, __global float *B, int wA, int wB,
 // OCL-NEXT: int naiveopt_hA) {

@@ -35,5 +35,6 @@ __global__ void block_sums(const float *in, float *sums, int n)
 // CUDA: __global__ void block_sums(const float *in, float *sums, int n) {
 // CUDA: extern __shared__ float partial[];
 // CUDA: block_sums_launch(const float *in, float *sums, int n,
-// CUDA-NEXT: int globalDimX, size_t partial_bytes,
+// CUDA-NEXT: int naiveopt_globalDimX,
+// CUDA-NEXT: size_t partial_bytes,
 // CUDA: block_sums<<<grid, block, partial_bytes, stream>>>(in, sums, n);

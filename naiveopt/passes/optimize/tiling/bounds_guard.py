@@ -23,10 +23,11 @@ import re
 from pycparser import c_ast
 
 from ....analysis.memory_expressions import store_in_ir
-from ....ir import GModule, GProcedure, Param
+from ....ir import GModule, GProcedure
 from ....ir.build import expression
 from ....ir.rewrite import identifiers
 from ....launch import uses_y
+from ...functional.launch_extents import add_size_parameters, needs_parameter, spelled_size
 from ...manager import PassContext
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -50,7 +51,7 @@ def guard_obstacle(proc: GProcedure, module: GModule) -> str:
         whole = {expr.strip() for expr in axes}
         for expr in axes:
             for name in _NAME.findall(expr):
-                if _added(name, proc, module) and name not in whole:
+                if needs_parameter(name, proc, module) and name not in whole:
                     return (f"the file's own host code launches it, and its launch gives no "
                             f"{name}")
     renamed = set(proc.renamed) | set(proc.renamed.values())
@@ -60,7 +61,7 @@ def guard_obstacle(proc: GProcedure, module: GModule) -> str:
         for name in _NAME.findall(expr):
             if name in renamed:
                 return f"its thread-space size {name} is renamed in the output"
-            if _added(name, proc, module) and f"naiveopt_{name}" in taken:
+            if needs_parameter(name, proc, module) and f"naiveopt_{name}" in taken:
                 return f"naiveopt_{name} names something in the kernel already"
     return ""
 
@@ -77,23 +78,18 @@ def with_bounds_guard(proc: GProcedure, ctx: PassContext) -> GProcedure:
     cond = None
     added = []
     for _, extent in axes:
-        added += [n for n in _NAME.findall(extent) if _added(n, proc, module) and n not in added]
+        added += [n for n in _NAME.findall(extent)
+                  if needs_parameter(n, proc, module) and n not in added]
     named = {n: f"naiveopt_{n}" for n in added}     # (GProcedure.size_param_names)
     for axis, extent in axes:
         # a size only -D names (not a macro of the file) is its value: the output's own build
         # need not define it
-        extent = _NAME.sub(lambda m: named.get(m.group(0)) or _spelled(m.group(0), p, module),
-                           extent)
+        extent = _NAME.sub(lambda m: named.get(m.group(0)) or spelled_size(m.group(0), p,
+                                                                          module), extent)
         test = expression(f"@{axis} < ({extent})")
         cond = test if cond is None else c_ast.BinaryOp("&&", cond, test)
     p.body.block_items = [c_ast.If(cond, c_ast.Compound(list(p.body.block_items or [])), None)]
-    p.size_params = list(p.size_params) + added
-    decls = p.func.decl.type.args.params
-    for name in added:
-        pname = p.size_param_names[name]
-        p.params.append(Param(pname, "int", False))
-        decls.append(c_ast.Decl(pname, [], [], [], [], c_ast.TypeDecl(
-            pname, [], None, c_ast.IdentifierType(["int"])), None, None))
+    add_size_parameters(p, added)
     ctx.am.tree_changed(p)
     store_in_ir(p, ctx.am)
     return p
@@ -108,28 +104,3 @@ def guard_remark(guarded: GProcedure, cover: str) -> str:
     return (f"the kernel has no bounds guard and {cover}, which its thread space need not be "
             f"a multiple of: guarded by its thread space ({', '.join(d for d in dims if d)})" +
             (f"; new parameter(s) {added}, which the launcher passes" if added else ""))
-
-
-def _macro(name: str, module: GModule) -> bool:
-    """Whether ``name`` is a macro of the compile: the file's own, or a -D value (a parameter
-    of that name would be expanded away: ``int 48``; the guard holds its value)."""
-    return name in module.macros or name in module.fixed or name in module.overridable
-
-
-def _spelled(name: str, proc: GProcedure, module: GModule) -> str:
-    """A thread-space size as the guard reads it: the parameter that holds it (metadata's
-    ``value = "W"``), the value of a size only -D names (not a macro of the file: the output's
-    own build need not define it), else the name (a parameter, a macro, a new parameter)."""
-    if proc.param(name) is None and name in proc.pragma.size_holders:
-        return proc.pragma.size_holders[name]
-    if name in module.fixed and name not in module.macros and proc.param(name) is None:
-        return str(module.fixed[name])
-    return name
-
-
-def _added(name: str, proc: GProcedure, module: GModule) -> bool:
-    """Whether the guard takes thread-space size ``name`` as a new parameter: neither a
-    parameter, nor held by one, nor a macro of the compile, nor host-filled data the kernel
-    reads (``__constant__ int N;``: the guard reads it too)."""
-    return proc.param(name) is None and name not in proc.pragma.size_holders and \
-        not _macro(name, module) and name not in proc.global_args

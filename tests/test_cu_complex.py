@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from conftest import compile_cuda, nvcc  # noqa: E402
 
 import naiveopt  # noqa: E402
+from naiveopt.errors import NaiveoptError  # noqa: E402
 from naiveopt.ir import cu_complex  # noqa: E402
 
 SPECTRUM = """#include <cuComplex.h>
@@ -95,3 +96,38 @@ def test_the_opencl_definitions_compute_complex_arithmetic():
         np.testing.assert_allclose(got[:, k], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
     np.testing.assert_allclose(s.reshape(n, 3), np.stack([abs(cx), cx.real, cx.imag], 1),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_a_file_defining_its_own_cucomplex_keeps_it():
+    """CUDA by Example defines its own ``struct cuComplex`` (the Julia set): the header's
+    typedef is not read over it (was "no member named 'r' in 'float2'"). A struct of floats
+    read through a pointer verifies; one with constructors and operators is refused for what
+    it is, at the call."""
+    plain = """struct cuComplex { float r; float i; };
+__global__ void mag(const cuComplex *z, float *out, int n)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n)
+        out[k] = z[k].r * z[k].r + z[k].i * z[k].i;
+}
+"""
+    result = naiveopt.optimize(plain, filename="mag.cu")
+    assert result.verified and "#include <cuComplex.h>" not in result.code
+    julia = """struct cuComplex {
+    float r;
+    float i;
+    __device__ cuComplex(float a, float b) : r(a), i(b) {}
+    __device__ float magnitude2(void) { return r * r + i * i; }
+};
+__device__ int julia(int x, int y) {
+    cuComplex a(x * 0.01f, y * 0.01f);
+    return a.magnitude2() > 1000;
+}
+__global__ void kernel(unsigned char *ptr) {
+    int x = blockIdx.x;
+    int y = blockIdx.y;
+    ptr[x + y * gridDim.x] = 255 * julia(x, y);
+}
+"""
+    with pytest.raises(NaiveoptError, match="constructor call 'cuComplex' is not supported"):
+        naiveopt.optimize(julia, filename="julia.cu")

@@ -433,10 +433,24 @@ def prelude_words(path: str, source: str, defines: dict[str, str]) -> frozenset[
                     texts.append(fh.read())
             except OSError:
                 pass
-    words = set(re.findall(r"[A-Za-z_]\w*", "\n".join(texts)))
+    text = "\n".join(texts)
+    words = set(re.findall(r"[A-Za-z_]\w*", text))
     if any("<<<" in t for t in texts):
         words.add("dim3")                # a launch needs the runtime's call configuration
+    # a type the file defines itself is not the library's (CUDA by Example's own
+    # ``struct cuComplex`` is not <cuComplex.h>'s float2)
+    words -= _defined_types(text)
     return frozenset(words & prelude_names())
+
+
+def _defined_types(text: str) -> set[str]:
+    """The type names a file defines: ``struct NAME {``, ``class NAME {``, ``typedef ...
+    NAME;``."""
+    found = set(re.findall(r"\b(?:struct|class|union)\s+([A-Za-z_]\w*)\s*(?::[^{;]*)?\{", text))
+    found |= set(re.findall(r"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*;", text))
+    found |= set(re.findall(r"\}\s*([A-Za-z_]\w*)\s*;", text)) & \
+        set(re.findall(r"\btypedef\s+(?:struct|union)\b[^;]*?\}\s*([A-Za-z_]\w*)\s*;", text))
+    return found
 
 
 def cuda_prelude(words: set[str]) -> str:

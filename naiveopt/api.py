@@ -22,7 +22,7 @@ from .launch import (LaunchGeometry, apply_extents, constant_symbols, data_json,
 from .passes.manager import INTERNAL_ERRORS_ENV, InternalError, PassContext, Remark, run_passes
 from .passes.options import PipelineOptions, parse_pipeline
 from .passes.pipeline import (back_passes, front_passes, launch_passes, optimization_passes,
-                              unoptimized_passes)
+                              settling_passes, unoptimized_passes)
 from .verify.expr import evaluate
 from .verify.check import Program, Verification, verify_kernel
 from .verify.infer import (apply_inferred_threads, facts, file_spec, infer_kernels,
@@ -204,6 +204,7 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
                                         ((n, i.spec) for n, i in inference.kernels.items()))})
     run_passes(launch_passes(), ctx, dump_ir)
     run_passes(optimizations, ctx, dump_ir)
+    run_passes(settling_passes(), ctx, dump_ir)
     _host_launch_remarks(ctx, launcher)
     analysed = copy.deepcopy(module)
     completed = list(ctx.completed)

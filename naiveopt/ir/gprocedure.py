@@ -238,6 +238,10 @@ class GProcedure:
     # written back as the launch's size where no pass changed the launch
     # (passes/functional/launch_extents.py)
     launch_extents: list[tuple[str, str]] = field(default_factory=list)
+    # the grid-stride loop the grid-stride pass made one element per thread (its iterator and
+    # its condition as C; None if none): the output needs its thread space launched, so it is
+    # written back as the loop where no pass changes the launch (canonicalize/grid_stride.py)
+    grid_stride: tuple[str, str] | None = None
 
     @property
     def body(self) -> c_ast.Compound:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import NaiveoptError
 from .functional.canonicalize.clamp_ifs import ClampIfs
 from .functional.canonicalize.const_propagation import ConstPropagation
-from .functional.canonicalize.grid_stride import GridStrideLoops
+from .functional.canonicalize.grid_stride import GridStrideLoops, RestoreGridStride
 from .functional.canonicalize.inline_helpers import InlineHelpers
 from .functional.canonicalize.loop_inits import LoopInits
 from .functional.canonicalize.loop_iterators import LoopIterators
@@ -98,6 +98,13 @@ def launch_passes() -> list[Pass]:
     inference for a kernel no guard or pragma gives one), before the optimization passes:
     the launch's size read as that thread space's extent, or the launch kept."""
     return [LaunchExtents()]
+
+
+def settling_passes() -> list[Pass]:
+    """Passes that run after the optimization passes (or in their place), once the launch is
+    settled: a canonical form that needs another launch than the input's is written back
+    where no pass changed the launch."""
+    return [RestoreGridStride()]
 
 
 def default_optimization_passes() -> list[Pass]:

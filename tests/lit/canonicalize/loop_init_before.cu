@@ -2,7 +2,8 @@
 // init empty (`unsigned int tid = ...; for (; tid < n; tid += ...)`), and an inner loop runs
 // from a counter set just before it. The starts move into the headers; grid-stride then makes
 // the loop one element per thread and verification infers the extents (unverified before:
-// "array shape unknown").
+// "array shape unknown"). No pass changes its launch, so the output is the loop again (it
+// runs on the user's launch).
 // RUN: %naiveopt %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: %naiveopt %s --no-opt --no-verify | FileCheck %s
 // RUN: %naiveopt %s --disable-pass=loop-inits -o %t.off.cu 2>&1 | FileCheck %s --check-prefix=OFF
@@ -21,10 +22,11 @@ __global__ void smooth(const float *x, float *y, unsigned int n, int taps)
 
 // REMARK: smooth: remark [loop-inits] applied: 2 loop(s) take the start set before them as their init: tid, k
 // REMARK: smooth: remark [grid-stride] applied: grid-stride loop over tid < n
+// REMARK: smooth: remark [restore-grid-stride] analysis: written back as the grid-stride loop over tid
 // REMARK: smooth: verification passed: inferred
 
 // CHECK-LABEL: __global__ void smooth(
-// CHECK: if (tid < n) {
+// CHECK: for (unsigned int tid = idx; tid < n; tid += blockDimX * gridDimX) {
 // CHECK: for (int k = 0; k < taps; k++) {
 
 // OFF: warning: written unverified: array shape unknown

@@ -16,6 +16,13 @@ That is the kernel's meaning only where it does not depend on the launch beyond 
 
 Otherwise the loop is left as written and the pass says why; where the ids serve the loop
 alone, the thread space is still n (the thread-space pass reads it: any launch is correct).
+
+The rewritten kernel is correct only on a launch of n threads or more, and the user's launch
+is often a fixed grid (``<<<32, 256>>>`` over a million elements). Where no optimization pass
+changed the launch, :class:`RestoreGridStride` writes the loop back around the (possibly
+transformed) body, so the output runs on any launch as the input did; where that form is
+gone, it fixes the kernel's block, so the output's launcher gives its launch, the host code's
+launches call it, and a stale launch traps instead of computing part of the elements.
 """
 from __future__ import annotations
 
@@ -24,11 +31,12 @@ from dataclasses import dataclass
 from pycparser import c_ast
 
 from ....analysis.guards import id_aliases, is_id
+from ....analysis.manager import PreservedAnalyses
 from ....analysis.shape import is_pure, is_pure_decl
 from ....ir import GProcedure, PredefId
 from ....ir.cgen import to_c
 from ....ir.rewrite import assigned_names, increment, walk
-from ...manager import PassContext
+from ...manager import Pass, PassContext
 from .base import CanonicalizationPass
 from .locals import declarations, drop_unused, has_loop_jump, references
 
@@ -71,6 +79,7 @@ class GridStrideLoops(CanonicalizationPass):
             proc.pragma.global_dim = (to_c(gs.bound), "1")
             proc.pragma.global_dim_source = "grid-stride"
         dropped = drop_unused(proc.body, set(gs.helpers))
+        proc.grid_stride = (gs.iterator, to_c(loop.cond))
         self.applied(proc, ctx, f"{header} made one element per thread (if ({to_c(loop.cond)})"
                      f"): thread space ({to_c(gs.bound)}, 1)" + (
                          f"; {', '.join(dropped)} no longer read: declaration removed"
@@ -193,3 +202,76 @@ def _obstacle(proc: GProcedure, gs: GridStride) -> str:
         if outside:
             return f"{gs.iterator} is used outside the loop"
     return ""
+
+
+class RestoreGridStride(Pass):
+    """After the optimization passes: a kernel whose grid-stride loop became one element per
+    thread, and whose launch no pass changed, gets its loop back (module docstring)."""
+
+    name = "restore-grid-stride"
+
+    def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses:
+        from ....launch import default_block, launch_changed
+
+        if proc.grid_stride is None:
+            return PreservedAnalyses.all()
+        iterator, cond = proc.grid_stride
+        if launch_changed(proc):
+            if proc.launch_block is None:
+                # merged outputs on the naive block: fixed, so that the launch check traps
+                # a stale fixed grid (which would leave elements out) as for any new block
+                proc.launch_block = default_block(proc)
+                ctx.remark("analysis", self.name, proc, f"the loop over {iterator} is one "
+                           "element per thread, and a pass merged outputs into its threads: "
+                           f"its block is fixed at {proc.launch_block[0]}x"
+                           f"{proc.launch_block[1]}, so that a stale launch (a fixed grid, as "
+                           "grid-stride kernels are launched) traps")
+            return PreservedAnalyses.all()
+        items = proc.body.block_items or []
+        at = next((k for k in range(len(items) - 1)
+                   if _sets(items[k], iterator) and isinstance(items[k + 1], c_ast.If)
+                   and items[k + 1].iffalse is None and
+                   _split_guard(items[k + 1].cond, cond) is not None), None)
+        if at is None or at + 2 != len(items):
+            proc.launch_block = default_block(proc)
+            ctx.remark("analysis", self.name, proc, f"the loop over {iterator} stays one "
+                       "element per thread (its form changed), so the output needs its "
+                       f"thread space launched: its block is fixed at "
+                       f"{proc.launch_block[0]}x{proc.launch_block[1]}, its launcher gives the "
+                       "grid, and a stale launch traps")
+            return PreservedAnalyses.none()
+        first, guard = items[at], items[at + 1]
+        test, rest = _split_guard(guard.cond, cond)
+        body = guard.iftrue if rest is None else c_ast.Compound([c_ast.If(rest, guard.iftrue,
+                                                                          None)])
+        init = c_ast.DeclList([first]) if isinstance(first, c_ast.Decl) else first
+        step = c_ast.Assignment("+=", c_ast.ID(iterator), c_ast.BinaryOp(
+            "*", PredefId("blockDimX"), PredefId("gridDimX")))
+        items[at:at + 2] = [c_ast.For(init, test, step, body, guard.coord)]
+        ctx.am.tree_changed(proc)
+        ctx.remark("analysis", self.name, proc, f"written back as the grid-stride loop over "
+                   f"{iterator} (no pass changed the launch): the output runs on any launch, "
+                   "as the input did")
+        return PreservedAnalyses.none()
+
+
+def _sets(stmt: c_ast.Node, name: str) -> bool:
+    return (isinstance(stmt, c_ast.Decl) and stmt.name == name and stmt.init is not None) or \
+        (isinstance(stmt, c_ast.Assignment) and stmt.op == "=" and
+         isinstance(stmt.lvalue, c_ast.ID) and stmt.lvalue.name == name)
+
+
+def _split_guard(cond: c_ast.Node, loop_cond: str
+                 ) -> tuple[c_ast.Node, c_ast.Node | None] | None:
+    """The guard ``cond`` as (the loop's condition, what else it tests or None), where the
+    loop's is the guard or its first conjunct (merge-guards joined a test of the body's to
+    it); None otherwise."""
+    if to_c(cond) == loop_cond:
+        return cond, None
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        head = _split_guard(cond.left, loop_cond)
+        if head is not None:
+            test, rest = head
+            return test, cond.right if rest is None else c_ast.BinaryOp("&&", rest,
+                                                                          cond.right)
+    return None

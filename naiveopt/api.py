@@ -529,11 +529,31 @@ def _verify(c: Compiled, code: str) -> dict[str, Verification]:
         kspec = with_kernel_facts(with_file_data(kspec, c.module, c.spec, defines),
                                   procs.get(name))
         result = verify_kernel(c.spec, kspec, naive, output, defines, unit.macros)
+        if result.status == "passed" and analysed.grid_stride and not launch_changed(analysed):
+            result = _on_one_block(c, name, kspec, naive, output, result)
         result.facts = facts(c.spec, kspec, size_sets(c.spec, defines), unit.fixed)
         if not c.ctx.changed(name):
             result = unchanged_kernel(result)
         results[name] = result
     return results
+
+
+def _on_one_block(c: Compiled, name: str, kspec, naive: Program, output: Program,
+                  result: Verification) -> Verification:
+    """A grid-stride kernel whose launch no pass changed runs on the user's launch, which is
+    often a fixed grid smaller than the elements (restore-grid-stride wrote its loop back):
+    checked again on a launch of one block, the naive kernel on its full one."""
+    geo = c.geometries[name]
+    one = replace(geo, thread_space=(str(geo.block[0]),) + tuple(geo.thread_space[1:]))
+    small = Program(output.source, [], {**output.geometry, name: one}, output.layouts,
+                    size_args=output.size_args)
+    again = verify_kernel(c.spec, kspec, naive, small, c.unit.defines, c.unit.macros)
+    where = f"on one block of {geo.block[0]} threads (a grid-stride kernel's fixed grid)"
+    if again.status == "passed":
+        return Verification("passed", f"{result.detail}; {where}: match", result.checks +
+                            [f"{where}: match"])
+    return Verification(again.status, f"{where}: {again.detail}", result.checks + again.checks,
+                        blames_output=again.blames_output)
 
 
 def naive_program(unit: SourceUnit, spec: FileSpec,

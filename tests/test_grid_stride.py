@@ -107,3 +107,21 @@ def test_a_merged_guard_is_split_back_into_the_loop(target):
     if result.kernels[0].passes:
         return                      # relaunched by a pass: the guarded form is right
     assert restored and "i += " in result.code
+
+
+def test_verification_runs_an_unrelaunched_grid_stride_output_on_one_block(monkeypatch):
+    """Verification checks such an output again on a launch of one block (the naive kernel
+    on its full one): the loop written back matches; the one-element-per-thread form under
+    the user's launch (the bug, restored here by switching the write-back off) fails."""
+    result = naiveopt.optimize(SCALE, filename="scale.cu")
+    assert result.verified
+    assert "on one block of 256 threads (a grid-stride kernel's fixed grid): match" in \
+        result.kernels[0].verification.detail
+    from naiveopt.analysis.manager import PreservedAnalyses
+
+    monkeypatch.setattr(grid_stride.RestoreGridStride, "run",
+                        lambda self, proc, ctx: PreservedAnalyses.all())
+    result = naiveopt.optimize(SCALE, filename="scale.cu", verify=True)
+    (k,) = result.kernels
+    assert k.verification.status == "failed", k.verification.detail
+    assert k.verification.detail.startswith("on one block of 256 threads")

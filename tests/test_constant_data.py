@@ -325,7 +325,7 @@ def test_the_launcher_takes_the_sizes_the_host_sets(tmp_path):
     """The host knows c_rows and c_cols (it set them): the launcher takes them to size the
     grid, and the output compiles."""
     code = naiveopt.optimize(HOST_SIZES, filename="k.cu").code
-    assert "int c_rows" in code[code.index("scale_rows_launch("):]
+    assert "int naiveopt_c_rows" in code[code.index("scale_rows_launch("):]
     path = tmp_path / "k.cu"
     path.write_text(code)
     done = compile_cuda(str(path), str(tmp_path))

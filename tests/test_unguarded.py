@@ -23,6 +23,11 @@ def remarks(result, pass_name):
     return "\n".join(r.message for r in result.remarks if r.pass_name == pass_name)
 
 
+def kernel_params(code, name):
+    """The parameter list of kernel ``name``'s definition in ``code`` (not its launcher's)."""
+    return re.search(rf"__global__[^{{;]*?\b{name}\(([^)]*)\)", code).group(1)
+
+
 def coverage(k):
     return (k.geometry.block[0] * k.geometry.coarsen[0],
             k.geometry.block[1] * k.geometry.coarsen[1])
@@ -87,7 +92,8 @@ def test_host_code_launches_a_guarded_output_with_the_size_from_its_naive_launch
     assert "thread-merge" in k.passes and k.verified, k.verification.detail
     assert "MatrixMulCUDA_16(float *C, float *A, float *B, int wA, int wB, int naiveopt_hA)" \
         in result.code
-    assert "MatrixMulCUDA_16<<<grid, block, 0, stream>>>(C, A, B, wA, wB, hA);" in result.code
+    assert "MatrixMulCUDA_16<<<grid, block, 0, stream>>>(C, A, B, wA, wB, naiveopt_hA);" in \
+        result.code
     assert "return MatrixMulCUDA_16_launch(C, A, B, wA, wB, naive_grid.y * naive_block.y, " \
         "stream);" in result.code
 
@@ -113,7 +119,7 @@ def test_mm_macro_merges_threads_at_sizes_fixed_by_the_command_line():
     # a coverage the fixed sizes are not a multiple of is tried behind a guard of the fixed
     # sizes (macros: no parameter added), not rejected
     assert "rejected" not in remarks(result, "thread-merge")
-    assert "naiveopt_HEIGHT_A" not in result.code
+    assert "naiveopt_HEIGHT_A" not in kernel_params(result.code, "mm_macro")
 
 
 def test_mm_macro_with_only_its_width_fixed_guards_its_height():
@@ -131,7 +137,7 @@ def test_sizes_fixed_but_not_a_multiple_guard_with_the_macros():
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     # a -D size in the guard is the macro (a parameter of its name would read ``int 48``)
-    assert "naiveopt_HEIGHT_A" not in result.code
+    assert "naiveopt_HEIGHT_A" not in kernel_params(result.code, "mm_macro")
     assert k.launch_json().get("size_args") is None
 
 
@@ -273,7 +279,7 @@ def test_an_unannotated_unguarded_kernel_gets_a_guard_over_its_inferred_thread_s
     cx, cy = coverage(k)
     assert 16 % cx != 0 or 16 % cy != 0
     if target == "cuda":
-        assert re.search(r"matmul<<<grid, block, 0, stream>>>\(A, B, C, Width, globalDimY\);",
+        assert re.search(r"matmul<<<grid, block, 0, stream>>>\(A, B, C, Width, naiveopt_globalDimY\);",
                          result.code)
 
 
@@ -319,7 +325,8 @@ __global__ void t(const float *A, float *B, int W)
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert "guarded by its thread space (W, H)" in remarks(result, "coalesce-writes")
-    assert "naiveopt_H" not in result.code and re.search(r"< W && [^;]*< H\)", result.code)
+    assert "naiveopt_H" not in re.search(r"\bt\(([^)]*)\)\s*\{", result.code).group(1)
+    assert re.search(r"< W && [^;]*< H\)", result.code)
 
 
 GRID_STRIDE_ROWS = """\

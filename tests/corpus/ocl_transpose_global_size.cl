@@ -6,6 +6,8 @@
 // EXPECT-PASSES: coalesce-writes
 // EXPECT: verified
 typedef float elem_t;
+#pragma naiveopt sizes(W=80, rows=48) threads(W, rows) block(16, 16)
+#pragma naiveopt array(in, rows, W) array(out, W, rows)
 
 __kernel void transpose(__global elem_t *out, __global const elem_t *in,
                         const unsigned int rows)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from .errors import NaiveoptError
 from .ir import dynamic_shared, structs
+from .ir.gprocedure import size_param_name
 from .ir.typenames import INTEGER_WORDS
 from .launch import evaluate
 
@@ -115,23 +116,16 @@ class LauncherSignature(NamedTuple):
 
     @property
     def free_params(self) -> list[str]:
-        """The launcher's parameter for each free size (:func:`free_param`)."""
-        return [free_param(f) for f in self.free]
-
-
-def free_param(size: str) -> str:
-    """The launcher's parameter for a size nothing else gives (``HEIGHT_A`` ->
-    ``naiveopt_HEIGHT_A``, as the kernel's added size parameters are named): a host build that
-    defines the size as a macro (``-DHEIGHT_A=4096``, the paper's style) would otherwise turn
-    its declaration into ``int 4096``."""
-    return f"naiveopt_{size}"
+        """The launcher's parameter for each free size, named as the kernel's added size
+        parameters are (a build may define the size as a macro: size_param_name)."""
+        return [size_param_name(f) for f in self.free]
 
 
 def _with_free_params(text: str, free: list[str]) -> str:
     import re
 
-    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\b",
-                  lambda m: free_param(m.group(0)) if m.group(0) in free else m.group(0), text)
+    return re.sub(r"(?<![.\w])[A-Za-z_]\w*\b", lambda m: size_param_name(m.group(0))
+                  if m.group(0) in free else m.group(0), text)
 
 
 #: Words of a C expression that are not names: type words of casts, qualifiers, sizeof.
@@ -165,7 +159,7 @@ def launcher_signature(proc, geometry, macros: dict[str, str]) -> LauncherSignat
     free = sorted(used - set(names) - set(macros) - {s.name for s in proc.struct_params})
     grid = [_with_free_params(g, free) for g in grid]
     space = [_with_free_params(t, free) for t in space]
-    call = [free_param(c) if c in free else c for c in call]
+    call = [size_param_name(c) if c in free else c for c in call]
     return LauncherSignature(decls, names, free, grid, space, call)
 
 
@@ -275,7 +269,7 @@ def launch_check(proc, geometry, macros: dict[str, str]) -> str:
     sig = launcher_signature(proc, geometry, macros)
     tests = [f"blockDim.{a} != {b}" for a, b in zip("xyz", geometry.block)]
     # (a size a bounds guard added is the kernel's parameter, named as the launcher's)
-    free = {free_param(f) for f in sig.free} - set(proc.size_param_names.values())
+    free = {size_param_name(f) for f in sig.free} - set(proc.size_param_names.values())
     import re
 
     for axis, grid in zip("xyz", sig.grid):
@@ -322,7 +316,7 @@ def opencl_header(procs, geometries: dict, macros: dict[str, str], output_name: 
         free = sorted(names - set(sizes) - set(macros))
         grid = [_with_free_params(g, free) for g in grid]
         space = [_with_free_params(t, free) for t in space]
-        sizes += [free_param(f) for f in free]
+        sizes += [size_param_name(f) for f in free]
         params = [f"long {n}" for n in sizes] + ["size_t global_size[3]", "size_t local_size[3]"]
         members = [f"{sym} is {p}.{m}" for sym, (p, m) in structs.symbols(proc).items()
                    if sym in sizes]

@@ -263,7 +263,7 @@ def test_opencl_work_size_header_gives_launch_configs_numbers(path, tmp_path):
     calls, expected = [], []
     for k in result.kernels:
         sig = re.search(rf"int {k.name}_work_sizes\(([^)]*)\)", header).group(1)
-        # (a size nothing else gives is a parameter naiveopt_NAME: launcher.free_param)
+        # (a size nothing else gives is a parameter naiveopt_NAME: ir.gprocedure.size_param_name)
         sizes = {n.removeprefix("naiveopt_"): 37 + 26 * i
                  for i, n in enumerate(re.findall(r"long (\w+)", sig))}
         args = ", ".join([str(v) for v in sizes.values()] + ["g", "l"])

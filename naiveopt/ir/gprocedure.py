@@ -163,6 +163,14 @@ class Resources:
     tool: str
 
 
+def size_param_name(size: str) -> str:
+    """The parameter that takes a size the naive kernel did not (``HEIGHT_A`` ->
+    ``naiveopt_HEIGHT_A``), in the kernel and its launcher: prefixed, so that a build
+    defining the size as a macro (``-DHEIGHT_A=4096``, as the paper's style does) does not
+    turn the declaration into ``int 4096``."""
+    return f"naiveopt_{size}"
+
+
 @dataclass
 class GProcedure:
     """One kernel function in the GPU IR."""
@@ -256,10 +264,9 @@ class GProcedure:
 
     @property
     def size_param_names(self) -> dict[str, str]:
-        """Each added size (size_params) -> the parameter that takes it: prefixed, so that a
-        build defining the size as a macro (``-DHEIGHT_A=4096``, as the paper's style does)
-        does not turn the declaration into ``int 4096``."""
-        return {n: f"naiveopt_{n}" for n in self.size_params}
+        """Each added size (size_params) -> the parameter that takes it
+        (:func:`size_param_name`)."""
+        return {n: size_param_name(n) for n in self.size_params}
 
 
 @dataclass

@@ -31,6 +31,7 @@ from pycparser import c_ast
 from ...analysis.guards import GuardBounds, is_id
 from ...analysis.manager import PreservedAnalyses
 from ...ir import GModule, GProcedure, Param, PredefId
+from ...ir.gprocedure import size_param_name
 from ...ir.build import expression
 from ...ir.rewrite import identifiers, map_nodes, walk
 from ...launch import launch_changed, untransformable
@@ -151,6 +152,22 @@ def launch_reads(proc: GProcedure) -> list[str]:
     return [_SPELLED[n] for n in _LAUNCH_SIZES if n in names]
 
 
+def extent_obstacle(extent: str, proc: GProcedure, module: GModule) -> str:
+    """Why the kernel cannot read thread-space extent ``extent`` ('' if it can): not a plain
+    expression of sizes, a size the output renames, or one it would take as a parameter whose
+    name the kernel already uses. (A bounds guard over the thread space asks the same.)"""
+    if not _PLAIN.fullmatch(extent):
+        return f"its thread-space extent {extent} is not a plain expression of sizes"
+    renamed = set(proc.renamed) | set(proc.renamed.values())
+    taken = identifiers(proc.func)
+    for name in _NAME.findall(extent):
+        if name in renamed:
+            return f"its thread-space size {name} is renamed in the output"
+        if needs_parameter(name, proc, module) and size_param_name(name) in taken:
+            return f"{size_param_name(name)} names something in the kernel already"
+    return ""
+
+
 def _obstacle(proc: GProcedure, axis: str, extent: str | None, bounds: dict,
               module: GModule) -> str:
     """Why ``blockDimA * gridDimA`` cannot be read as the thread space's extent ('' if it
@@ -160,21 +177,14 @@ def _obstacle(proc: GProcedure, axis: str, extent: str | None, bounds: dict,
         return "the kernel has a bounds guard, so its launch covers more than its thread space"
     if not extent or proc.pragma.global_dim_source not in _EXACT_SOURCES:
         return "its thread space is not known"
-    if not _PLAIN.fullmatch(extent):
-        return f"its thread-space extent {extent} is not a plain expression of sizes"
-    renamed = set(proc.renamed) | set(proc.renamed.values())
-    taken = identifiers(proc.func)
+    why = extent_obstacle(extent, proc, module)
+    if why:
+        return why
     for name in _NAME.findall(extent):
-        if name in renamed:
-            return f"its thread-space size {name} is renamed in the output"
-        if needs_parameter(name, proc, module):
-            if f"naiveopt_{name}" in taken:
-                return f"naiveopt_{name} names something in the kernel already"
-            if extent.strip() != name:
-                # (the parameter stands for the whole extent: RestoreLaunchExtents writes the
-                # launch's size back in its place)
-                return (f"its thread-space extent {extent} needs {name}, which the kernel "
-                        "does not take")
+        if needs_parameter(name, proc, module) and extent.strip() != name:
+            # (the parameter stands for the whole extent: RestoreLaunchExtents writes the
+            # launch's size back in its place)
+            return f"its thread-space extent {extent} needs {name}, which the kernel does not take"
     return ""
 
 

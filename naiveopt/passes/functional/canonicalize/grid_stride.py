@@ -211,7 +211,7 @@ class RestoreGridStride(Pass):
     name = "restore-grid-stride"
 
     def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses:
-        from ....launch import default_block, launch_changed
+        from ....launch import launch_changed
 
         if proc.grid_stride is None:
             return PreservedAnalyses.all()
@@ -220,12 +220,8 @@ class RestoreGridStride(Pass):
             if proc.launch_block is None:
                 # merged outputs on the naive block: fixed, so that the launch check traps
                 # a stale fixed grid (which would leave elements out) as for any new block
-                proc.launch_block = default_block(proc)
-                ctx.remark("analysis", self.name, proc, f"the loop over {iterator} is one "
-                           "element per thread, and a pass merged outputs into its threads: "
-                           f"its block is fixed at {proc.launch_block[0]}x"
-                           f"{proc.launch_block[1]}, so that a stale launch (a fixed grid, as "
-                           "grid-stride kernels are launched) traps")
+                self._fix_block(proc, ctx, f"the loop over {iterator} is one element per "
+                                "thread, and a pass merged outputs into its threads")
             return PreservedAnalyses.all()
         items = proc.body.block_items or []
         at = next((k for k in range(len(items) - 1)
@@ -233,13 +229,9 @@ class RestoreGridStride(Pass):
                    and items[k + 1].iffalse is None and
                    _split_guard(items[k + 1].cond, cond) is not None), None)
         if at is None or at + 2 != len(items):
-            proc.launch_block = default_block(proc)
-            ctx.remark("analysis", self.name, proc, f"the loop over {iterator} stays one "
-                       "element per thread (its form changed), so the output needs its "
-                       f"thread space launched: its block is fixed at "
-                       f"{proc.launch_block[0]}x{proc.launch_block[1]}, its launcher gives the "
-                       "grid, and a stale launch traps")
-            return PreservedAnalyses.none()
+            self._fix_block(proc, ctx, f"the loop over {iterator} stays one element per "
+                            "thread (its form changed)")
+            return PreservedAnalyses.all()
         first, guard = items[at], items[at + 1]
         test, rest = _split_guard(guard.cond, cond)
         body = guard.iftrue if rest is None else c_ast.Compound([c_ast.If(rest, guard.iftrue,
@@ -253,6 +245,19 @@ class RestoreGridStride(Pass):
                    f"{iterator} (no pass changed the launch): the output runs on any launch, "
                    "as the input did")
         return PreservedAnalyses.none()
+
+
+    def _fix_block(self, proc: GProcedure, ctx: PassContext, why: str) -> None:
+        """Fix the naive block as the output's: its launcher then gives the grid of n threads,
+        the host code's launches call it, and a stale launch (a fixed grid, as grid-stride
+        kernels are launched) traps."""
+        from ....launch import default_block
+
+        proc.launch_block = default_block(proc)
+        ctx.remark("analysis", self.name, proc, f"{why}: its block is fixed at "
+                   f"{proc.launch_block[0]}x{proc.launch_block[1]}, so that its launcher gives "
+                   "the grid and a stale launch (a fixed grid, as grid-stride kernels are "
+                   "launched) traps")
 
 
 def _sets(stmt: c_ast.Node, name: str) -> bool:

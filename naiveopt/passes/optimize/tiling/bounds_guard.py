@@ -25,14 +25,13 @@ from pycparser import c_ast
 from ....analysis.memory_expressions import store_in_ir
 from ....ir import GModule, GProcedure
 from ....ir.build import expression
-from ....ir.rewrite import identifiers
+from ....ir.gprocedure import size_param_name
 from ....launch import uses_y
-from ...functional.launch_extents import add_size_parameters, needs_parameter, spelled_size
+from ...functional.launch_extents import (add_size_parameters, extent_obstacle, needs_parameter,
+                                          spelled_size)
 from ...manager import PassContext
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
-#: a thread-space expression the guard may hold: names, numbers and arithmetic
-_PLAIN = re.compile(r"[\w\s+\-*/%()]+")
 
 
 def guard_obstacle(proc: GProcedure, module: GModule) -> str:
@@ -40,11 +39,12 @@ def guard_obstacle(proc: GProcedure, module: GModule) -> str:
     if proc.keep_launch:
         return proc.keep_launch
     axes = proc.pragma.global_dim[:2] if uses_y(proc) else proc.pragma.global_dim[:1]
+    if not all(axes):
+        return "its thread space is unknown"
     for expr in axes:
-        if not expr:
-            return "its thread space is unknown"
-        if not _PLAIN.fullmatch(expr):
-            return f"its thread-space extent {expr} is not a plain expression of sizes"
+        why = extent_obstacle(expr, proc, module)
+        if why:
+            return why
     if proc.host_launched:
         # its launches become NAME_launch_from(grid, block, <the host's arguments>), which
         # takes a size no argument gives from the naive launch: a whole axis only
@@ -54,15 +54,6 @@ def guard_obstacle(proc: GProcedure, module: GModule) -> str:
                 if needs_parameter(name, proc, module) and name not in whole:
                     return (f"the file's own host code launches it, and its launch gives no "
                             f"{name}")
-    renamed = set(proc.renamed) | set(proc.renamed.values())
-    taken = identifiers(proc.func)
-    params = {p.name for p in proc.params}
-    for expr in axes:
-        for name in _NAME.findall(expr):
-            if name in renamed:
-                return f"its thread-space size {name} is renamed in the output"
-            if needs_parameter(name, proc, module) and f"naiveopt_{name}" in taken:
-                return f"naiveopt_{name} names something in the kernel already"
     return ""
 
 
@@ -80,7 +71,7 @@ def with_bounds_guard(proc: GProcedure, ctx: PassContext) -> GProcedure:
     for _, extent in axes:
         added += [n for n in _NAME.findall(extent)
                   if needs_parameter(n, proc, module) and n not in added]
-    named = {n: f"naiveopt_{n}" for n in added}     # (GProcedure.size_param_names)
+    named = {n: size_param_name(n) for n in added}
     for axis, extent in axes:
         # a size only -D names (not a macro of the file) is its value: the output's own build
         # need not define it

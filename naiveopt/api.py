@@ -202,7 +202,7 @@ def compile_module(unit: SourceUnit, target: str | None, arch: str, opt: bool,
     _plan_host_launches(ctx, launcher, {
         name: k.threads for name, k in (metadata_spec.kernels.items() if metadata_spec else
                                         ((n, i.spec) for n, i in inference.kernels.items()))})
-    run_passes(launch_passes(), ctx, dump_ir)
+    run_passes(launch_passes(options), ctx, dump_ir)
     run_passes(optimizations, ctx, dump_ir)
     run_passes(settling_passes(), ctx, dump_ir)
     _host_launch_remarks(ctx, launcher)
@@ -470,7 +470,8 @@ def one_line(text: str) -> str:
 
 def _geometry(proc, spec: FileSpec | None) -> LaunchGeometry:
     kspec = spec.kernels.get(proc.name) if spec else None
-    if kspec is None:
+    if kspec is None or proc.delinearized is not None:
+        # (a 1-D kernel read as 2-D is launched over its 2-D space, not the naive one)
         return geometry(proc)
     return geometry(proc, block=None if proc.launch_block else kspec.block,
                     thread_space=kspec.threads)

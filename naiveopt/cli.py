@@ -70,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disable-pass", dest="disable", action="append", default=[],
                    metavar="PASS", choices=disableable_pass_names(),
                    help="switch an optimization pass off (repeatable): "
-                        + ", ".join(optimization_pass_names()) + "; or a canonicalization "
-                        "pass: " + ", ".join(canonicalization_pass_names()))
+                        + ", ".join(optimization_pass_names()) + "; delinearize (a 1-D kernel over "
+                        "a flattened matrix stays 1-D); or a canonicalization pass: "
+                        + ", ".join(canonicalization_pass_names()))
     p.add_argument("--fp-strict", action="store_true",
                    help="keep the order of floating-point arithmetic: no pass reassociates "
                         "(invariant-factors declines, split-reduction for floating-point sums)")

@@ -307,7 +307,7 @@ CUDA_ONLY = {"an id through a cast", "an id through a helper",
 def test_generator_writes_kernels_as_others_write_them():
     """Each canonical form is generated, in both dialects, within the first cases of a
     campaign (so a campaign exercises every canonicalization pass)."""
-    sources = [generate_case(11, i, [], ("global",)) for i in range(300)]
+    sources = [generate_case(11, i, [], ("global",)) for i in range(400)]
     for dialect in ("cuda", "opencl"):
         text = "\n".join(c.source for c in sources if c.dialect == dialect)
         missing = [name for name, form in CANONICAL_FORMS.items()

@@ -147,6 +147,71 @@ def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = Fals
     return out
 
 
+def row_bound(proc: GProcedure) -> tuple[c_ast.Node, c_ast.Node] | None:
+    """(H, W) where a top-level guard of a 1-D kernel bounds the row ``idx / W`` by H
+    (``int row = idx / N; int col = idx % N; if (row < M && col < N)``; an early return's
+    ``row >= M``): its threads past H * W do nothing, so that is its thread space. None
+    otherwise (the x id bounded by a guard of its own is GuardBounds')."""
+    counts = assigned_names(proc.body)
+    aliases = id_aliases(proc)
+    rows: dict[str, c_ast.Node] = {}
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.init is not None and \
+                counts.get(node.name) == 1:
+            width = _row_of(node.init, aliases)
+            if width is not None:
+                rows[node.name] = width
+
+    def row(node: c_ast.Node) -> c_ast.Node | None:
+        node = _uncast(node)
+        if isinstance(node, c_ast.ID) and node.name in rows:
+            return rows[node.name]
+        return _row_of(node, aliases)
+
+    def visit(cond: c_ast.Node, negated: bool) -> tuple[c_ast.Node, c_ast.Node] | None:
+        joiner = "||" if negated else "&&"
+        if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
+            return visit(cond.left, negated) or visit(cond.right, negated)
+        if not isinstance(cond, c_ast.BinaryOp):
+            return None
+        less, greater = (">=", "<=") if negated else ("<", ">")
+        for op, var, bound in ((less, cond.left, cond.right), (greater, cond.right, cond.left)):
+            width = row(var) if cond.op == op else None
+            if width is not None and is_uniform_size(bound, counts):
+                return _uncast(bound), width
+        return None
+
+    for stmt in proc.body.block_items or []:
+        if isinstance(stmt, c_ast.If):
+            found = visit(stmt.cond, is_return(stmt.iftrue))
+            if found is not None:
+                return found
+    return None
+
+
+def _row_of(node: c_ast.Node, aliases: dict[str, str]) -> c_ast.Node | None:
+    """W where ``node`` is the x id (or a local holding it) divided by W."""
+    node = _uncast(node)
+    if isinstance(node, c_ast.BinaryOp) and node.op == "/":
+        left = _uncast(node.left)
+        if (isinstance(left, PredefId) and left.name == "idx") or (
+                isinstance(left, c_ast.ID) and aliases.get(left.name) == "idx"):
+            return node.right
+    return None
+
+
+def is_uniform_size(node: c_ast.Node, counts: dict[str, int]) -> bool:
+    """Whether ``node`` is arithmetic on names no statement assigns (parameters, macros) and
+    integer literals: the same for every thread, and computable by the launch."""
+    for n, _ in walk(node):
+        if isinstance(n, (c_ast.ArrayRef, c_ast.FuncCall, c_ast.StructRef, c_ast.UnaryOp,
+                          PredefId)) and not (isinstance(n, c_ast.UnaryOp) and n.op == "-"):
+            return False
+        if isinstance(n, c_ast.ID) and n.name in counts:
+            return False
+    return True
+
+
 class GuardBounds(Analysis[dict[str, c_ast.Node]]):
     """The bounds on idx / idy of every top-level ``if`` of a kernel (a later guard's bound
     on an id replaces an earlier one's)."""

@@ -1510,6 +1510,96 @@ def launch_extent_file(rng: random.Random, dialect: str) -> str:
                      + body + ["}", ""])
 
 
+#: Share of cases with a 1-D kernel over a flattened 2-D space (a stream of their own).
+FLATTENED_SHARE = 0.05
+
+
+def flattened_file(rng: random.Random, dialect: str) -> str:
+    """A 1-D kernel over a flattened matrix, as ML and tutorial code writes one thread per
+    element: ``row = i / N; col = i % N`` (or ``col = i - row * N``) under ``if (i < M * N)``
+    (an early return, a local ``total``, the product in either order, a grid-stride loop now
+    and then) or under a guard on the row and column (``if (row < M && col < N)``, ``if (row
+    >= M) return;``), the id in a local (int, or size_t with the product widened). A matrix product
+    (the delinearize pass opens the tiling passes to it), a transpose (coalesce-writes), a
+    map with a per-column bias, or a batched map over (B, M, N). Correct by construction:
+    each thread writes one element of its own."""
+    cuda = dialect == "cuda"
+    kind = rng.choice(["matmul", "matmul", "transpose", "map", "batched"])
+    sizes = {"M": rng.choice((1, 5, 17, 33, 40, 64)), "N": rng.choice((3, 16, 31, 33, 48, 65)),
+             "K": rng.choice((1, 7, 16, 33))}
+    if kind == "batched":
+        sizes["B"] = rng.choice((1, 2, 3))
+    wide = cuda and rng.random() < 0.2
+    kind_t = "size_t" if wide else "int"
+    if cuda:
+        gid = rng.choice(["blockIdx.x * blockDim.x + threadIdx.x",
+                          "threadIdx.x + blockIdx.x * blockDim.x"])
+        if wide:
+            gid = "(size_t)blockIdx.x * blockDim.x + threadIdx.x"
+    else:
+        gid = rng.choice(["get_global_id(0)",
+                          "get_group_id(0) * get_local_size(0) + get_local_id(0)"])
+    i = rng.choice(["i", "idx", "gid", "tid"])
+    extent = {"batched": rng.choice(["B * M * N", "M * N * B"])}.get(
+        kind, rng.choice(["M * N", "N * M"]))
+    col = f"{i} % N" if rng.random() < 0.75 else f"{i} - row * N"
+    inner = [f"    {kind_t} row = {i} / N;", f"    {kind_t} col = {col};"]
+    space = "" if cuda else "__global "
+    if kind == "matmul":
+        params = f"{space}const float *A, {space}const float *Bm, {space}float *C"
+        inner += ["    float sum = 0.0f;", "    for (int k = 0; k < K; k++)",
+                  "        sum += A[row * K + k] * Bm[k * N + col];",
+                  rng.choice([f"    C[{i}] = sum;", "    C[row * N + col] = sum;"])]
+        arrays = ["array(A, M, K)", "array(Bm, K, N)", "array(C, M, N)"]
+    elif kind == "transpose":
+        params = f"{space}const float *in, {space}float *out"
+        inner += [f"    out[col * M + row] = {rng.choice([f'in[{i}]', 'in[row * N + col]'])};"]
+        arrays = ["array(in, M, N)", "array(out, N, M)"]
+    elif kind == "map":
+        params = f"{space}const float *in, {space}const float *bias, {space}float *out"
+        inner += [f"    out[{i}] = 2.0f * in[{i}] + bias[col];"]
+        arrays = ["array(in, M, N)", "array(bias, N)", "array(out, M, N)"]
+    else:
+        params = f"{space}const float *x, {space}const float *w, {space}float *y"
+        inner = [f"    {kind_t} b = {i} / (M * N);", f"    {kind_t} m = ({i} / N) % M;",
+                 f"    {kind_t} n = {i} % N;",
+                 f"    y[{i}] = 2.0f * x[(b * M + m) * N + n] + w[m * N + n];"]
+        arrays = ["array(x, B, M, N)", "array(w, M, N)", "array(y, B, M, N)"]
+    params += ", int M, int N" + (", int K" if kind == "matmul" else "") + \
+        (", int B" if kind == "batched" else "")
+    form = rng.choice(["if", "if", "return", "total", "stride", "rows"])
+    if form == "rows" and kind == "batched":
+        form = "if"
+    body = []
+    if form == "stride":
+        step = "blockDim.x * gridDim.x" if cuda else "get_global_size(0)"
+        body += [f"  for ({kind_t} {i} = {gid}; {i} < {extent}; {i} += {step}) {{"] + inner + \
+            ["  }"]
+    else:
+        body.append(f"  {kind_t} {i} = {gid};")
+        bound = extent
+        if form == "total":
+            body.append(f"  {kind_t} total = {extent};")
+            bound = "total"
+        if form == "rows":
+            # the guard on the row and column the kernel split the id into
+            test = rng.choice(["row < M && col < N", "col < N && row < M", "row < M"])
+            body += inner[:2]
+            if rng.random() < 0.5:
+                body += [f"  if ({test}) {{"] + inner[2:] + ["  }"]
+            else:
+                negated = test.replace("<", ">=").replace("&&", "||")
+                body += [f"  if ({negated}) return;"] + inner[2:]
+        elif form == "return":
+            body += [f"  if ({i} >= {bound}) return;"] + inner
+        else:
+            body += [f"  if ({i} < {bound}) {{"] + inner + ["  }"]
+    head = "__global__ void" if cuda else "__kernel void"
+    pragma = f"#pragma naiveopt sizes({', '.join(f'{k}={v}' for k, v in sizes.items())})" + \
+        ("" if rng.random() < 0.4 else " " + " ".join(arrays))
+    return "\n".join([pragma, f"{head} k0({params})", "{"] + body + ["}", ""])
+
+
 def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
                   ) -> Case:
     """Case ``index`` of the campaign seeded ``seed``: a random file and random options
@@ -1546,6 +1636,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     extents = random.Random(f"{seed}:{index}:launch-extent")
     if extents.random() < LAUNCH_EXTENT_SHARE:
         source, guarded = launch_extent_file(extents, dialect), False
+    flattening = random.Random(f"{seed}:{index}:flattened")
+    if flattening.random() < FLATTENED_SHARE:
+        source, guarded = flattened_file(flattening, dialect), True
     coarsening = random.Random(f"{seed}:{index}:coarsened")
     if coarsening.random() < COARSENED_SHARE:
         source = coarsened_file(coarsening, dialect)

@@ -172,6 +172,24 @@ def size_param_name(size: str) -> str:
 
 
 @dataclass
+class Delinearized:
+    """A 1-D kernel read as 2-D (passes/functional/delinearize.py): its naive thread space
+    ``extent`` (x; y is 1) is ``height`` rows of ``width`` threads, the global id ``i`` read
+    as ``idy * width + idx``. All C expressions in the kernel's names. ``original`` is the
+    kernel body as it was and ``rewritten`` the 2-D body as C: where no pass changed the
+    launch, the body is put back (the 1-D form) if nothing changed it, else written back."""
+
+    extent: str
+    width: str
+    height: str
+    original: c_ast.Compound
+    rewritten: str
+    # the guard's comparisons of the 1-D id, as C: (the 2-D test that replaced one, the 1-D
+    # test it was)
+    guards: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
 class GProcedure:
     """One kernel function in the GPU IR."""
 
@@ -250,6 +268,9 @@ class GProcedure:
     # its condition as C; None if none): the output needs its thread space launched, so it is
     # written back as the loop where no pass changes the launch (canonicalize/grid_stride.py)
     grid_stride: tuple[str, str] | None = None
+    # the 1-D kernel read as 2-D (Delinearized; None if not): launched over (width, height)
+    # where a pass changed the launch, else written back as the 1-D kernel
+    delinearized: Delinearized | None = None
 
     @property
     def body(self) -> c_ast.Compound:

@@ -22,6 +22,7 @@ from .functional.canonicalize.vector_locals import VectorLocals
 from .functional.canonicalize.thread_ids import ThreadIds
 from .functional.canonicalize.while_to_for import WhileToFor
 from .functional.cuda_to_opencl import CUDAToOpenCL
+from .functional.delinearize import Delinearize, RestoreDelinearized
 from .functional.launch_extents import LaunchExtents, RestoreLaunchExtents
 from .functional.loops import Loops
 from .functional.memory_expressions import MemoryExpressions
@@ -93,18 +94,27 @@ def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
     return translation_passes() + canonicalization_passes(options) + analysis_passes()
 
 
-def launch_passes() -> list[Pass]:
+def launch_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
     """Passes that run once each kernel's thread space is known (the passes above, then
     inference for a kernel no guard or pragma gives one), before the optimization passes:
-    the launch's size read as that thread space's extent, or the launch kept."""
-    return [LaunchExtents()]
+    the launch's size read as that thread space's extent, or the launch kept; a 1-D kernel
+    over a flattened 2-D space read as the 2-D kernel (``--disable-pass delinearize`` keeps
+    it 1-D)."""
+    return [LaunchExtents(), Disabled("delinearize") if "delinearize" in options.disable
+            else Delinearize()]
+
+
+def launch_rewrite_pass_names() -> list[str]:
+    """The launch passes ``--disable-pass`` accepts (a rewrite the user may not want)."""
+    return ["delinearize"]
 
 
 def settling_passes() -> list[Pass]:
     """Passes that run after the optimization passes (or in their place), once the launch is
     settled: a canonical form that needs another launch than the input's is written back
-    where no pass changed the launch."""
-    return [RestoreGridStride()]
+    where no pass changed the launch (the 2-D reading of a 1-D kernel first: the grid-stride
+    loop is written back around the 1-D body)."""
+    return [RestoreDelinearized(), RestoreGridStride()]
 
 
 def default_optimization_passes() -> list[Pass]:
@@ -121,7 +131,8 @@ def optimization_pass_names() -> list[str]:
 
 def disableable_pass_names() -> list[str]:
     """The names ``--disable-pass`` accepts: canonicalization, then optimization passes."""
-    return canonicalization_pass_names() + optimization_pass_names()
+    return canonicalization_pass_names() + launch_rewrite_pass_names() + \
+        optimization_pass_names()
 
 
 def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:
@@ -131,7 +142,8 @@ def optimization_passes(options: PipelineOptions = PipelineOptions()) -> list[Pa
     the known ones; the pipeline's is located at its column."""
     known = {p.name: p for p in default_optimization_passes()}
     names = ", ".join(known)
-    unknown = sorted(set(options.disable) - set(known) - set(canonicalization_pass_names()))
+    unknown = sorted(set(options.disable) - set(known) - set(canonicalization_pass_names())
+                     - set(launch_rewrite_pass_names()))
     if unknown:
         raise NaiveoptError(f"unknown pass '{unknown[0]}' (optimization passes: {names}; "
                             "canonicalization passes: "

@@ -13,6 +13,11 @@ import re
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
 _FUNCS = {"ceil": lambda a, b: -(-a // b), "min": min, "max": max}
+#: a C cast to an integer type (``(size_t) rows`` in a guard's bound): sizes are non-negative
+#: and in range, so it changes no value
+_INT_CAST = re.compile(r"\(\s*(?:const\s+)?(?:(?:unsigned|signed|long|short|int|char)\s*)+\)|"
+                       r"\(\s*(?:const\s+)?(?:std::)?u?int(?:8|16|32|64)?_t\s*\)|"
+                       r"\(\s*(?:const\s+)?(?:std::)?(?:size_t|ptrdiff_t|unsigned)\s*\)")
 
 
 def evaluate(text: str | int | float, names: dict[str, int | float]) -> int | float:
@@ -21,6 +26,8 @@ def evaluate(text: str | int | float, names: dict[str, int | float]) -> int | fl
         return text
     if callable(text):          # a dimension computed from the sizes (verify/extents.Extent)
         return text(names)
+    if "(" in str(text):
+        text = _INT_CAST.sub(" ", str(text))
     if any(keyword.iskeyword(k) for k in names) or re.search(r"[A-Za-z]", str(text)):
         # C names that are Python keywords (a size parameter named 'class' or 'global')
         names = {_unkeyword(k): v for k, v in names.items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
-from ...analysis.guards import GuardBounds, guard_bounds, is_return
+from ...analysis.guards import GuardBounds, guard_bounds, is_return, row_bound
 from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure
 from ...ir.cgen import to_c
@@ -37,6 +37,11 @@ class ThreadSpace(Pass):
         if proc.pragma.global_dim != (None, None):
             return
         bounds = {k: to_c(v) for k, v in ctx.am.get(proc, GuardBounds).items()}
+        row = row_bound(proc) if not bounds and "idy" not in ids_used(proc) else None
+        if row is not None:
+            # ``row = idx / W; if (row < H)``: the threads past H * W do nothing
+            height, width = row
+            bounds = {"idx": to_c(c_ast.BinaryOp("*", height, width))}
         if bounds:
             proc.pragma.global_dim = (bounds.get("idx"), bounds.get("idy") or (
                 "1" if "idy" not in ids_used(proc) else None))

@@ -243,3 +243,39 @@ def test_generator_writes_flattened_kernels():
         kept += "restore-delinearized" not in remarks(result) or \
             "launched in 2-D" in remarks(result)
     assert kept >= 2
+
+
+TRANSPOSE = """__kernel void tr(__global const float *in, __global float *out, int M, int N)
+{
+    int tid = get_global_id(0);
+    int row = tid / N;
+    int col = tid - row * N;
+    if (col < N && row < M) {
+        out[col * M + row] = in[tid];
+    }
+}
+"""
+
+
+def test_a_flattened_transpose_guarded_on_its_row_and_column_is_staged():
+    """``col = tid - row * N`` is the x id (not ``idy * N + idx - idy * N``), so the guard on
+    the row and column reads as the 2-D bounds guard and coalesce-writes stages the write."""
+    result = naiveopt.optimize(TRANSPOSE, filename="tr.cl")
+    (k,) = result.kernels
+    assert result.verified and k.passes[:1] == ["coalesce-writes"], remarks(result)
+    assert "thread space from bounds guard: (M * N, 1)" in remarks(result, "thread-space")
+
+
+def test_a_pass_that_reads_the_2d_blocks_keeps_the_2d_launch():
+    """partition-camping alone (gfx90a) changes no launch but reorders the 2-D grid's blocks:
+    the kernel cannot be the 1-D one again, so it keeps the 2-D launch, its block fixed (a
+    1-D launch traps); verified."""
+    result = naiveopt.optimize(TRANSPOSE, filename="tr.cl", arch="gfx90a",
+                               passes=["partition-camping"],
+                               options={"partition_camping": "force"})
+    (k,) = result.kernels
+    assert result.verified and k.passes == ["partition-camping"], remarks(result)
+    text = remarks(result, "restore-delinearized")
+    assert "launched in 2-D over (N, M) with its block fixed" in text
+    assert "(the kernel reads bidx" in text
+    assert k.geometry.thread_space[:2] == ("N", "M")

@@ -1677,6 +1677,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = position_variant(source, random.Random(f"{seed}:{index}:position"), dialect)
     source = reference_variant(source, random.Random(f"{seed}:{index}:references"), dialect)
     source = mad24_variant(source, random.Random(f"{seed}:{index}:mad24"), dialect)
+    source = trailing_return_variant(source, random.Random(f"{seed}:{index}:trailing-return"))
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -2240,6 +2241,26 @@ def reference_variant(source: str, rng: random.Random, dialect: str) -> str:
 
 #: Share of cases whose row-major indices are written with 24-bit multiplies
 #: (:func:`mad24_variant`).
+#: Share of cases whose kernels end with a ``return;`` (Rodinia writes one after the guard).
+TRAILING_RETURN_SHARE = 0.06
+
+
+def trailing_return_variant(source: str, rng: random.Random) -> str:
+    """Each kernel of the file ends with a ``return;``, in a share of the cases: a no-op the
+    merge-guards canonicalization removes, so that the guard is the kernel's last statement
+    again."""
+    if rng.random() >= TRAILING_RETURN_SHARE:
+        return source
+    out, at = [], 0
+    for head in re.finditer(r"^(?:__global__|__kernel)\b[^;{]*?\bvoid\b[^;{]*\{", source, re.M):
+        end = source.find("\n}", head.end())
+        if end < 0 or end < at:
+            continue
+        out.append(source[at:end] + "\n    return;")
+        at = end
+    return "".join(out) + source[at:]
+
+
 MAD24_SHARE = 0.15
 _ROW_MAJOR = re.compile(r"\[(\w+) \* (\w+|\(\w+ [+-] \d+\)) \+ (\w+)\]")
 

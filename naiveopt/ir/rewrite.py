@@ -44,6 +44,26 @@ def map_children(node: c_ast.Node, fn: Callable[[c_ast.Node, str], c_ast.Node]
     return node
 
 
+def map_uses(node: c_ast.Node, fn: Callable[[c_ast.Node], c_ast.Node | None]) -> c_ast.Node:
+    """A pre-order rewrite of the expressions ``node`` reads: ``fn`` returns a node's
+    replacement (not descended into) or None to go on into its children. A struct field's
+    name and a called function's name are not reads and are not visited."""
+    def visit(n: c_ast.Node) -> c_ast.Node:
+        new = fn(n)
+        if new is not None:
+            return new
+        if isinstance(n, c_ast.StructRef):
+            n.name = visit(n.name)
+            return n
+        if isinstance(n, c_ast.FuncCall):
+            if n.args is not None:
+                n.args = visit(n.args)
+            return n
+        return map_children(n, lambda child, slot: visit(child))
+
+    return visit(node)
+
+
 def pointer_root(node: c_ast.Node) -> str | None:
     """The array a pointer expression points into (``x``, ``&x[i]``, ``x + 4 * i``,
     ``(char *)x``), or None."""

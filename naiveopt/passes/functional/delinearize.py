@@ -45,7 +45,7 @@ from ...analysis.shape import is_pure
 from ...ir import GProcedure, PredefId
 from ...ir.cgen import to_c
 from ...ir.gprocedure import Delinearized
-from ...ir.rewrite import assigned_names, identifiers, map_children, walk
+from ...ir.rewrite import assigned_names, identifiers, map_children, map_uses, walk
 from ...launch import evaluate, launch_changed, parse, untransformable
 from ...targets import find_target
 from ..manager import Pass, PassContext, reanalyse
@@ -267,6 +267,23 @@ class Delinearize(Pass):
         # dropped below), for the write-back
         one_d = {id(cmp): _one_d(cmp, bound, form, proc) for cmp, _, bound in guards}
         replaced: list[tuple[str, str]] = []
+        counts = assigned_names(proc.body)
+        rows = {d.name for n, _ in walk(proc.body) if isinstance(d := n, c_ast.Decl) and
+                d.init is not None and counts.get(d.name) == 1 and _is_div(d.init, form, wtext)}
+
+        def column(n: c_ast.Node) -> bool:
+            """``i - row * W`` (``W * row``, ``(i / W) * W``): the column."""
+            if not (isinstance(n, c_ast.BinaryOp) and n.op == "-" and form.is_id(n.left)):
+                return False
+            right = _bare(n.right)
+            if not (isinstance(right, c_ast.BinaryOp) and right.op == "*"):
+                return False
+            for a, b in ((right.left, right.right), (right.right, right.left)):
+                a = _bare(a)
+                if to_c(b) == wtext and ((isinstance(a, c_ast.ID) and a.name in rows) or
+                                         _is_div(a, form, wtext)):
+                    return True
+            return False
 
         def linear(name: str | None) -> c_ast.Node:
             row: c_ast.Node = PredefId("idy")
@@ -278,7 +295,7 @@ class Delinearize(Pass):
             return c_ast.BinaryOp("+", c_ast.BinaryOp("*", row, copy.deepcopy(width)),
                                   PredefId("idx"))
 
-        def visit(n: c_ast.Node) -> c_ast.Node:
+        def fn(n: c_ast.Node) -> c_ast.Node | None:
             if id(n) in tests:
                 new = _test(tests[id(n)], wtext, height, width)
                 replaced.append((to_c(new), to_c(one_d[id(n)])))
@@ -286,21 +303,23 @@ class Delinearize(Pass):
             if isinstance(n, c_ast.BinaryOp) and n.op in "/%" and form.is_id(n.left) and \
                     to_c(n.right) == wtext:
                 return PredefId("idy" if n.op == "/" else "idx")
+            if column(n):
+                return PredefId("idx")
             if form.is_id(n) and not isinstance(n, c_ast.Cast):
                 return linear(n.name if isinstance(n, c_ast.ID) else None)
-            if isinstance(n, c_ast.StructRef):
-                n.name = visit(n.name)
-                return n
-            if isinstance(n, c_ast.FuncCall):
-                if n.args is not None:
-                    n.args = visit(n.args)
-                return n
             if isinstance(n, c_ast.Decl) and n.name in form.locals:
                 return n            # its declaration (dropped below when nothing reads it)
-            return map_children(n, lambda child, slot: visit(child))
+            return None
 
-        visit(proc.body)
+        map_uses(proc.body, fn)
         return replaced
+
+
+def _is_div(node: c_ast.Node, form: _Form, wtext: str) -> bool:
+    """Whether ``node`` is the id divided by the width (the row)."""
+    node = _bare(node)
+    return isinstance(node, c_ast.BinaryOp) and node.op == "/" and form.is_id(node.left) and \
+        to_c(node.right) == wtext
 
 
 def _bound_x(proc: GProcedure, width: c_ast.Node) -> None:
@@ -353,12 +372,18 @@ class RestoreDelinearized(Pass):
         done = proc.delinearized
         if done is None:
             return PreservedAnalyses.all()
-        if launch_changed(proc):
+        # a pass that read the 2-D launch's blocks (partition-camping's diagonal block
+        # order) made a kernel no 1-D launch runs, whether or not it changed the launch
+        blocks = sorted({n.name for n, _ in walk(proc.body) if isinstance(n, PredefId) and
+                         n.name not in ("idx", "idy")})
+        if launch_changed(proc) or blocks:
             if proc.launch_block is None:
                 proc.launch_block = default_block(proc)
                 ctx.remark("analysis", self.name, proc, f"launched in 2-D over ({done.width}, "
                            f"{done.height}) with its block fixed at {proc.launch_block[0]}x"
-                           f"{proc.launch_block[1]}, so that a stale 1-D launch traps")
+                           f"{proc.launch_block[1]}, so that a stale 1-D launch traps" +
+                           (f" (the kernel reads {', '.join(blocks)} of the 2-D launch)"
+                            if blocks else ""))
             return PreservedAnalyses.all()
         if to_c(proc.body) == done.rewritten:
             proc.func.body = done.original

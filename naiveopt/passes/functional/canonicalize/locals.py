@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from pycparser import c_ast
 
-from ....ir.rewrite import map_children, walk
+from ....ir.rewrite import map_uses, walk
 from ....ir.typenames import INTEGER_WORDS, UNSIGNED_WORDS
 
 
@@ -100,23 +100,16 @@ def replace_names(node: c_ast.Node, values: dict[str, c_ast.Node], seen: list[st
     """``node`` with each use of a name in ``values`` replaced by a copy of its value (a
     struct field or a called function's name is not a use); ``seen`` collects the names
     replaced."""
-    def visit(n: c_ast.Node) -> c_ast.Node:
+    def fn(n: c_ast.Node) -> c_ast.Node | None:
         if isinstance(n, c_ast.ID):
             if n.name in values:
                 if seen is not None:
                     seen.append(n.name)
                 return copy.deepcopy(values[n.name])
             return n
-        if isinstance(n, c_ast.StructRef):
-            n.name = visit(n.name)
-            return n
-        if isinstance(n, c_ast.FuncCall):
-            if n.args is not None:
-                n.args = visit(n.args)
-            return n
-        return map_children(n, lambda child, slot: visit(child))
+        return None
 
-    return visit(node)
+    return map_uses(node, fn)
 
 
 def uses(body: c_ast.Node) -> dict[int, list[c_ast.ID]]:

@@ -5,7 +5,10 @@ a single top-level guard (analysis/shape.py: ``if (cond) return;`` or ``if (cond
   ``if (row >= M || col >= N) return;`` (the second test runs only where the first failed,
   as ``||`` evaluates it);
 - an ``if`` that holds nothing but another ``if`` (neither with an ``else``),
-  ``if (row < M) { if (col < N) { ... } }``, is ``if (row < M && col < N) { ... }``.
+  ``if (row < M) { if (col < N) { ... } }``, is ``if (row < M && col < N) { ... }``;
+- a ``return;`` that ends the kernel, or ends the body of the guard that ends it (Rodinia's
+  ``if (id < n) { ... } return;``), does nothing: it is removed, so that the guard is the
+  kernel's last statement, as the analyses read it.
 
 Only the kernel's top-level statements are merged, and only conditions that read no memory.
 """
@@ -26,7 +29,8 @@ class MergeGuards(CanonicalizationPass):
 
     def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
         items = proc.body.block_items or []
-        done = []
+        removed = _trailing_returns(items)
+        done: list[str] = []
         index = 0
         while index < len(items):
             stmt = items[index]
@@ -42,9 +46,27 @@ class MergeGuards(CanonicalizationPass):
                 done.append(f"if ({to_c(stmt.cond)})")
                 continue
             index += 1
-        if done:
-            self.applied(proc, ctx, f"{len(done)} guard(s) merged: " + "; ".join(done))
-        return bool(done)
+        said = ([f"{len(done)} guard(s) merged: " + "; ".join(done)] if done else []) + removed
+        if said:
+            self.applied(proc, ctx, "; ".join(said))
+        return bool(said)
+
+
+def _trailing_returns(items: list[c_ast.Node]) -> list[str]:
+    """Remove the ``return;`` ending the kernel's statements ``items`` and the one ending
+    the body of a guard that ends them; say what was removed."""
+    done = []
+    while items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
+        del items[-1]
+        done.append("the return; ending the kernel removed")
+    last = items[-1] if items else None
+    if isinstance(last, c_ast.If) and last.iffalse is None and \
+            isinstance(last.iftrue, c_ast.Compound):
+        body = last.iftrue.block_items or []
+        if len(body) > 1 and isinstance(body[-1], c_ast.Return) and body[-1].expr is None:
+            del body[-1]
+            done.append("the return; ending the guard's body removed")
+    return done
 
 
 def _early_return(stmt: c_ast.Node) -> bool:

@@ -292,8 +292,10 @@ def _vector_helpers(module: GModule, target: str) -> list[str]:
 
 
 def _operators(module: GModule, trees: list) -> list[str]:
-    """The CUDA operators on vector types an OpenCL kernel's arithmetic needs (ir/vector.py)."""
-    if module.dialect != "opencl":
+    """The CUDA operators on vector types an OpenCL kernel's arithmetic needs (ir/vector.py),
+    or a CUDA kernel's written with helper_math.h (defined where the header is not included:
+    a resource query, a device-only output)."""
+    if module.dialect != "opencl" and not module.helper_math:
         return []
     return cuda_operators(vector_types(trees + list(module.helpers)), _called(module))
 

@@ -20,7 +20,7 @@ from pycparser import c_ast
 from ..errors import NaiveoptError, UnsupportedConstruct
 from ..errors import error_at
 from ..ir import GlobalVar, GModule, GPragma, GProcedure, Param
-from ..ir import array_params, dynamic_shared, structs
+from ..ir import array_params, dynamic_shared, helper_math, structs
 from ..ir.cgen import to_c
 from ..ir.globals import helper_globals, kernel_globals
 from ..ir.rewrite import identifiers, map_nodes, walk
@@ -245,7 +245,9 @@ def _parse(path: str, source: str, defines: dict[str, str],
                                {n: table_value for n, table_value in _paper_defines(
                                    dialect, missing).items()})
     translator = Translator(path, source, macro_at)
-    module = GModule(path=path, dialect=dialect, procedures=[], paper_ids=missing)
+    module = GModule(path=path, dialect=dialect, procedures=[], paper_ids=missing,
+                     helper_math=any(os.path.basename(name) == helper_math.HEADER
+                                     for _, _, name in prelude.includes(source)))
     functions = [c for c in parts.declarations
                  if c.kind == K.FUNCTION_DECL and c.is_definition()]
     config = _config_from_macros(file_macros, defines)

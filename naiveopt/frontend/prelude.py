@@ -28,7 +28,7 @@ import re
 from functools import cache
 
 from ..errors import UnsupportedConstruct
-from ..ir import cu_complex
+from ..ir import cu_complex, helper_math
 from ..ir.elements import STANDARD_TYPEDEFS
 
 VIRTUAL_ROOT = "/naiveopt-prelude"
@@ -435,6 +435,8 @@ def prelude_words(path: str, source: str, defines: dict[str, str]) -> frozenset[
                 pass
     text = "\n".join(texts)
     words = set(re.findall(r"[A-Za-z_]\w*", text))
+    if any(os.path.basename(name) == helper_math.HEADER for _, _, name in includes(source)):
+        words |= set(re.findall(r"[A-Za-z_]\w*", helper_math.declarations()))
     if any("<<<" in t for t in texts):
         words.add("dim3")                # a launch needs the runtime's call configuration
     # a type the file defines itself is not the library's (CUDA by Example's own
@@ -521,7 +523,9 @@ def header_files(path: str, source: str) -> list[tuple[str, str]]:
     for _, delim, name in includes(source):
         if delim == '"' and os.path.exists(os.path.join(here, name)):
             continue
-        files.setdefault(f"{INCLUDE_DIR}/{name}", "")
+        # the CUDA samples' vector arithmetic: its declarations (ir/helper_math.py)
+        files.setdefault(f"{INCLUDE_DIR}/{name}", helper_math.declarations()
+                         if os.path.basename(name) == helper_math.HEADER else "")
     return sorted(files.items())
 
 
@@ -530,6 +534,7 @@ def unknown_headers(path: str, source: str) -> list[str]:
     here = os.path.dirname(os.path.abspath(path))
     return [name for _, delim, name in includes(source)
             if name not in IGNORED_HEADERS and name not in OUT_OF_SCOPE_HEADERS
+            and os.path.basename(name) != helper_math.HEADER
             and not (delim == '"' and os.path.exists(os.path.join(here, name)))]
 
 

@@ -8,13 +8,15 @@ dropped or mistranslated.
 from __future__ import annotations
 
 import copy
+import os
 import re
 
 import clang.cindex as ci
 from pycparser import c_ast
 
 from ..errors import UnsupportedConstruct
-from ..ir import atomics, cu_complex
+from ..ir import atomics, cu_complex, helper_math
+from ..ir.build import expression
 from ..ir.elements import element
 from ..ir.literals import float_suffix, literal_token
 from ..ir.typenames import type_node as ir_type_node
@@ -47,6 +49,14 @@ def _words(spelling: str) -> str:
 #: OpenCL's vector loads and stores of 2, 3 or 4 elements (translated into scalar accesses).
 _VLOAD = re.compile(r"vload[234]")
 _VSTORE = re.compile(r"vstore[234]")
+
+
+def _from_helper_math(ref: ci.Cursor | None) -> bool:
+    """Whether a call's function is one helper_math.h declares (the stand-in the front end
+    reads for it, frontend/prelude.header_files)."""
+    if ref is None or ref.location.file is None:
+        return False
+    return os.path.basename(ref.location.file.name) == helper_math.HEADER
 
 
 def _defined(cursor: ci.Cursor) -> bool:
@@ -181,6 +191,8 @@ _SINCOS = {"sincosf": ("sinf", "cosf"), "__sincosf": ("__sinf", "__cosf"),
            "sincospi": ("sinpi", "cospi")}
 #: Calls an argument read twice may make (math functions change nothing).
 _PURE_CALLS = frozenset(cuda_device_function_names()) - set(_SINCOS)
+#: ... and in helper_math.h's arithmetic, the vector constructors and geometric functions
+_PURE_VECTOR_CALLS = _PURE_CALLS | {f"make_{t}" for t in VECTOR_TYPES} | helper_math.GEOMETRIC
 
 
 class Translator:
@@ -845,6 +857,8 @@ class Translator:
         name = cursor.spelling
         if not name:
             raise self.error(cursor, "calls through function pointers are not supported")
+        if _from_helper_math(ref):
+            return self._helper_math(cursor, name)
         if _opencl_sincos(cursor):
             return self._sincos_value(cursor)
         if atomics.is_atomic_name(name):
@@ -875,6 +889,81 @@ class Translator:
             node.coord = self.coord(cursor)
             return node
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
+                              coord=self.coord(cursor))
+
+    def _helper_math(self, cursor: ci.Cursor, name: str) -> c_ast.Node:
+        """A call of helper_math.h (ir/helper_math.py): an operator as the C operator on the
+        vectors, a function as what the header defines it as, a vector built from wider
+        vectors or a scalar from its components."""
+        coord = self.coord(cursor)
+        args = list(cursor.get_arguments())
+        if not args:                       # a member operator's operands are its children
+            args = [c for c in cursor.get_children() if c.kind.is_expression()][1:]
+        nodes = [self.expr(a) for a in args]
+        types = [base_type_name(a.type) for a in args]
+        if name.startswith("operator"):
+            op = name[len("operator"):]
+            if len(nodes) == 1 and op == "-":
+                return c_ast.UnaryOp("-", nodes[0], coord=coord)
+            if len(nodes) == 2 and op in ("+", "-", "*", "/"):
+                return c_ast.BinaryOp(op, nodes[0], nodes[1], coord=coord)
+            if len(nodes) == 2 and op in ("+=", "-=", "*=", "/="):
+                return c_ast.Assignment(op, nodes[0], nodes[1], coord=coord)
+            raise self.error(cursor, f"helper_math.h's {name} is not supported")
+        if name.startswith("make_"):
+            return self._vector_of(cursor, name, nodes, types)
+        widths = [helper_math.lanes(t) for t in types if t in VECTOR_TYPES]
+        if name == "clamp" and len(types) == 3 and types[0] in VECTOR_TYPES and \
+                types[1] not in VECTOR_TYPES:
+            name = "clamp-scalar"
+        template = helper_math.EXPANSIONS.get((name, widths[0])) if widths else \
+            helper_math.SCALAR_EXPANSIONS.get((name, "uint" if types and types[0].startswith(
+                "unsigned") else types[0] if types else ""))
+        if template is None:
+            if name in helper_math.VECTOR_MATH:
+                return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(nodes), coord=coord)
+            raise self.error(cursor, f"helper_math.h's {name} is not supported")
+        for i, node in enumerate(nodes):
+            if template.count(f"A{i}") > 1 and not pure(node, _PURE_VECTOR_CALLS):
+                raise self.error(cursor, f"helper_math.h's {name} with an argument that has "
+                                         "side effects is not supported")
+        if name in helper_math.GEOMETRIC and any(
+                template.count(f"A{i}") > 1 and sum(1 for _ in walk(node)) > 12
+                for i, node in enumerate(nodes)):
+            # a large argument read several times: the call, which both dialects have
+            # (OpenCL's built-in, the header's or the output's definition in CUDA)
+            return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(nodes), coord=coord)
+        out = expression(template, **{f"A{i}": n for i, n in enumerate(nodes)})
+        out.coord = coord
+        return out
+
+    def _vector_of(self, cursor: ci.Cursor, name: str, nodes: list[c_ast.Node],
+                   types: list[str]) -> c_ast.Node:
+        """``make_float3(v)`` of a float4 (``make_float4(v, w)``, ``make_float3(s)``): the
+        constructor of the components, converted to the vector's scalar type."""
+        target = name[len("make_"):]
+        width = helper_math.lanes(target)
+        scalar = target[:-1].replace("uint", "unsigned int")
+        parts: list[c_ast.Node] = []
+        for node, kind in zip(nodes, types):
+            if kind in VECTOR_TYPES:
+                if not pure(node, _PURE_VECTOR_CALLS):
+                    raise self.error(cursor, f"{name} of a vector with side effects is not "
+                                             "supported")
+                for lane in "xyzw"[:helper_math.lanes(kind)]:
+                    part: c_ast.Node = c_ast.StructRef(copy.deepcopy(node), ".", c_ast.ID(lane))
+                    if kind[:-1] != target[:-1]:
+                        part = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+                            None, [], None, c_ast.IdentifierType(scalar.split()))), part)
+                    parts.append(part)
+            else:
+                parts.append(node)
+        if len(nodes) == 1 and types[0] not in VECTOR_TYPES:
+            if not pure(nodes[0], _PURE_VECTOR_CALLS):
+                raise self.error(cursor, f"{name} of a value with side effects is not "
+                                         "supported")
+            parts = [copy.deepcopy(nodes[0]) for _ in range(width)]
+        return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(parts[:width]),
                               coord=self.coord(cursor))
 
     def _vload(self, cursor: ci.Cursor) -> c_ast.Node:

@@ -1510,6 +1510,55 @@ def launch_extent_file(rng: random.Random, dialect: str) -> str:
                      + body + ["}", ""])
 
 
+#: Share of CUDA cases whose kernel does its vector arithmetic with helper_math.h.
+HELPER_MATH_SHARE = 0.05
+
+
+def helper_math_file(rng: random.Random) -> str:
+    """A CUDA kernel written with the CUDA samples' helper_math.h, as particle, n-body and
+    shading code is: float3 or float4 arrays, the header's operators (``a + b * s``, ``-v``,
+    ``v *= s``, ``p[i] += v``), its functions (dot, length, normalize, cross, lerp, clamp,
+    fminf/fmaxf, floorf, fracf) and conversions (``make_float3(float4)``, ``make_float4(v,
+    w)``, ``make_float3(s)``); now and then a loop over all elements (n-body). Correct by
+    construction: each thread writes its own element; divisions by a length add a margin."""
+    four = rng.random() < 0.4
+    elem = "float4" if four else "float3"
+
+    def value(p: str) -> str:
+        return f"make_float3({p})" if four else p
+
+    terms = [
+        "a + b * s", "a - b", "-a + 2.0f * b", "a * b + make_float3(s)", "(a + b) / 2.0f",
+        "lerp(a, b, 0.25f)", "clamp(a, -0.5f, 0.5f)", "fminf(a, b) + fmaxf(a, b)",
+        "cross(a, b)", "normalize(a + make_float3(2.0f))", "a * dot(a, b)",
+        "make_float3(length(a), dot(a, b), s)", "floorf(a * 4.0f) + fracf(b)",
+    ]
+    chosen = rng.sample(terms, rng.randint(1, 3))
+    body = [f"        float3 a = {value('p[i]')};", f"        float3 b = {value('q[i]')};",
+            "        float3 r = " + " + ".join(f"({t})" for t in chosen) + ";"]
+    if rng.random() < 0.3:
+        body += ["        float3 acc = make_float3(0.0f);",
+                 "        for (int j = 0; j < n; j++) {",
+                 f"            float3 d = {value('q[j]')} - a;",
+                 "            float inv = rsqrtf(dot(d, d) + 0.01f);",
+                 "            acc += d * (inv * inv * inv);", "        }",
+                 "        r += acc * 0.001f;"]
+    if rng.random() < 0.4:
+        body.append(rng.choice(["        r *= s;", "        r -= b;", "        r /= 4.0f;"]))
+    store = "make_float4(r, p[i].w)" if four else "r"
+    body.append(f"        out[i] {rng.choice(['=', '+='])} {store};")
+    guard = rng.choice(["if (i < n) {", "if (i >= n) return;\n    {"])
+    lines = ['#include "helper_math.h"', "#pragma naiveopt sizes(n=" +
+             str(rng.choice((33, 100, 257, 500))) + ")",
+             f"__global__ void k0(const {elem} *p, const {elem} *q, {elem} *out, float s, int n)",
+             "{", "    int i = blockIdx.x * blockDim.x + threadIdx.x;"]
+    if guard.startswith("if (i >= n)"):
+        lines += ["    if (i >= n) return;"] + [b[4:] for b in body]
+    else:
+        lines += ["    if (i < n) {"] + body + ["    }"]
+    return "\n".join(lines + ["}", ""])
+
+
 #: Share of cases with a 1-D kernel over a flattened 2-D space (a stream of their own).
 FLATTENED_SHARE = 0.05
 
@@ -1639,6 +1688,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     flattening = random.Random(f"{seed}:{index}:flattened")
     if flattening.random() < FLATTENED_SHARE:
         source, guarded = flattened_file(flattening, dialect), True
+    vectors = random.Random(f"{seed}:{index}:helper-math")
+    if dialect == "cuda" and vectors.random() < HELPER_MATH_SHARE:
+        source, guarded = helper_math_file(vectors), True
     coarsening = random.Random(f"{seed}:{index}:coarsened")
     if coarsening.random() < COARSENED_SHARE:
         source = coarsened_file(coarsening, dialect)

@@ -57,9 +57,16 @@ def statements(text: str, **placeholders: c_ast.Node | list[c_ast.Node]) -> list
                     items.append(value)
             node.block_items = items
 
+    used: set[str] = set()
+
     def fn(n: c_ast.Node) -> c_ast.Node:
         if isinstance(n, c_ast.ID) and n.name in placeholders:
             value = placeholders[n.name]
+            if n.name in used:
+                # a placeholder the text names twice: a copy, so that no node stands in two
+                # places of the tree (a pass rewriting one in place would change both)
+                value = copy.deepcopy(value)
+            used.add(n.name)
             return value if isinstance(value, c_ast.Node) else c_ast.Compound(list(value))
         return n
 

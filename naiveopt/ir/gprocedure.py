@@ -341,6 +341,9 @@ class GModule:
     # the input's lines up to its last '#include' (device code cut), as written: a CUDA output
     # keeps them first, for the host code and the names the prelude declared on their behalf
     preamble: str = ""
+    # the file includes the CUDA samples' helper_math.h (ir/helper_math.py): its kernels'
+    # vector arithmetic is the header's, which a file compiled without it is given
+    helper_math: bool = False
     # the input's host code (functions and data that are neither kernels nor device code),
     # passed through verbatim into a CUDA output; empty when the file has none
     host_code: str = ""

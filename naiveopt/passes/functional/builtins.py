@@ -97,7 +97,9 @@ OPENCL_TO_CUDA_EXPRESSIONS = {
 PURE_CALLS = frozenset(set(CUDA_TO_OPENCL_MATH) | set(CUDA_TO_OPENCL_MATH.values()) |
                        set(OPENCL_TO_CUDA_MATH) | SHARED_FUNCTIONS |
                        {"min", "max", "fabs", "sqrt", "exp", "log", "pow", "sin", "cos",
-                        "floor", "ceil", "abs"})
+                        "floor", "ceil", "abs"} |
+                       # the geometric functions (OpenCL's built-ins, helper_math.h's)
+                       {"dot", "length", "distance", "normalize", "cross"})
 
 
 def expand(template: str, args: list[c_ast.Node], name: str) -> c_ast.Node:

@@ -1640,7 +1640,9 @@ def flattened_file(rng: random.Random, dialect: str) -> str:
                 negated = test.replace("<", ">=").replace("&&", "||")
                 body += [f"  if ({negated}) return;"] + inner[2:]
         elif form == "return":
-            body += [f"  if ({i} >= {bound}) return;"] + inner
+            # now and then the work in a block of its own after the early return
+            body += [f"  if ({i} >= {bound}) return;"] + (
+                ["  {"] + inner + ["  }"] if rng.random() < 0.3 else inner)
         else:
             body += [f"  if ({i} < {bound}) {{"] + inner + ["  }"]
     head = "__global__ void" if cuda else "__kernel void"

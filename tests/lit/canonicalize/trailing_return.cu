@@ -18,9 +18,27 @@ __global__ void invert_mapping(float *input, float *output, int npoints, int nfe
     return;
 }
 
+// An early return followed by a block of its own: the block is the kernel's statements, so the
+// matrix product's loop is at the top level of its guard and the block is merged.
+__global__ void blocked(const float *A, const float *B, float *C, int M, int N, int K)
+{
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= M || col >= N) return;
+    {
+        float sum = 0.0f;
+        for (int k = 0; k < K; k++)
+            sum += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = sum;
+    }
+}
+
 // REMARK: invert_mapping: remark [merge-guards] applied: the return; ending the kernel removed; the return; ending the guard's body removed
+// REMARK: blocked: remark [merge-guards] applied: a block of its own made the kernel's statements
 // REMARK: invert_mapping: remark [coalesce] applied: staged in shared memory: input(idx, i)
+// REMARK: blocked: remark [thread-block-merge] applied:
 // REMARK: invert_mapping: verification passed: {{.*}}inferred-odd
+// REMARK: blocked: verification passed
 
 // CHECK-LABEL: __global__ void invert_mapping(
 // CHECK: output[point_id + npoints * i] = input[point_id * nfeatures + i];
@@ -28,3 +46,8 @@ __global__ void invert_mapping(float *input, float *output, int npoints, int nfe
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NOT: return;
+// CHECK-LABEL: __global__ void blocked(
+// CHECK: if (row >= M || col >= N) {
+// CHECK-NEXT: return;
+// CHECK-NEXT: }
+// CHECK-NEXT: float sum = 0.0f;

@@ -8,7 +8,10 @@ a single top-level guard (analysis/shape.py: ``if (cond) return;`` or ``if (cond
   ``if (row < M) { if (col < N) { ... } }``, is ``if (row < M && col < N) { ... }``;
 - a ``return;`` that ends the kernel, or ends the body of the guard that ends it (Rodinia's
   ``if (id < n) { ... } return;``), does nothing: it is removed, so that the guard is the
-  kernel's last statement, as the analyses read it.
+  kernel's last statement, as the analyses read it;
+- a block that stands alone as a top-level statement (``if (i >= n) return; { ... }``) is
+  its statements, where none of its declarations names something the kernel declares
+  elsewhere (its scope then changes nothing).
 
 Only the kernel's top-level statements are merged, and only conditions that read no memory.
 """
@@ -20,6 +23,7 @@ from ....analysis.guards import is_return
 from ....analysis.shape import is_pure
 from ....ir import GProcedure
 from ....ir.cgen import to_c
+from ....ir.rewrite import walk
 from ...manager import PassContext
 from .base import CanonicalizationPass
 
@@ -29,7 +33,7 @@ class MergeGuards(CanonicalizationPass):
 
     def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
         items = proc.body.block_items or []
-        removed = _trailing_returns(items)
+        removed = _trailing_returns(items) + _bare_blocks(items)
         done: list[str] = []
         index = 0
         while index < len(items):
@@ -66,6 +70,24 @@ def _trailing_returns(items: list[c_ast.Node]) -> list[str]:
         if len(body) > 1 and isinstance(body[-1], c_ast.Return) and body[-1].expr is None:
             del body[-1]
             done.append("the return; ending the guard's body removed")
+    return done
+
+
+def _bare_blocks(items: list[c_ast.Node]) -> list[str]:
+    """Splice each top-level block of ``items`` whose declarations the rest of the kernel
+    does not declare; say so."""
+    done = []
+    for k in range(len(items) - 1, -1, -1):
+        block = items[k]
+        if not isinstance(block, c_ast.Compound):
+            continue
+        inside = {d.name for d in block.block_items or [] if isinstance(d, c_ast.Decl)}
+        outside = {n.name for i, item in enumerate(items) if i != k
+                   for n, _ in walk(item) if isinstance(n, c_ast.Decl) and n.name}
+        if inside & outside:
+            continue
+        items[k:k + 1] = list(block.block_items or [])
+        done.append("a block of its own made the kernel's statements")
     return done
 
 

@@ -142,3 +142,22 @@ def test_generator_writes_helper_math_kernels():
         result = naiveopt.optimize(source, filename="k.cu",
                                    target="opencl" if index % 2 else "cuda")
         assert result.verified and not result.internal_errors, (source, remarks(result))
+
+
+def test_double_operands_of_float_vectors_are_converted():
+    """``v * 0.5``, ``(a + b) / 2.0``, a double scalar times a float3: C++ converts the double
+    to the header's float parameter; OpenCL C rejects ``float3 * double``, so the output
+    writes the conversion (verified, so the OpenCL build succeeded)."""
+    source = """#include "helper_math.h"
+__global__ void k(const float3 *p, float3 *out, double s, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        double w = s * 0.5;
+        out[i] = (p[i] + make_float3(2.0)) / 2.0 + p[i] * w - clamp(p[i], -0.5, 0.5);
+    }
+}
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="k.cu", target=target)
+        assert result.verified and not result.internal_errors, remarks(result)

@@ -899,7 +899,9 @@ class Translator:
         args = list(cursor.get_arguments())
         if not args:                       # a member operator's operands are its children
             args = [c for c in cursor.get_children() if c.kind.is_expression()][1:]
-        nodes = [self.expr(a) for a in args]
+        # (a double converted to the header's float parameter, as C++ does: OpenCL C does
+        # not convert a double operand of a float vector's arithmetic)
+        nodes = [self._float_operand(a, self._converted(a, self.expr(a))) for a in args]
         types = [base_type_name(a.type) for a in args]
         if name.startswith("operator"):
             op = name[len("operator"):]
@@ -936,6 +938,16 @@ class Translator:
         out = expression(template, **{f"A{i}": n for i, n in enumerate(nodes)})
         out.coord = coord
         return out
+
+    def _float_operand(self, arg: ci.Cursor, node: c_ast.Node) -> c_ast.Node:
+        """A double literal that a helper_math.h function takes as a float (``v * 0.5``)
+        cast to float: OpenCL C keeps ``float3 * 0.5`` double, which it rejects."""
+        if isinstance(node, c_ast.Constant) and node.type == "float" and \
+                float_suffix(node.value) in ("", "l") and \
+                arg.type.get_canonical().kind == ci.TypeKind.FLOAT:
+            return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+                None, [], None, c_ast.IdentifierType(["float"]))), node, coord=node.coord)
+        return node
 
     def _vector_of(self, cursor: ci.Cursor, name: str, nodes: list[c_ast.Node],
                    types: list[str]) -> c_ast.Node:

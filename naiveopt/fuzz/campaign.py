@@ -134,7 +134,11 @@ def unread_kernel_carried(result, case: Case) -> str:
         path = os.path.join(tmp, "out.cu")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(result.code)
-        done = subprocess.run(["nvcc", f"-arch={case.arch if case.arch.startswith('sm_') else 'sm_90'}", "-c", "-o",
+        # the samples' helper_math.h is the user's: an empty stand-in, so that the output's
+        # own definitions of the operators it needs (#ifndef HELPER_MATH_H) are compiled
+        with open(os.path.join(tmp, "helper_math.h"), "w", encoding="utf-8") as fh:
+            fh.write("")
+        done = subprocess.run(["nvcc", f"-arch={case.arch if case.arch.startswith('sm_') else 'sm_90'}", "-c", "-I", tmp, "-o",
                                os.path.join(tmp, "out.o"), path],
                               capture_output=True, text=True, timeout=300)
     if done.returncode:

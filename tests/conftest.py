@@ -55,6 +55,27 @@ def compile_cuda(path: str, tmp_dir: str, arch: str = "sm_90") -> subprocess.Com
 
 
 
+def run_opencl(code: str, kernel: str, global_size, local_size, args: list) -> list:
+    """Run ``kernel`` of OpenCL ``code`` on PoCL: ``args`` are NumPy arrays (buffers, read
+    back after the run) and NumPy scalars; returns the arrays as the kernel left them."""
+    import numpy as np
+    import pyopencl as cl
+
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    buffers = [cl.Buffer(ctx, flags, hostbuf=a) if isinstance(a, np.ndarray) else a
+               for a in args]
+    getattr(cl.Program(ctx, code).build(), kernel)(queue, global_size, local_size, *buffers)
+    out = []
+    for a, b in zip(args, buffers):
+        if isinstance(a, np.ndarray):
+            host = np.empty_like(a)
+            cl.enqueue_copy(queue, host, b)
+            out.append(host)
+    return out
+
+
 def sizes_metadata(tmp_path, name: str, test: dict, odd: dict) -> str:
     """The library kernel ``name``'s metadata with its test and odd size sets replaced (a
     file in ``tmp_path``): verification of an output at sizes a test picks."""

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyopencl as cl
 import pytest
 
 import naiveopt
@@ -17,7 +16,7 @@ from naiveopt.fuzz.generate import flattened_file
 from naiveopt.verify.check import launch_sizes
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import nvcc  # noqa: E402
+from conftest import nvcc, run_opencl  # noqa: E402
 
 MM = """__global__ void matmul(const float *A, const float *B, float *C, int M, int N, int K)
 {
@@ -87,17 +86,9 @@ def test_the_output_computes_the_product_on_its_own_launch():
     rng = np.random.default_rng(3)
     a = rng.random((77, 45), dtype=np.float32)
     b = rng.random((45, 131), dtype=np.float32)
-    c = np.zeros((77, 131), dtype=np.float32)
-    ctx = cl.create_some_context(interactive=False)
-    queue = cl.CommandQueue(ctx)
-    mf = cl.mem_flags
-    ba = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-    bb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
-    bc = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=c)
-    program = cl.Program(ctx, result.code).build()
-    program.matmul(queue, global_size, local_size, ba, bb, bc, np.int32(77), np.int32(131),
-                   np.int32(45))
-    cl.enqueue_copy(queue, c, bc)
+    _, _, c = run_opencl(result.code, "matmul", global_size, local_size,
+                         [a, b, np.zeros((77, 131), dtype=np.float32), np.int32(77),
+                          np.int32(131), np.int32(45)])
     assert len(global_size) >= 2 and global_size[1] > 1       # launched in 2-D
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 

@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyopencl as cl
 
 import naiveopt
 from naiveopt.fuzz.generate import helper_math_file
 from naiveopt.verify.check import launch_sizes
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import nvcc  # noqa: E402
+from conftest import nvcc, run_opencl  # noqa: E402
 
 INTEGRATE = """#include "helper_math.h"
 __global__ void integrate(float3 *pos, float3 *vel, const float3 *force, float dt, int n)
@@ -91,17 +90,10 @@ def test_the_output_computes_what_the_header_defines():
     rng = np.random.default_rng(5)
     p = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
     q = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
-    out = np.zeros((n, 4), dtype=np.float32)
-    ctx = cl.create_some_context(interactive=False)
-    queue = cl.CommandQueue(ctx)
-    mf = cl.mem_flags
-    bp = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=p)
-    bq = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=q)
-    bo = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
     global_size, local_size = launch_sizes(k.geometry, {"n": n})
-    program = cl.Program(ctx, result.code).build()
-    program.order(queue, global_size, local_size, bp, bq, bo, np.float32(s), np.int32(n))
-    cl.enqueue_copy(queue, out, bo)
+    _, _, out = run_opencl(result.code, "order", global_size, local_size,
+                           [p, q, np.zeros((n, 4), dtype=np.float32), np.float32(s),
+                            np.int32(n)])
     np.testing.assert_allclose(out, _reference(p.astype(np.float64), q.astype(np.float64), s),
                                rtol=1e-4, atol=1e-4)
 

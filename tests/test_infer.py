@@ -565,3 +565,36 @@ __global__ void laplace3d(const float *u, float *v, int nx, int ny, int nz)
     assert v.status == "passed" and len(v.checks) == 2, v.checks
     assert all("proves nothing" not in c for c in v.checks)
     assert all(re.search(r"nz=([4-9]|\d\d)", c) for c in v.checks), v.checks
+
+
+def test_a_guard_whose_bound_moves_with_the_thread_is_no_thread_space():
+    """Bitonic sort's step guards its work by ``ixj > i`` with ``ixj = i ^ j``: a test of the
+    thread's partner, not a bound on the thread space (it was read as one, and inference
+    crashed on the xor); the kernel is written, unverified, saying why."""
+    src = """
+__global__ void bitonic_step(float *a, int j, int k)
+{
+    unsigned int i = threadIdx.x + blockDim.x * blockIdx.x;
+    unsigned int ixj = i ^ j;
+    if (ixj > i) {
+        if ((i & k) == 0) {
+            if (a[i] > a[ixj]) { float t = a[i]; a[i] = a[ixj]; a[ixj] = t; }
+        } else {
+            if (a[i] < a[ixj]) { float t = a[i]; a[i] = a[ixj]; a[ixj] = t; }
+        }
+    }
+}
+"""
+    result = naiveopt.optimize(src, filename="bitonic.cu")
+    (k,) = result.kernels
+    assert not result.internal_errors
+    assert "thread space from bounds guard" not in "\n".join(r.message for r in result.remarks)
+    assert "depends on an operator naiveopt does not model" in k.unverified
+
+
+def test_size_expressions_read_integer_casts():
+    """A guard's bound through a local, ``size_t n = (size_t)rows * cols``, is the thread
+    space ``((size_t) rows) * cols``: the casts change no size's value."""
+    assert evaluate("(((size_t) rows) * cols)", {"rows": 3, "cols": 4}) == 12
+    assert evaluate("(unsigned int)N * (long long)M + (int)(K / 2)", {"N": 2, "M": 5, "K": 9}) == 14
+    assert evaluate("(uint32_t)W", {"W": 7}) == 7

@@ -222,9 +222,39 @@ class GuardBounds(Analysis[dict[str, c_ast.Node]]):
     def compute(cls, proc: GProcedure, am: AnalysisManager) -> dict:
         aliases = am.get(proc, ThreadIdAliases)
         offsets = id_offsets(proc)
+        varying = thread_varying(proc)
         bounds: dict[str, c_ast.Node] = {}
         for stmt in proc.body.block_items or []:
             if isinstance(stmt, c_ast.If):
-                bounds.update(guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue),
-                                           offsets=offsets))
+                found = guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue),
+                                     offsets=offsets)
+                # a bound that moves with the thread (bitonic sort's ``if (ixj > i)``, ixj =
+                # i ^ j) is a test of the thread's work, not of the thread space
+                bounds.update({gid: b for gid, b in found.items()
+                               if not _varies(b, varying)})
         return bounds
+
+
+def thread_varying(proc: GProcedure) -> set[str]:
+    """The locals whose value depends on the thread: defined (anywhere) from a thread id or
+    from such a local."""
+    out: set[str] = set()
+    definitions: list[tuple[str, c_ast.Node]] = []
+    for node, _ in walk(proc.body):
+        if isinstance(node, c_ast.Decl) and node.name and node.init is not None:
+            definitions.append((node.name, node.init))
+        elif isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID):
+            definitions.append((node.lvalue.name, node.rvalue))
+    changed = True
+    while changed:
+        changed = False
+        for name, value in definitions:
+            if name not in out and _varies(value, out):
+                out.add(name)
+                changed = True
+    return out
+
+
+def _varies(node: c_ast.Node, varying: set[str]) -> bool:
+    return any(isinstance(n, PredefId) or (isinstance(n, c_ast.ID) and n.name in varying)
+               for n, _ in walk(node))

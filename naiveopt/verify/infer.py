@@ -537,10 +537,13 @@ def _subtracted(text: str) -> set[str]:
     if not names:
         return set()
     try:
-        expr = sympy.expand(sympy.parse_expr(
-            text.replace("/", "//"), local_dict={n: sympy.Symbol(n) for n in names}))
+        expr = sympy.parse_expr(text.replace("/", "//"),
+                                local_dict={n: sympy.Symbol(n) for n in names})
     except (sympy.SympifyError, SyntaxError, TypeError, TokenError):
         return set()
+    if not isinstance(expr, sympy.Expr):
+        return set()            # not arithmetic (``i ^ j`` parses as a logical Xor)
+    expr = sympy.expand(expr)
     out = set()
     for name in names:
         coeff = expr.coeff(sympy.Symbol(name), 1)

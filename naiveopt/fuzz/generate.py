@@ -1510,6 +1510,35 @@ def launch_extent_file(rng: random.Random, dialect: str) -> str:
                      + body + ["}", ""])
 
 
+#: Share of cases with a compare-and-swap between partner threads (bitonic sort's step).
+PARTNER_SHARE = 0.02
+
+
+def partner_file(rng: random.Random, dialect: str) -> str:
+    """Bitonic sort's step: thread i compares its element with its partner's, ``i ^ j``, and
+    the lower of the pair swaps them (ascending or descending by ``i & k``): a guard whose
+    bound moves with the thread (``ixj > i``), which is no thread space. The pragma gives the
+    launch (N threads, N a power of two, so every partner is in the array). Correct by
+    construction: each pair is handled by one thread."""
+    cuda = dialect == "cuda"
+    n = rng.choice((64, 128, 256, 512))
+    j = rng.choice([p for p in (1, 2, 4, 8, 16, 32) if p < n])
+    k = j * rng.choice((2, 4))
+    gid = "threadIdx.x + blockDim.x * blockIdx.x" if cuda else "get_global_id(0)"
+    kind = rng.choice(["unsigned int", "int"])
+    partner = rng.choice(["ixj > i", "i < ixj"])
+    space = "" if cuda else "__global "
+    head = "__global__ void" if cuda else "__kernel void"
+    swap = "{ float t = a[i]; a[i] = a[ixj]; a[ixj] = t; }"
+    return "\n".join([
+        f"#pragma naiveopt sizes(N={n}, j={j}, k={k}) threads(N) array(a, N)",
+        f"{head} k0({space}float *a, int j, int k)", "{",
+        f"    {kind} i = {gid};", f"    {kind} ixj = i ^ j;", f"    if ({partner}) {{",
+        "        if ((i & k) == 0) {", f"            if (a[i] > a[ixj]) {swap}",
+        "        } else {", f"            if (a[i] < a[ixj]) {swap}", "        }", "    }",
+        "}", ""])
+
+
 #: Share of CUDA cases whose kernel does its vector arithmetic with helper_math.h.
 HELPER_MATH_SHARE = 0.05
 
@@ -1690,6 +1719,9 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     flattening = random.Random(f"{seed}:{index}:flattened")
     if flattening.random() < FLATTENED_SHARE:
         source, guarded = flattened_file(flattening, dialect), True
+    partners = random.Random(f"{seed}:{index}:partner")
+    if partners.random() < PARTNER_SHARE:
+        source, guarded = partner_file(partners, dialect), False
     vectors = random.Random(f"{seed}:{index}:helper-math")
     if dialect == "cuda" and vectors.random() < HELPER_MATH_SHARE:
         source, guarded = helper_math_file(vectors), True

@@ -127,7 +127,7 @@ def test_generator_writes_helper_math_kernels():
     """The fuzzer writes these kernels (operators, functions, conversions, an n-body loop);
     a sample verifies in both targets."""
     sources = [helper_math_file(random.Random(seed)) for seed in range(30)]
-    for text in ("lerp(", "cross(", "normalize(", "make_float4(r, p[i].w)", "acc += d *",
+    for text in ("lerp(", "cross(", "normalize(", "make_float4(r, p[i].w)", "f += d *",
                  "fracf("):
         assert any(text in s for s in sources), text
     for index, source in enumerate(sources[:4]):

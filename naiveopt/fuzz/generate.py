@@ -1566,12 +1566,13 @@ def helper_math_file(rng: random.Random) -> str:
     body = [f"        float3 a = {value('p[i]')};", f"        float3 b = {value('q[i]')};",
             "        float3 r = " + " + ".join(f"({t})" for t in chosen) + ";"]
     if rng.random() < 0.3:
-        body += ["        float3 acc = make_float3(0.0f);",
+        # (the force, not ``acc``: element_variant wraps an ``acc += x`` in a scalar sqrtf)
+        body += ["        float3 f = make_float3(0.0f);",
                  "        for (int j = 0; j < n; j++) {",
                  f"            float3 d = {value('q[j]')} - a;",
                  "            float inv = rsqrtf(dot(d, d) + 0.01f);",
-                 "            acc += d * (inv * inv * inv);", "        }",
-                 "        r += acc * 0.001f;"]
+                 "            f += d * (inv * inv * inv);", "        }",
+                 "        r += f * 0.001f;"]
     if rng.random() < 0.4:
         body.append(rng.choice(["        r *= s;", "        r -= b;", "        r /= 4.0f;"]))
     store = "make_float4(r, p[i].w)" if four else "r"

@@ -107,6 +107,26 @@ def _uncast(node: c_ast.Node) -> c_ast.Node:
     return node
 
 
+def upper_bounds(cond: c_ast.Node, negated: bool = False):
+    """The tests of a guard that bound a value from above, left to right: (the comparison,
+    the value, the bound, '<' or '<='), each written the guard's way round (``n > i`` bounds
+    i). A guard's conjuncts are its tests; ``negated`` reads an early return's condition, whose
+    disjuncts are (``i >= n`` is the test ``i < n``)."""
+    joiner = "||" if negated else "&&"
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
+        yield from upper_bounds(cond.left, negated)
+        yield from upper_bounds(cond.right, negated)
+        return
+    if not isinstance(cond, c_ast.BinaryOp):
+        return
+    ops = {">=": "<", ">": "<="} if negated else {"<": "<", "<=": "<="}
+    flipped = {"<=": "<", "<": "<="} if negated else {">": "<", ">=": "<="}
+    if cond.op in ops:
+        yield cond, cond.left, cond.right, ops[cond.op]
+    if cond.op in flipped:
+        yield cond, cond.right, cond.left, flipped[cond.op]
+
+
 def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = False,
                  z_id=None, offsets: dict[str, tuple[str, int]] | None = None
                  ) -> dict[str, c_ast.Node]:
@@ -116,18 +136,7 @@ def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = Fals
     (id_offsets) reads a bound on an id plus a constant as one on the id: with
     ``j = idx + 1``, ``j <= m`` bounds idx by m."""
     out: dict[str, c_ast.Node] = {}
-    joiner = "||" if negated else "&&"
-    if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-        out.update(guard_bounds(cond.left, aliases, negated, z_id, offsets))
-        out.update(guard_bounds(cond.right, aliases, negated, z_id, offsets))
-        return out
-    if not isinstance(cond, c_ast.BinaryOp):
-        return out
-    ops = {">=": "<", ">": "<="} if negated else {"<": "<", "<=": "<="}
-    flipped = {"<=": "<", "<": "<="} if negated else {">": "<", ">=": "<="}
-    for var, bound, table in ((cond.left, cond.right, ops), (cond.right, cond.left, flipped)):
-        if cond.op not in table:
-            continue
+    for _, var, bound, op in upper_bounds(cond, negated):
         # ``x >= (long)w``, ``(size_t)i < n``: a cast to an integer type changes neither the
         # id nor a size (both non-negative and in range); the thread space is ``w``
         var, bound = _uncast(var), _uncast(bound)
@@ -140,9 +149,9 @@ def guard_bounds(cond: c_ast.Node, aliases: dict[str, str], negated: bool = Fals
             gid = "idz"     # only where the caller asks for z (thread_space._z_from_guard)
         if gid in ("idx", "idy", "idz"):
             if shift:
-                out[gid] = plus_constant(bound, (table[cond.op] == "<=") - shift)
+                out[gid] = plus_constant(bound, (op == "<=") - shift)
             else:
-                out[gid] = bound if table[cond.op] == "<" else c_ast.BinaryOp(
+                out[gid] = bound if op == "<" else c_ast.BinaryOp(
                     "+", bound, c_ast.Constant("int", "1"))
     return out
 
@@ -158,7 +167,7 @@ def row_bound(proc: GProcedure) -> tuple[c_ast.Node, c_ast.Node] | None:
     for node, _ in walk(proc.body):
         if isinstance(node, c_ast.Decl) and node.init is not None and \
                 counts.get(node.name) == 1:
-            width = _row_of(node.init, aliases)
+            width = row_width(node.init, aliases)
             if width is not None:
                 rows[node.name] = width
 
@@ -166,31 +175,20 @@ def row_bound(proc: GProcedure) -> tuple[c_ast.Node, c_ast.Node] | None:
         node = _uncast(node)
         if isinstance(node, c_ast.ID) and node.name in rows:
             return rows[node.name]
-        return _row_of(node, aliases)
-
-    def visit(cond: c_ast.Node, negated: bool) -> tuple[c_ast.Node, c_ast.Node] | None:
-        joiner = "||" if negated else "&&"
-        if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-            return visit(cond.left, negated) or visit(cond.right, negated)
-        if not isinstance(cond, c_ast.BinaryOp):
-            return None
-        less, greater = (">=", "<=") if negated else ("<", ">")
-        for op, var, bound in ((less, cond.left, cond.right), (greater, cond.right, cond.left)):
-            width = row(var) if cond.op == op else None
-            if width is not None and is_uniform_size(bound, counts):
-                return _uncast(bound), width
-        return None
+        return row_width(node, aliases)
 
     for stmt in proc.body.block_items or []:
         if isinstance(stmt, c_ast.If):
-            found = visit(stmt.cond, is_return(stmt.iftrue))
-            if found is not None:
-                return found
+            for _, var, bound, op in upper_bounds(stmt.cond, is_return(stmt.iftrue)):
+                width = row(var) if op == "<" else None
+                if width is not None and is_uniform_size(bound, counts):
+                    return _uncast(bound), width
     return None
 
 
-def _row_of(node: c_ast.Node, aliases: dict[str, str]) -> c_ast.Node | None:
-    """W where ``node`` is the x id (or a local holding it) divided by W."""
+def row_width(node: c_ast.Node, aliases: dict[str, str]) -> c_ast.Node | None:
+    """W where ``node`` is the x id (or a local holding it, ``aliases``: id_aliases) divided
+    by W, else None."""
     node = _uncast(node)
     if isinstance(node, c_ast.BinaryOp) and node.op == "/":
         left = _uncast(node.left)

@@ -1681,6 +1681,20 @@ def flattened_file(rng: random.Random, dialect: str) -> str:
     return "\n".join([pragma, f"{head} k0({params})", "{"] + body + ["}", ""])
 
 
+#: The whole-file generators, in the order a case draws them: (stream, share, generator,
+#: whether its kernels bound their own thread space, CUDA only).
+WHOLE_FILES = (
+    ("geometry", GEOMETRY_SHARE, geometry_file, False, False),
+    ("grid-stride", GRID_STRIDE_SHARE, grid_stride_file, False, False),
+    ("map", MAP_SHARE, map_file, True, False),
+    ("transpose", TRANSPOSE_SHARE, transpose_file, True, False),
+    ("launch-extent", LAUNCH_EXTENT_SHARE, launch_extent_file, False, False),
+    ("flattened", FLATTENED_SHARE, flattened_file, True, False),
+    ("partner", PARTNER_SHARE, partner_file, False, False),
+    ("helper-math", HELPER_MATH_SHARE, lambda rng, dialect: helper_math_file(rng), True, True),
+)
+
+
 def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[str, ...]
                   ) -> Case:
     """Case ``index`` of the campaign seeded ``seed``: a random file and random options
@@ -1700,32 +1714,12 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
         random.Random(f"{seed}:{index}:helper-template").random() < HELPER_TEMPLATE_SHARE
     source = generator.file()
     guarded = generator.guarded           # its kernels bound their own thread space
-    # launch-geometry kernels from a stream of their own: the cases above keep their draws
-    geo = random.Random(f"{seed}:{index}:geometry")
-    if geo.random() < GEOMETRY_SHARE:
-        source, guarded = geometry_file(geo, dialect), False
-    stride = random.Random(f"{seed}:{index}:grid-stride")
-    if stride.random() < GRID_STRIDE_SHARE:
-        source, guarded = grid_stride_file(stride, dialect), False
-    mapping = random.Random(f"{seed}:{index}:map")
-    if mapping.random() < MAP_SHARE:
-        source, guarded = map_file(mapping, dialect), True
-    transposing = random.Random(f"{seed}:{index}:transpose")
-    transposed = transposing.random() < TRANSPOSE_SHARE
-    if transposed:
-        source, guarded = transpose_file(transposing, dialect), True
-    extents = random.Random(f"{seed}:{index}:launch-extent")
-    if extents.random() < LAUNCH_EXTENT_SHARE:
-        source, guarded = launch_extent_file(extents, dialect), False
-    flattening = random.Random(f"{seed}:{index}:flattened")
-    if flattening.random() < FLATTENED_SHARE:
-        source, guarded = flattened_file(flattening, dialect), True
-    partners = random.Random(f"{seed}:{index}:partner")
-    if partners.random() < PARTNER_SHARE:
-        source, guarded = partner_file(partners, dialect), False
-    vectors = random.Random(f"{seed}:{index}:helper-math")
-    if dialect == "cuda" and vectors.random() < HELPER_MATH_SHARE:
-        source, guarded = helper_math_file(vectors), True
+    # whole-file generators, each drawn from a stream of its own (the cases above keep their
+    # draws); a later one that fires replaces an earlier one's file
+    for stream, share, make, bounded, cuda_only in WHOLE_FILES:
+        draw = random.Random(f"{seed}:{index}:{stream}")
+        if draw.random() < share and (dialect == "cuda" or not cuda_only):
+            source, guarded = make(draw, dialect), bounded
     coarsening = random.Random(f"{seed}:{index}:coarsened")
     if coarsening.random() < COARSENED_SHARE:
         source = coarsened_file(coarsening, dialect)

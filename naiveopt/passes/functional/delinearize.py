@@ -39,7 +39,8 @@ from collections import Counter
 
 from pycparser import c_ast
 
-from ...analysis.guards import guard_bounds, id_aliases, is_return, row_bound
+from ...analysis.guards import (guard_bounds, id_aliases, is_return, row_bound, row_width,
+                               upper_bounds)
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import is_pure
 from ...ir import GProcedure, PredefId
@@ -77,8 +78,8 @@ class _Form:
     """The kernel's 1-D id: the locals that hold it, and how each use reads it."""
 
     def __init__(self, proc: GProcedure) -> None:
-        aliases = id_aliases(proc)
-        self.locals = {name for name, gid in aliases.items() if gid == "idx"}
+        self.aliases = id_aliases(proc)
+        self.locals = {name for name, gid in self.aliases.items() if gid == "idx"}
         decls = declarations(proc.body)
         # the alias's type, where it is not int (an i declared size_t keeps its width)
         self.types: dict[str, c_ast.Node] = {}
@@ -116,24 +117,11 @@ def _guards(proc: GProcedure, form: _Form) -> list[tuple[c_ast.BinaryOp, bool, c
     """The top-level guards' comparisons that bound the 1-D id: (the comparison, whether it
     is an early return's, the bound)."""
     out = []
-
-    def visit(cond: c_ast.Node, negated: bool) -> None:
-        joiner = "||" if negated else "&&"
-        if isinstance(cond, c_ast.BinaryOp) and cond.op == joiner:
-            visit(cond.left, negated)
-            visit(cond.right, negated)
-            return
-        if not isinstance(cond, c_ast.BinaryOp):
-            return
-        less, greater = (">=", "<=") if negated else ("<", ">")
-        if cond.op == less and form.is_id(cond.left):
-            out.append((cond, negated, cond.right))
-        elif cond.op == greater and form.is_id(cond.right):
-            out.append((cond, negated, cond.left))
-
     for stmt in proc.body.block_items or []:
         if isinstance(stmt, c_ast.If):
-            visit(stmt.cond, is_return(stmt.iftrue))
+            negated = is_return(stmt.iftrue)
+            out += [(cmp, negated, bound) for cmp, var, bound, op in
+                    upper_bounds(stmt.cond, negated) if op == "<" and form.is_id(var)]
     return out
 
 
@@ -317,9 +305,8 @@ class Delinearize(Pass):
 
 def _is_div(node: c_ast.Node, form: _Form, wtext: str) -> bool:
     """Whether ``node`` is the id divided by the width (the row)."""
-    node = _bare(node)
-    return isinstance(node, c_ast.BinaryOp) and node.op == "/" and form.is_id(node.left) and \
-        to_c(node.right) == wtext
+    width = row_width(node, form.aliases)
+    return width is not None and to_c(width) == wtext
 
 
 def _bound_x(proc: GProcedure, width: c_ast.Node) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from ..ir import GProcedure, PredefId
+from ..ir.atomics import is_atomic_name
 from ..ir.literals import integer_value
 from ..ir.rewrite import assigned_names, walk
 from ..ir.typenames import integer_type
@@ -177,12 +178,11 @@ def row_bound(proc: GProcedure) -> tuple[c_ast.Node, c_ast.Node] | None:
             return rows[node.name]
         return row_width(node, aliases)
 
-    for stmt in proc.body.block_items or []:
-        if isinstance(stmt, c_ast.If):
-            for _, var, bound, op in upper_bounds(stmt.cond, is_return(stmt.iftrue)):
-                width = row(var) if op == "<" else None
-                if width is not None and is_uniform_size(bound, counts):
-                    return _uncast(bound), width
+    for stmt, negated in thread_guards(proc):
+        for _, var, bound, op in upper_bounds(stmt.cond, negated):
+            width = row(var) if op == "<" else None
+            if width is not None and is_uniform_size(bound, counts):
+                return _uncast(bound), width
     return None
 
 
@@ -210,9 +210,78 @@ def is_uniform_size(node: c_ast.Node, counts: dict[str, int]) -> bool:
     return True
 
 
+def thread_guards(proc: GProcedure) -> list[tuple[c_ast.If, bool]]:
+    """The kernel's top-level ``if`` statements that bound the threads doing any work, in
+    order, each with whether it is an early return (whose condition is negated): an early
+    return (``if (i >= n) return;``), or an ``if`` without an ``else`` that ends the kernel
+    (``if (i < n) { ... }``), so long as no statement before it stores anything but the
+    thread's own locals. Any other ``if`` is the thread's work, not a test of the thread
+    space: ``if (i < n - 2) b[i] = ...; else b[i] = 0;`` after ``if (i >= n) return;`` writes
+    every b[i] below n, and ``if (i < m) {...}`` after a store that every thread makes leaves
+    that store to the threads past m (read as the thread space, n - 2 or m dropped the last
+    elements from the launch, and verification, which runs the naive kernel on the same
+    launch, saw nothing)."""
+    items = list(proc.body.block_items or [])
+    own = _own_locals(proc)
+    out: list[tuple[c_ast.If, bool]] = []
+    for k, stmt in enumerate(items):
+        if isinstance(stmt, c_ast.If) and stmt.iffalse is None and is_return(stmt.iftrue):
+            out.append((stmt, True))
+            continue
+        if isinstance(stmt, c_ast.If) and stmt.iffalse is None and \
+                all(_no_op(s) for s in items[k + 1:]):
+            out.append((stmt, False))
+            break
+        if stores(stmt, own):
+            break
+    return out
+
+
+def _no_op(stmt: c_ast.Node) -> bool:
+    return isinstance(stmt, c_ast.EmptyStatement) or (
+        isinstance(stmt, c_ast.Return) and stmt.expr is None)
+
+
+def _own_locals(proc: GProcedure) -> set[str]:
+    """The names the kernel declares as its threads' own (not ``__shared__``/``static``)."""
+    return {n.name for n, _ in walk(proc.body) if isinstance(n, c_ast.Decl) and n.name and
+            not set(n.storage or []) & {"static", "extern"} and
+            not {"__shared__", "__local", "local"} & set(n.quals or []) and
+            not isinstance(n.type, c_ast.FuncDecl)}
+
+
+def stores(node: c_ast.Node, own: set[str]) -> bool:
+    """Whether ``node`` may change memory other threads see: an assignment or increment of
+    anything but a thread's own local (``own``), an atomic, or a call that is handed an
+    address or an array it might write through."""
+    def lvalue_own(lv: c_ast.Node) -> bool:
+        while isinstance(lv, c_ast.Cast):
+            lv = lv.expr
+        return isinstance(lv, c_ast.ID) and lv.name in own
+
+    for n, _ in walk(node):
+        if isinstance(n, c_ast.Assignment) and not lvalue_own(n.lvalue):
+            return True
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and \
+                not lvalue_own(n.expr):
+            return True
+        if isinstance(n, c_ast.FuncCall):
+            name = n.name.name if isinstance(n.name, c_ast.ID) else ""
+            if not name or is_atomic_name(name) or name == "printf":
+                return True
+            for arg in (n.args.exprs if n.args else []):
+                if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and \
+                        not lvalue_own(arg.expr):
+                    return True
+                if isinstance(arg, c_ast.ID) and arg.name not in own:
+                    return True         # an array parameter, or a __shared__ array
+    return False
+
+
 class GuardBounds(Analysis[dict[str, c_ast.Node]]):
-    """The bounds on idx / idy of every top-level ``if`` of a kernel (a later guard's bound
-    on an id replaces an earlier one's)."""
+    """The bounds on idx / idy of a kernel's guards (:func:`thread_guards`; a later guard's
+    bound on an id replaces an earlier one's: both hold, so either covers the threads that
+    work)."""
 
     requires = (ThreadIdAliases,)
 
@@ -222,14 +291,11 @@ class GuardBounds(Analysis[dict[str, c_ast.Node]]):
         offsets = id_offsets(proc)
         varying = thread_varying(proc)
         bounds: dict[str, c_ast.Node] = {}
-        for stmt in proc.body.block_items or []:
-            if isinstance(stmt, c_ast.If):
-                found = guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue),
-                                     offsets=offsets)
-                # a bound that moves with the thread (bitonic sort's ``if (ixj > i)``, ixj =
-                # i ^ j) is a test of the thread's work, not of the thread space
-                bounds.update({gid: b for gid, b in found.items()
-                               if not _varies(b, varying)})
+        for stmt, negated in thread_guards(proc):
+            found = guard_bounds(stmt.cond, aliases, negated=negated, offsets=offsets)
+            # a bound that moves with the thread (bitonic sort's ``if (ixj > i)``, ixj =
+            # i ^ j) is a test of the thread's work, not of the thread space
+            bounds.update({gid: b for gid, b in found.items() if not _varies(b, varying)})
         return bounds
 
 

@@ -39,8 +39,8 @@ from collections import Counter
 
 from pycparser import c_ast
 
-from ...analysis.guards import (guard_bounds, id_aliases, is_return, row_bound, row_width,
-                               upper_bounds)
+from ...analysis.guards import (guard_bounds, id_aliases, row_bound, row_width,
+                               thread_guards, upper_bounds)
 from ...analysis.manager import PreservedAnalyses
 from ...analysis.shape import is_pure
 from ...ir import GProcedure, PredefId
@@ -117,11 +117,9 @@ def _guards(proc: GProcedure, form: _Form) -> list[tuple[c_ast.BinaryOp, bool, c
     """The top-level guards' comparisons that bound the 1-D id: (the comparison, whether it
     is an early return's, the bound)."""
     out = []
-    for stmt in proc.body.block_items or []:
-        if isinstance(stmt, c_ast.If):
-            negated = is_return(stmt.iftrue)
-            out += [(cmp, negated, bound) for cmp, var, bound, op in
-                    upper_bounds(stmt.cond, negated) if op == "<" and form.is_id(var)]
+    for stmt, negated in thread_guards(proc):
+        out += [(cmp, negated, bound) for cmp, var, bound, op in
+                upper_bounds(stmt.cond, negated) if op == "<" and form.is_id(var)]
     return out
 
 
@@ -315,18 +313,16 @@ def _bound_x(proc: GProcedure, width: c_ast.Node) -> None:
     rows do."""
     aliases = id_aliases(proc)
     bounds: dict[str, c_ast.Node] = {}
-    for stmt in proc.body.block_items or []:
-        if isinstance(stmt, c_ast.If):
-            bounds.update(guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue)))
+    guards = thread_guards(proc)
+    for stmt, negated in guards:
+        bounds.update(guard_bounds(stmt.cond, aliases, negated=negated))
     if "idx" in bounds:
         return
-    for stmt in proc.body.block_items or []:
-        if isinstance(stmt, c_ast.If):
-            negated = is_return(stmt.iftrue)
-            if "idy" in guard_bounds(stmt.cond, aliases, negated=negated):
-                stmt.cond = c_ast.BinaryOp("||" if negated else "&&", stmt.cond, c_ast.BinaryOp(
-                    ">=" if negated else "<", PredefId("idx"), copy.deepcopy(width)))
-                return
+    for stmt, negated in guards:
+        if "idy" in guard_bounds(stmt.cond, aliases, negated=negated):
+            stmt.cond = c_ast.BinaryOp("||" if negated else "&&", stmt.cond, c_ast.BinaryOp(
+                ">=" if negated else "<", PredefId("idx"), copy.deepcopy(width)))
+            return
 
 
 def _one_d(cmp: c_ast.BinaryOp, bound: c_ast.Node, form: _Form, proc: GProcedure

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
-from ...analysis.guards import GuardBounds, guard_bounds, is_return, row_bound
+from ...analysis.guards import GuardBounds, guard_bounds, row_bound, thread_guards
 from ...analysis.manager import PreservedAnalyses
 from ...ir import GProcedure
 from ...ir.cgen import to_c
@@ -70,12 +70,11 @@ class ThreadSpace(Pass):
             if isinstance(node, c_ast.Decl) and node.init is not None and \
                     counts.get(node.name) == 1 and _is_z_id(node.init, one):
                 aliases[node.name] = "idz"
-        for stmt in proc.body.block_items or []:
-            if isinstance(stmt, c_ast.If):
-                found = guard_bounds(stmt.cond, aliases, negated=is_return(stmt.iftrue),
-                                     z_id=lambda n: _is_z_id(n, one))
-                if "idz" in found:
-                    proc.pragma.global_dim_z = to_c(found["idz"])
+        for stmt, negated in thread_guards(proc):
+            found = guard_bounds(stmt.cond, aliases, negated=negated,
+                                 z_id=lambda n: _is_z_id(n, one))
+            if "idz" in found:
+                proc.pragma.global_dim_z = to_c(found["idz"])
         if proc.pragma.global_dim_z is not None:
             ctx.remark("analysis", self.name, proc, "z extent from bounds guard: "
                        f"{proc.pragma.global_dim_z}")

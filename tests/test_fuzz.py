@@ -188,6 +188,25 @@ def test_generator_writes_reference_helpers_and_launch_bounds(monkeypatch):
         assert outcome.kind == "passed", (outcome.kind, outcome.detail)
 
 
+def test_generator_ends_early_return_kernels_in_a_test_with_an_else(monkeypatch):
+    """Some kernels that return early past their bound end in ``if (i + 1 < N) B[i] = ...;
+    else B[i] = 0.0f;`` (finite-difference code's boundary): no guard of the thread space
+    (analysis/guards.thread_guards, which read such an if as one once); the cases verify and
+    their thread space is the early return's."""
+    import naiveopt.fuzz.generate as generate
+
+    monkeypatch.setattr(generate, "INTERIOR_ELSE_SHARE", 1.0)
+    form = re.compile(r"\n    if \((\w+) (\+ 1 < \w+|< \w+ - [12]|> 0 && .*)\)\n        \w+\[\1\] "
+                      r"\+?= [^;]+;\n    else\n        \w+\[\1\] \+?= 0(\.0f)?;\n\}")
+    found = [c for c in (generate_case(41, i, [], ("global",)) for i in range(80))
+             if form.search(c.source)]
+    assert {c.dialect for c in found} == {"cuda", "opencl"}, len(found)
+    for case in [next(c for c in found if c.dialect == d) for d in ("cuda", "opencl")]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail, case.source)
+        assert not any("thread space from bounds guard: (N - " in r for r in outcome.remarks)
+
+
 def test_generator_writes_24_bit_multiplies(monkeypatch):
     """Some int-indexed cases write row-major indices with mad24 (OpenCL) or __mul24 (CUDA);
     the analyses read them as products, and the cases verify."""

@@ -1759,6 +1759,7 @@ def generate_case(seed: int, index: int, pass_names: list[str], memories: tuple[
     source = reference_variant(source, random.Random(f"{seed}:{index}:references"), dialect)
     source = mad24_variant(source, random.Random(f"{seed}:{index}:mad24"), dialect)
     source = trailing_return_variant(source, random.Random(f"{seed}:{index}:trailing-return"))
+    source = interior_else_variant(source, random.Random(f"{seed}:{index}:interior-else"))
     disabled = tuple(p for p in pass_names if rng.random() < 0.2)
     merge = (rng.choice([1, 2, 4]), rng.choice([1, 2, 4])) if rng.random() < 0.15 else None
     memory = rng.choice(memories) if rng.random() < 0.2 else "global"
@@ -2339,6 +2340,44 @@ def trailing_return_variant(source: str, rng: random.Random) -> str:
             continue
         out.append(source[at:end] + "\n    return;")
         at = end
+    return "".join(out) + source[at:]
+
+
+#: Share of cases whose early-return kernels end in a test of the thread's work with an
+#: else (:func:`interior_else_variant`).
+INTERIOR_ELSE_SHARE = 0.15
+_LAST_STORE = re.compile(r"\n(    )(\w+)\[(\w+)\] (=|\+=) ([^;\n]+);\n\}")
+
+
+def interior_else_variant(source: str, rng: random.Random) -> str:
+    """In a share of cases, a kernel that returns early past its bound and ends in a store to
+    the element of its id writes that store under a test of its work with an ``else``, as
+    finite-difference code writes its boundary: ``if (i < N - 1) y[i] = ...; else y[i] = 0;``.
+    Neither test is the thread space's bound (analysis/guards.thread_guards): the thread
+    space stays the early return's."""
+    if rng.random() >= INTERIOR_ELSE_SHARE:
+        return source
+    out, at = [], 0
+    for head in re.finditer(r"^(?:__global__|__kernel)\b[^;{]*?\bvoid\b[^;{]*\{", source, re.M):
+        end = source.find("\n}", head.end())
+        body = source[head.end():end + 2]
+        guard = re.search(r"if \((\w+) >= (\w+)\)\s*return;", body)
+        store = _LAST_STORE.search(body)
+        if end < 0 or guard is None or store is None or store.group(3) != guard.group(1) or \
+                store.end() != len(body):
+            continue
+        pad, array, index, op, value = store.groups()
+        declared = re.search(rf"([\w ]+?)\s*\*\s*(?:__restrict__\s*)?{array}\b",
+                             source[head.start():head.end()])
+        if declared is None or re.search(r"\w\d\b|_PTR$", declared.group(1)):
+            continue            # a vector element (float4): no scalar zero to store
+        zero = "0" if re.search(r"\b(int|unsigned|uint)\b", declared.group(1)) else "0.0f"
+        test = rng.choice([f"{index} < {guard.group(2)} - 1", f"{index} + 1 < {guard.group(2)}",
+                           f"{index} > 0 && {index} < {guard.group(2)} - 2"])
+        new = (f"\n{pad}if ({test})\n{pad}    {array}[{index}] {op} {value};\n{pad}else\n"
+               f"{pad}    {array}[{index}] {op} {zero};\n}}")
+        out.append(source[at:head.end() + store.start()] + new)
+        at = head.end() + store.end()
     return "".join(out) + source[at:]
 
 

@@ -143,9 +143,11 @@ __global__ void f(const float *A, float *B, float *C, int n, int T)
     assert extent(src, "C", {"n": 3, "T": 5}) == 5
 
 
-def test_unguarded_axis_takes_the_written_row_width():
-    """An unguarded 2-D kernel (the paper's style) writes C[idy * w + idx]: a thread per
-    column (more would write the next row's elements twice); the rows are a free size."""
+def test_an_unguarded_axis_is_a_free_size_the_launch_gives():
+    """An unguarded 2-D kernel (the paper's style) writes C[idy * w + idx]: how many columns
+    its launch covers is the launch's (the row width w bounds nothing: a padded layout is
+    launched over fewer), so both axes are free sizes; verification runs them inside the
+    arrays, whole naive blocks, a launch over fewer columns than w among them."""
     src = """
 __global__ void mm(float *A, float *B, float *C, int w)
 {
@@ -156,10 +158,11 @@ __global__ void mm(float *A, float *B, float *C, int w)
 }
 """
     k, spec, _ = kernel(src)
-    assert k.threads[:2] == ("w", "globalDimY")
+    assert k.threads[:2] == ("globalDimX", "globalDimY")
     for sizes in spec.sizes.values():
-        # the unguarded axes are launched exactly: whole naive blocks in both sets
-        assert sizes["w"] % k.block[0] == 0 and sizes["globalDimY"] % k.block[1] == 0
+        assert sizes["globalDimX"] % k.block[0] == 0 and sizes["globalDimY"] % k.block[1] == 0
+        assert sizes["globalDimX"] <= sizes["w"]
+    assert any(sizes["globalDimX"] < sizes["w"] for sizes in spec.sizes.values())
 
 
 @pytest.mark.parametrize("body, reason", [

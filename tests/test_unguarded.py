@@ -4,9 +4,11 @@ unconditional #defines, literal thread spaces); otherwise the passes decline and
 import os
 import re
 
+import numpy as np
 import pytest
 
 import naiveopt
+from conftest import run_opencl
 from naiveopt.frontend import fixed_macros
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -264,23 +266,24 @@ def tutorial_mm() -> str:
 @pytest.mark.parametrize("target", ["cuda", "opencl"])
 def test_an_unannotated_unguarded_kernel_gets_a_guard_over_its_inferred_thread_space(target):
     """A tutorial's matmul: no guard, no pragma, no metadata. Its thread space is inferred
-    before the passes (the row width its written index implies, Width; rows a free size,
-    globalDimY), so thread merge may take blocks that overhang a multiple of 16 behind an
-    added guard (it declined every factor: 'its thread space is unknown')."""
+    before the passes (columns and rows free sizes the launch gives, globalDimX and
+    globalDimY: the row width Width bounds neither), so thread merge may take blocks that
+    overhang a multiple of 16 behind an added guard (it declined every factor: 'its thread
+    space is unknown')."""
     result = naiveopt.optimize(tutorial_mm(), filename="tut_mm.cu", target=target)
     (k,) = result.kernels
     assert k.verification.status == "passed", k.verification.detail
     assert "thread-merge" in k.passes, remarks(result, "thread-merge")
-    assert any("thread space inferred: (Width, globalDimY) (no bounds guard; Width: the row "
-               "width its written index implies; globalDimY: a free size the launch gives)"
+    assert any("thread space inferred: (globalDimX, globalDimY) (no bounds guard; globalDimX: "
+               "a free size the launch gives; globalDimY: a free size the launch gives)"
                in r.message for r in result.remarks)
-    assert "int naiveopt_globalDimY" in result.code
-    assert re.search(r"< Width &&[^;]*< naiveopt_globalDimY", result.code)
+    assert "int naiveopt_globalDimX" in result.code and "int naiveopt_globalDimY" in result.code
+    assert re.search(r"< naiveopt_globalDimX &&[^;]*< naiveopt_globalDimY", result.code)
     cx, cy = coverage(k)
     assert 16 % cx != 0 or 16 % cy != 0
     if target == "cuda":
-        assert re.search(r"matmul<<<grid, block, 0, stream>>>\(A, B, C, Width, naiveopt_globalDimY\);",
-                         result.code)
+        assert re.search(r"matmul<<<grid, block, 0, stream>>>\(A, B, C, Width, "
+                         r"naiveopt_globalDimX, naiveopt_globalDimY\);", result.code)
 
 
 def test_an_added_guard_in_opencl_follows_the_host_filled_data():
@@ -398,3 +401,52 @@ __global__ void k(const float *A, float *C, int n, int m, int p)
     shape, _ = ctx.am.get(proc, ShapeAnalysis)
     assert shape.guard is not None
     assert guards_thread_space(proc, shape) == bounds_all
+
+
+PARBOIL_SGEMM = """\
+#define A(i,j) A[(i) + (j)*lda]
+#define B(i,j) B[(i) + (j)*ldb]
+#define C(i,j) C[(i) + (j)*ldc]
+__global__ void mysgemmNT(const float *A, int lda, const float *B, int ldb, float *C, int ldc,
+                          int k, float alpha, float beta)
+{
+    float c = 0.0f;
+    int m = blockIdx.x * blockDim.x + threadIdx.x;
+    int n = blockIdx.y * blockDim.y + threadIdx.y;
+    for (int i = 0; i < k; ++i) {
+        float a = A(m, i);
+        float b = B(n, i);
+        c += a * b;
+    }
+    C(m, n) = C(m, n) * beta + alpha * c;
+}
+"""
+
+
+def test_a_padded_leading_dimension_is_no_thread_space():
+    """Parboil's sgemm: column-major, no guard, launched over m x n threads where C's leading
+    dimension ldc may exceed m. Reading ldc (the row width the written index implies) as the
+    x extent made the optimized output write C's padding rows m..ldc-1 and read A past its
+    end (a probe found 416 of 1952 elements wrong at m=48, ldc=61), verified all the same:
+    the naive kernel ran on ldc columns too. The x extent is the launch's, a free size."""
+    result = naiveopt.optimize(PARBOIL_SGEMM, filename="sgemm.cu", target="opencl")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert "thread-merge" in k.passes or "thread-block-merge" in k.passes, k.passes
+    m, n, kk, lda, ldb, ldc = 48, 32, 37, 48, 32, 61
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((kk, lda)).astype(np.float32)
+    B = rng.standard_normal((kk, ldb)).astype(np.float32)
+    C = rng.standard_normal((n, ldc)).astype(np.float32)
+    cfg = naiveopt.launch_config(result, globalDimX=m, globalDimY=n, lda=lda, ldb=ldb,
+                                 ldc=ldc, k=kk)
+    extra = [np.int32(m), np.int32(n)]          # naiveopt_globalDimX, naiveopt_globalDimY
+    assert re.search(r"float beta, int naiveopt_globalDimX,\s+int naiveopt_globalDimY\)", result.code)
+    (_, _, got) = run_opencl(result.code, "mysgemmNT",
+                             [g * b for g, b in zip(cfg.grid, cfg.block)], list(cfg.block),
+                             [A, np.int32(lda), B, np.int32(ldb), C.copy(), np.int32(ldc),
+                              np.int32(kk), np.float32(1.5), np.float32(0.75)] + extra)
+    want = C.copy()
+    want[:, :m] = C[:, :m] * 0.75 + 1.5 * (B[:, :n].T @ A[:, :m])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(got[:, m:], C[:, m:])          # the padding rows untouched

@@ -246,8 +246,8 @@ class KernelGenerator:
         parts = [f"sizes({sizes})"]
         threads = kernels[0].threads
         # A guarded kernel's thread space is read from its guard unless the pragma says it;
-        # an unguarded one's, now and then, from the width its written index implies or as
-        # a free extent sized to the pragma's arrays (verify/infer.py; a stream of its own)
+        # an unguarded one's, now and then, as a free extent sized to the pragma's arrays
+        # (verify/infer.py; a stream of its own)
         open_space = not guarded and self.open_threads is not None and \
             self.open_threads.random() < OPEN_THREADS_SHARE
         if (not guarded and not open_space) or \

@@ -3,8 +3,10 @@
 A user's kernel rarely comes with metadata or pragmas, yet verification must run it: so the
 facts come from the kernel. Sizes are the integer parameters and undefined names its guards,
 loop bounds and indices use (``#define``d ones keep their value); the thread space is its
-bounds guard's (an early return, a grid-stride loop) or, for an unguarded axis, the row width
-its written index implies (``C[row * W + col]``: W columns) or a free size; each array's
+bounds guard's (an early return, a grid-stride loop) or, for an unguarded axis, a free size
+the launch gives (``globalDimX``: a kernel without a guard runs on whatever its launch
+covers, which its indices do not say: Parboil's ``C[m + n * ldc]`` is launched over m < ldc
+rows of a padded matrix); each array's
 extent is the exact maximum flat index + 1 over that launch (verify/extents.py). Pragmas and
 metadata still override every fact, and each fact says where it came from (``provenance``).
 
@@ -93,7 +95,7 @@ def apply_inferred_threads(module: GModule, inference: Inference
                            ) -> list[tuple[GProcedure, str]]:
     """Record in GPragma.global_dim the thread space inference found for each kernel that no
     guard, grid-stride loop, #define, pragma or metadata gave one (a kernel without a bounds
-    guard: the row width its written index implies, else a free size ``globalDimX``), so that
+    guard: a free size ``globalDimX`` per unguarded axis), so that
     the passes may give it a bounds guard over that space (tiling/bounds_guard.py) as they do
     for one whose thread space a pragma names. Returns the kernels it recorded one for, each
     with where its extents come from (for a remark).
@@ -112,9 +114,7 @@ def apply_inferred_threads(module: GModule, inference: Inference
             continue
         proc.pragma.global_dim = (str(threads[0]), str(threads[1]))
         proc.pragma.global_dim_source = "inferred"
-        how = [f"{t}: " + ("a free size the launch gives" if t in _FREE_DIMS else
-                           "the row width its written index implies")
-               for t in threads if str(t) != "1"]
+        how = [f"{t}: a free size the launch gives" for t in threads if t in _FREE_DIMS]
         out.append((proc, "; ".join(how)))
     return out
 
@@ -166,7 +166,7 @@ FREE_BLOCKS = 8
 def _free_extents(inference: Inference, sets: dict[str, dict[str, int]], named: set[str]
                   ) -> dict[str, dict[str, int]]:
     """The pragma's size sets with a value for each free extent of an unguarded x or y axis
-    (``globalDimY``: no bounds guard, no width its index implies) that they do not name: the
+    (``globalDimY``: no bounds guard) that they do not name: the
     largest number of whole naive blocks, up to FREE_BLOCKS, at which every kernel using it
     :func:`_fits` (inside the arrays whose shape the pragma gives, no index below 0, no two
     threads storing to one element). Without such a value the extent stays open
@@ -430,15 +430,20 @@ def _thread_space(proc: GProcedure, given: KernelSpec | None, facts: dict[str, s
                   aliases) -> tuple[tuple[str, str, str], tuple[bool, bool]]:
     """The thread space and whether the code bounds each of x and y: the pragma's, the
     guard's (early return, grid-stride loop: GPragma.global_dim holds whichever applied,
-    passes/functional/thread_space.py), or for an unguarded axis the width its written index
-    implies, else a free size ``globalDimX``/``globalDimY``."""
+    passes/functional/thread_space.py), or for an unguarded axis a free size
+    ``globalDimX``/``globalDimY``: what the launch covers. The row width a written index
+    implies (``C[row * W + col]``) is no bound: read as the thread space, it made the
+    output's launch cover W columns where the user's covered m < W (a padded leading
+    dimension), writing rows the naive kernel never touched; verification, which launched
+    the naive kernel on the same W, could not see it. Verification still runs the free size
+    at values inside the arrays (:func:`_free_extents`), a padded launch among them."""
     pragma = proc.pragma
     source = pragma.global_dim_source or "inferred"
     bounded = source in ("guard", "grid-stride")
     gx, gy = (_user_expr(_expand(e, aliases), user) for e in pragma.global_dim)
     guarded = (gx is not None and bounded, gy is not None and bounded)
     if gx is None:
-        gx = _implied_width(proc, user) or "globalDimX"
+        gx = "globalDimX"
     if gy is None:
         gy = "globalDimY" if _uses(proc, "idy", "tidy", "bidy") else "1"
     gz = _user_expr(_expand(pragma.global_dim_z, aliases), user) or ("globalDimZ" if z_used(proc) else "1")
@@ -457,18 +462,6 @@ def _expand(expr: str | None, aliases, depth: int = 0) -> str | None:
 
 def _user_expr(expr: str | None, user) -> str | None:
     return _NAME.sub(lambda m: user(m.group(0)), expr) if expr else None
-
-
-def _implied_width(proc: GProcedure, user) -> str | None:
-    """The row width of the array an unguarded kernel writes at ``(idy, idx)``: its x
-    thread space (a thread per column; more would write the next row's elements twice)."""
-    idx, idy = sympy.Symbol("idx", integer=True), sympy.Symbol("idy", integer=True)
-    for m in proc.memory_expressions:
-        if m.is_write and m.two_d is not None and m.width is not None and \
-                m.two_d[1] == idx and m.two_d[0].has(idy) and \
-                all(s.name not in _IDS for s in m.width.free_symbols):
-            return None if "**" in str(m.width) else _user_expr(str(m.width), user)
-    return None
 
 
 def _uses(proc: GProcedure, *names: str) -> bool:

@@ -441,6 +441,10 @@ def test_a_cuda_variable_named_half_is_not_taken_for_fp16(monkeypatch):
         return check.Program(body, [], {})
 
     check._check_device(kernel, program("int half = N / 2; x = y * half;"), program(""))
+    # a comment is no use: "every pixel at half intensity" (a probe's dimming kernel was
+    # written unverified for its comment)
+    check._check_device(kernel, program("// every pixel at half intensity\n/* half x = 1;\n"
+                                        "(half)y */ x = y / 2;"), program(""))
     for uses in ("half x = 1;", "y = (half)x;", "half2 v;"):
         with pytest.raises(check.Unverifiable, match="no fp16"):
             check._check_device(kernel, program(uses), program(""))

@@ -344,10 +344,14 @@ def _elements(kernel: KernelSpec) -> dict[str, Element | None]:
     return {a.name: element(a.type) for a in kernel.args}
 
 
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
 def _check_device(kernel: KernelSpec, naive: Program, output: Program) -> None:
     """Raise Unverifiable when the kernel needs a floating-point width the device lacks."""
     dtypes = {e.dtype for e in _elements(kernel).values() if e}
-    sources = naive.source + output.source
+    # the code, not its comments ("half intensity" is no use of half)
+    sources = _COMMENT.sub(" ", naive.source + "\n" + output.source)
     if "float64" in dtypes or re.search(r"\bdouble\b", sources):
         if not opencl.device_has("cl_khr_fp64"):
             raise Unverifiable("the OpenCL device has no fp64 (cl_khr_fp64): the kernel uses "

@@ -551,6 +551,26 @@ __global__ void mvc89(const real *a, const real *x, real *y, int n)
         assert result.kernels[0].verification.status == "passed", result.kernels[0].verification
 
 
+def test_a_cuda_typedef_named_like_an_opencl_type_is_the_type_it_names():
+    """``typedef float uchar;`` in a CUDA file (OpenCL's uchar is no CUDA type): its arrays
+    are float. They were read as OpenCL's ``unsigned char`` in both outputs and in the naive
+    kernel verification ran, so the wrong element type was verified."""
+    import naiveopt
+
+    source = """typedef float uchar;
+__global__ void scale(const uchar *in, uchar *out, float s, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * s;
+}
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="u.cu", target=target)
+        assert "unsigned char" not in result.code
+        assert re.search(r"const float \*in, (__global )?float \*out", result.code), result.code
+        assert result.kernels[0].verification.status == "passed"
+
+
 def test_a_size_mentioned_in_a_macro_body_stays_a_parameter():
     """`-D N=64` on strsm.cu (an `int N` parameter that `#define L_AT(i, k) L[(i) * N + (k)]`
     mentions) was passed to the preprocessor and rewrote the parameter to `int 64`: the

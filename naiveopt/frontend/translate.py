@@ -108,6 +108,10 @@ def base_type_name(ctype: ci.Type) -> str:
     if name in VECTOR_TYPES:
         return name
     canonical = ctype.get_canonical()
+    if name in _TYPEDEF_SPELLINGS and canonical.kind in _SCALAR_KINDS and \
+            _words(canonical.spelling) != _TYPEDEF_SPELLINGS[name]:
+        # a CUDA file's own ``typedef float uchar;``: the type it names, not OpenCL's
+        return _words(canonical.spelling)
     if name not in _TYPEDEF_SPELLINGS and name != _words(canonical.spelling):
         if canonical.kind in _SCALAR_KINDS:
             name = _words(canonical.spelling)

@@ -21,7 +21,7 @@ from naiveopt.verify import expr, opencl
 from naiveopt.verify.check import launch_sizes, make_arg
 from naiveopt.verify.spec import load_metadata, metadata_path
 
-from conftest import KERNEL_FILES, kernel_id
+from conftest import KERNEL_FILES, kernel_id, run_opencl
 
 CC = shutil.which("gcc") or shutil.which("cc") or shutil.which("clang")
 
@@ -423,6 +423,68 @@ def test_block_constant_with_a_thread_id_used_on_its_own_keeps_that_axis():
     assert any("by * BLOCK_SIZE + ty -> idy" in m and "-> idx" not in m
                for m in _remarks(result, "applied", "thread-ids"))
     assert default_block(_module(source, "cs.cu").procedures[0]) == (16, 16)
+
+
+TINYGRAD_AVGPOOL_CL = """\
+__kernel void r_8_14_14_2_2(__global float* data0, const __global float* data1) {
+  int gidx0 = get_group_id(0); /* 14 */
+  int gidx1 = get_group_id(1); /* 8 */
+  int lidx0 = get_local_id(0); /* 14 */
+  float acc0 = 0.0f;
+  for (int ridx0 = 0; ridx0 < 2; ridx0++) {
+    for (int ridx1 = 0; ridx1 < 2; ridx1++) {
+      float val0 = *(data1+((gidx1*784)+(gidx0*56)+(lidx0*2)+(ridx0*28)+ridx1));
+      acc0 = (acc0+val0);
+    }
+  }
+  *(data0+((gidx1*196)+(gidx0*14)+lidx0)) = (acc0*0.25f);
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda"])
+def test_a_block_constant_among_the_terms_of_a_flat_index_is_the_block(target):
+    """tinygrad's generated kernels index by group and local ids and literal strides
+    (``(gidx1*196)+(gidx0*14)+lidx0``: 14-wide work-groups, tinygrad launches 14x8 of them):
+    the block constant among the terms of the sum is the naive block. Read as the default
+    256-wide block, the header, sidecar and launcher gave a launch on which the output (the
+    kernel unchanged) wrote 1456 of 1568 elements wrong, and verification compared the
+    kernel with itself on that launch."""
+    result = _optimize(TINYGRAD_AVGPOOL_CL, "tg.cl", target=target)
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert any("14 = 14 taken as the block size along x" in m
+               for m in _remarks(result, "analysis", "predefined"))
+    cfg = naiveopt.launch_config(result, globalDimX=196, globalDimY=8)
+    assert cfg.block[:2] == (14, 1) and cfg.grid[:2] == (14, 8)
+    if target == "opencl":
+        x = np.random.default_rng(7).standard_normal((8, 28, 28)).astype(np.float32)
+        out = np.full(8 * 196, np.nan, np.float32)
+        (got, _) = run_opencl(result.code, "r_8_14_14_2_2",
+                              [g * b for g, b in zip(cfg.grid[:2], cfg.block[:2])],
+                              list(cfg.block[:2]), [out, x.ravel()])
+        np.testing.assert_allclose(got, x.reshape(8, 14, 2, 14, 2).mean((2, 4)).ravel(),
+                                   atol=1e-6)
+
+
+def test_a_flat_index_with_a_block_constant_is_rewritten_around_the_id():
+    """The terms of the sum other than the block-id product and the thread id stay:
+    ``1 + blockIdx.x * 64 + threadIdx.x`` (``(1 + blockIdx.x * 64) + threadIdx.x`` to the
+    parser: the pair is no subexpression) is ``1 + idx``."""
+    source = """\
+__global__ void shift(const float *a, float *b, int n)
+{
+    int i = 1 + blockIdx.x * 64 + threadIdx.x;
+    if (i < n) b[i] = a[i - 1] * 2.0f;
+}
+"""
+    result = _optimize(source, "shift.cu", target="opencl")
+    assert any("1 + bidx * 64 + tidx -> 1 + idx" in m
+               for m in _remarks(result, "applied", "thread-ids")), \
+        _remarks(result, "applied", "thread-ids")
+    assert result.kernels[0].geometry.block[0] == 64
+    assert result.kernels[0].verification.status == "passed", \
+        result.kernels[0].verification.detail
 
 
 BLOG_TRANSPOSE_CU = """#define TILE_DIM 32

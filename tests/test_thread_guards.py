@@ -87,6 +87,12 @@ def test_which_ifs_are_guards():
         == []
     assert guards_of(head + "    atomicAdd(&c[0], 1.0f);\n    if (i < n) b[i] = a[i];\n}\n") \
         == []
+    # shared memory a block fills before its guard (and its barrier): no work past the
+    # guard anyone sees, as a thread's own arrays
+    assert guards_of(head + "    __shared__ float s[256];\n    float w[2];\n"
+                     "    s[threadIdx.x] = a[i];\n    w[1] = 0.0f;\n    __syncthreads();\n"
+                     "    atomicAdd(&s[0], 1.0f);\n    if (i < n) b[i] = s[255 - threadIdx.x] "
+                     "+ w[1];\n}\n") == [("i < n", False)]
     # locals set before the guard are the thread's own: the guard stands
     assert guards_of(head + "    float x = a[0] * 2.0f;\n    x += 1.0f;\n"
                      "    if (i < n) b[i] = x;\n}\n") == [("i < n", False)]

@@ -214,15 +214,16 @@ def thread_guards(proc: GProcedure) -> list[tuple[c_ast.If, bool]]:
     """The kernel's top-level ``if`` statements that bound the threads doing any work, in
     order, each with whether it is an early return (whose condition is negated): an early
     return (``if (i >= n) return;``), or an ``if`` without an ``else`` that ends the kernel
-    (``if (i < n) { ... }``), so long as no statement before it stores anything but the
-    thread's own locals. Any other ``if`` is the thread's work, not a test of the thread
-    space: ``if (i < n - 2) b[i] = ...; else b[i] = 0;`` after ``if (i >= n) return;`` writes
-    every b[i] below n, and ``if (i < m) {...}`` after a store that every thread makes leaves
-    that store to the threads past m (read as the thread space, n - 2 or m dropped the last
-    elements from the launch, and verification, which runs the naive kernel on the same
-    launch, saw nothing)."""
+    (``if (i < n) { ... }``), so long as no statement before it stores to global memory
+    (a thread's own locals and its block's shared memory are no work past the guard: a
+    block past it does nothing anyone sees). Any other ``if`` is the thread's work, not a
+    test of the thread space: ``if (i < n - 2) b[i] = ...; else b[i] = 0;`` after ``if (i
+    >= n) return;`` writes every b[i] below n, and ``if (i < m) {...}`` after a store every
+    thread makes leaves that store to the threads past m (read as the thread space, n - 2 or
+    m dropped the last elements from the launch, and verification, which runs the naive
+    kernel on the same launch, saw nothing)."""
     items = list(proc.body.block_items or [])
-    own = _own_locals(proc)
+    own, arrays = _private_names(proc)
     out: list[tuple[c_ast.If, bool]] = []
     for k, stmt in enumerate(items):
         if isinstance(stmt, c_ast.If) and stmt.iffalse is None and is_return(stmt.iftrue):
@@ -232,7 +233,7 @@ def thread_guards(proc: GProcedure) -> list[tuple[c_ast.If, bool]]:
                 all(_no_op(s) for s in items[k + 1:]):
             out.append((stmt, False))
             break
-        if stores(stmt, own):
+        if stores(stmt, own, arrays):
             break
     return out
 
@@ -242,39 +243,66 @@ def _no_op(stmt: c_ast.Node) -> bool:
         isinstance(stmt, c_ast.Return) and stmt.expr is None)
 
 
-def _own_locals(proc: GProcedure) -> set[str]:
-    """The names the kernel declares as its threads' own (not ``__shared__``/``static``)."""
-    return {n.name for n, _ in walk(proc.body) if isinstance(n, c_ast.Decl) and n.name and
-            not set(n.storage or []) & {"static", "extern"} and
-            not {"__shared__", "__local", "local"} & set(n.quals or []) and
-            not isinstance(n.type, c_ast.FuncDecl)}
+def _private_names(proc: GProcedure) -> tuple[set[str], set[str]]:
+    """(the names the kernel declares as its threads' own, the arrays no other block sees:
+    its block's shared memory, ``__shared__`` arrays and OpenCL ``__local`` parameters, and
+    a thread's own arrays, ``float w[9];``)."""
+    own, arrays = set(), {p.name for p in proc.params if p.address_space == "local"}
+    for n, _ in walk(proc.body):
+        if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl):
+            storage = set(n.storage or [])
+            if "__shared__" in storage:
+                arrays.add(n.name)
+            elif not storage & {"static", "extern"}:
+                own.add(n.name)
+                if isinstance(n.type, c_ast.ArrayDecl):
+                    arrays.add(n.name)
+    return own, arrays
 
 
-def stores(node: c_ast.Node, own: set[str]) -> bool:
-    """Whether ``node`` may change memory other threads see: an assignment or increment of
-    anything but a thread's own local (``own``), an atomic, or a call that is handed an
+def _base(node: c_ast.Node) -> str | None:
+    """The variable an lvalue or address names (``s[i][j]``, ``p.x``, ``(T *)q``: s, p, q)."""
+    while True:
+        if isinstance(node, c_ast.Cast):
+            node = node.expr
+        elif isinstance(node, c_ast.ArrayRef):
+            node = node.name
+        elif isinstance(node, c_ast.StructRef) and node.type == ".":
+            node = node.name
+        else:
+            break
+    return node.name if isinstance(node, c_ast.ID) else None
+
+
+def stores(node: c_ast.Node, own: set[str], arrays: set[str] = frozenset()) -> bool:
+    """Whether ``node`` may change global memory: an assignment, increment or atomic of
+    anything but a thread's own local (``own``) or an element of an array no other block
+    sees (``arrays``: shared memory, a thread's own arrays), or a call that is handed an
     address or an array it might write through."""
-    def lvalue_own(lv: c_ast.Node) -> bool:
+    def mine(lv: c_ast.Node) -> bool:
         while isinstance(lv, c_ast.Cast):
             lv = lv.expr
-        return isinstance(lv, c_ast.ID) and lv.name in own
+        if isinstance(lv, c_ast.UnaryOp) and lv.op == "&":
+            return mine(lv.expr)
+        if isinstance(lv, c_ast.ID):
+            return lv.name in own or lv.name in arrays
+        return _base(lv) in arrays
 
     for n, _ in walk(node):
-        if isinstance(n, c_ast.Assignment) and not lvalue_own(n.lvalue):
+        if isinstance(n, c_ast.Assignment) and not mine(n.lvalue):
             return True
         if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and \
-                not lvalue_own(n.expr):
+                not mine(n.expr):
             return True
         if isinstance(n, c_ast.FuncCall):
             name = n.name.name if isinstance(n.name, c_ast.ID) else ""
-            if not name or is_atomic_name(name) or name == "printf":
+            args = n.args.exprs if n.args else []
+            if not name or name == "printf" or (is_atomic_name(name) and args and
+                                                 not mine(args[0])):
                 return True
-            for arg in (n.args.exprs if n.args else []):
-                if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and \
-                        not lvalue_own(arg.expr):
-                    return True
-                if isinstance(arg, c_ast.ID) and arg.name not in own:
-                    return True         # an array parameter, or a __shared__ array
+            if any((isinstance(a, c_ast.UnaryOp) and a.op == "&" or isinstance(a, c_ast.ID))
+                   and not mine(a) for a in args):
+                return True             # an array parameter (a helper may write through it)
     return False
 
 

@@ -116,9 +116,9 @@ class Predefined(Pass):
         for node, parent in walk(proc.body):
             term = block_constant_index(node, alias_resolver(aliases))
             if term is not None:
-                found[term[0]].append(term[1])
-                terms[term[0]].append((node, parent))
-                texts.setdefault(term[0], to_c(node))
+                found[term.axis].append(term.constant)
+                terms[term.axis].append((node, parent))
+                texts.setdefault(term.axis, to_c(node))
         if not any(found.values()):
             return
         module = ctx.module

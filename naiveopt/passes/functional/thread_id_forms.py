@@ -10,7 +10,7 @@ they share live here, so that both read a form the same way.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from pycparser import c_ast
 
@@ -59,19 +59,63 @@ def global_id(node: c_ast.Node, resolve: Resolver) -> str | None:
     return None
 
 
-def block_constant_index(node: c_ast.Node, resolve: Resolver) -> tuple[str, c_ast.Node] | None:
-    """(axis, K) if ``node`` is block id * K + thread id of one axis, in some operand order
-    (through casts), K an integer literal or a name that is not an id; None otherwise."""
-    for mul, tid in products_plus_term(node):
-        for axis, (bid, _, thread, _) in GLOBAL_IDS.items():
-            if resolve(tid) != thread:
+class BlockConstantIndex(NamedTuple):
+    """A sum with block id * K and the thread id of one axis among its terms: the index by
+    a block constant K (``product`` and ``thread`` are those two terms, ``rest`` the others,
+    in order)."""
+
+    axis: str
+    constant: c_ast.Node
+    product: c_ast.Node
+    thread: c_ast.Node
+    rest: list[c_ast.Node]
+
+
+def sum_terms(node: c_ast.Node) -> list[c_ast.Node]:
+    """The terms of a chain of ``+`` (``a * 196 + b * 14 + c``: three), left to right."""
+    if isinstance(node, c_ast.BinaryOp) and node.op == "+":
+        return sum_terms(node.left) + sum_terms(node.right)
+    return [node]
+
+
+def block_constant_index(node: c_ast.Node, resolve: Resolver) -> BlockConstantIndex | None:
+    """The index by a block constant K if ``node`` is a sum one of whose terms is block id *
+    K (through casts; K an integer literal or a name that is not an id) and another the same
+    axis's thread id: ``blockIdx.x * BLOCK_SIZE + threadIdx.x`` in some operand order, or
+    among more terms as generated code writes flat indices (tinygrad's ``(gidx1*196) +
+    (gidx0*14) + lidx0``); None otherwise."""
+    terms = sum_terms(node)
+    if len(terms) < 2:
+        return None
+    for axis, (bid, _, thread, _) in GLOBAL_IDS.items():
+        tid = next((t for t in terms if resolve(t) == thread), None)
+        if tid is None:
+            continue
+        for term in terms:
+            mul = term
+            while isinstance(mul, c_ast.Cast):
+                mul = mul.expr
+            if not (isinstance(mul, c_ast.BinaryOp) and mul.op == "*"):
                 continue
             for b, k in ((mul.left, mul.right), (mul.right, mul.left)):
                 if resolve(b) == bid and resolve(k) is None and (
                         isinstance(k, c_ast.ID) or
                         (isinstance(k, c_ast.Constant) and k.type == "int")):
-                    return axis, k
+                    return BlockConstantIndex(axis, k, term, tid, [
+                        t for t in terms if t is not term and t is not tid])
     return None
+
+
+def with_id(index: BlockConstantIndex, node: c_ast.Node, gid: c_ast.Node) -> c_ast.Node:
+    """The sum ``node`` (an index by a block constant) with the id ``gid`` in place of its
+    block-id product and thread-id terms (the other terms as they were, in order)."""
+    out = None
+    for t in sum_terms(node):
+        if t is index.thread:
+            continue
+        t = gid if t is index.product else t
+        out = t if out is None else c_ast.BinaryOp("+", out, t, node.coord)
+    return out
 
 
 def alias_resolver(aliases: dict[str, str]) -> Resolver:

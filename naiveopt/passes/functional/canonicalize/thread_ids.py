@@ -26,7 +26,8 @@ from ....ir.rewrite import map_nodes, walk
 from ...manager import PassContext
 from ..predefined import name_ids
 from ..thread_id_forms import (GLOBAL_IDS, alias_resolver, block_constant_index,
-                               builtin_aliases, constant_value, cuda_spelling, global_id)
+                               builtin_aliases, constant_value, cuda_spelling, global_id,
+                               with_id)
 from .base import CanonicalizationPass
 from .locals import drop_unused
 
@@ -45,10 +46,11 @@ class ThreadIds(CanonicalizationPass):
 
         def fn(node: c_ast.Node) -> c_ast.Node:
             term = block_constant_index(node, resolve)
-            if term is not None and term[0] in constants and \
-                    constant_value(term[1], proc, ctx.module) == constants[term[0]]:
-                rewritten.append(f"{to_c(node)} -> id{term[0]}")
-                return PredefId("id" + term[0], node.coord)
+            if term is not None and term.axis in constants and \
+                    constant_value(term.constant, proc, ctx.module) == constants[term.axis]:
+                new = with_id(term, node, PredefId("id" + term.axis, node.coord))
+                rewritten.append(f"{to_c(node)} -> {to_c(new)}")
+                return new
             gid = global_id(node, resolve)
             if gid is None or not any(isinstance(n, c_ast.ID) for n, _ in walk(node)):
                 return node
@@ -75,9 +77,10 @@ class ThreadIds(CanonicalizationPass):
         covered: set[int] = set()
         for node, _ in walk(proc.body):
             term = block_constant_index(node, resolve)
-            if (term is not None and term[0] in constants and
-                    constant_value(term[1], proc, ctx.module) == constants[term[0]]) or \
-                    (isinstance(node, c_ast.Decl) and node.name in aliases):
+            if term is not None and term.axis in constants and \
+                    constant_value(term.constant, proc, ctx.module) == constants[term.axis]:
+                covered.update(id(n) for t in (term.product, term.thread) for n, _ in walk(t))
+            elif isinstance(node, c_ast.Decl) and node.name in aliases:
                 covered.update(id(n) for n, _ in walk(node))
         out = {}
         for axis, c in constants.items():

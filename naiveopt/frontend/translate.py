@@ -124,6 +124,27 @@ def base_type_name(ctype: ci.Type) -> str:
     return _TYPEDEF_SPELLINGS.get(name, name)
 
 
+def _unportable_size(ctype: ci.Type, depth: int = 0) -> str:
+    """Why ``ctype``'s size differs between CUDA and OpenCL ('' where it does not): a
+    3-component vector (12 bytes in CUDA, 16 in OpenCL), or a struct or array holding one."""
+    t = ctype.get_canonical()
+    if depth > 8:
+        return ""
+    if t.kind == ci.TypeKind.EXTVECTOR or t.kind == ci.TypeKind.VECTOR:
+        return f"'{_vector_name(t)}'" if t.element_count == 3 else ""
+    if t.kind == ci.TypeKind.RECORD:
+        name = _words(ctype.spelling)
+        if name in VECTOR_TYPES:            # CUDA's float3 is a struct
+            return f"'{name}'" if name.endswith("3") else ""
+        for field in t.get_fields():
+            if _unportable_size(field.type, depth + 1):
+                return f"'{name}' (it holds a {_unportable_size(field.type, depth + 1)})"
+        return ""
+    if t.kind == ci.TypeKind.CONSTANTARRAY:
+        return _unportable_size(t.element_type, depth + 1)
+    return ""
+
+
 def _switch_break(cursor: ci.Cursor) -> ci.Cursor | None:
     """A break under ``cursor`` that leaves the enclosing switch (one not inside a loop or a
     switch of its own), or None; ``cursor`` itself is a statement of a case."""
@@ -737,8 +758,29 @@ class Translator:
         if kind == K.CALL_EXPR:
             return self.call(cursor)
         if kind == K.CXX_UNARY_EXPR:
-            raise self.error(cursor, "sizeof/alignof are not supported in kernels")
+            return self._size_of(cursor)
         raise self.error(cursor, f"unsupported expression ({kind.name.lower()})")
+
+    def _size_of(self, cursor: ci.Cursor) -> c_ast.Node:
+        """``sizeof(T)``, ``sizeof x``, ``alignof(T)``: the size the compile gives, as an
+        ``unsigned long`` literal (``pitch / sizeof(float)`` is ``pitch / 4ul``; the type of
+        sizeof is size_t, unsigned long in both dialects), so that the analyses read it as the
+        constant it is. A type whose size differs between CUDA and OpenCL (a 3-component
+        vector: 12 bytes in CUDA, 16 in OpenCL, or a struct holding one) is refused: either
+        output would compute with the other dialect's size."""
+        tokens = [t.spelling for t in cursor.get_tokens()]
+        word = tokens[0] if tokens else "sizeof"
+        operands = [c for c in cursor.get_children()]
+        if operands:
+            why = _unportable_size(operands[0].type)
+            if why:
+                raise self.error(cursor, f"{word} of {why}, whose size differs between CUDA "
+                                 "and OpenCL, is not supported")
+        value = cs.evaluate(cursor)
+        if not isinstance(value, int):
+            raise self.error(cursor, f"{word} of a type whose size is not a constant is not "
+                             "supported")
+        return c_ast.Constant("int", f"{value}ul", coord=self.coord(cursor))
 
     def _moved_pointer(self, cursor: ci.Cursor) -> c_ast.Node | None:
         """``&a[e]`` for a pointer ``a + e``, ``&a[e]`` or a resolved local pointer that is

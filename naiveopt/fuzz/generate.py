@@ -167,8 +167,8 @@ class Case:
 #: Spellings of the float constants the generator writes, all of exactly the same value.
 FLOAT_SPELLINGS = {
     "0.25f": ["2.5e-1f", "25E-2F", "0x1p-2f", "0X1.0P-2F", ".25f", "0.25", "2.5e-1", "0.25L",
-              "0x.4p0f"],
-    "2.0f": ["2e+0f", "0x1p+1f", "2.F", "20e-1f", "2.0", "2e0L", "0X2P0F"],
+              "0x.4p0f", "(1.0f / sizeof(float))"],
+    "2.0f": ["2e+0f", "0x1p+1f", "2.F", "20e-1f", "2.0", "2e0L", "0X2P0F", "(float)sizeof(short)"],
     "1.5f": ["15e-1f", "0x1.8p+0f", "1.5E0F", "1.5", "15E-1L"],
 }
 #: Identifiers one dialect allows and the other reserves (passes.functional.names).
@@ -652,7 +652,7 @@ class KernelGenerator:
         if self.dialect == "opencl":
             # OpenCL's overloaded built-ins take no mixed float/double arguments (fmax(acc,
             # 0.25) is ambiguous: an invalid input, not a form to test), so float spellings only
-            spellings = [t for t in spellings if t[-1] in "fF"]
+            spellings = [t for t in spellings if t[-1] in "fF" or "sizeof" in t]
         return self.forms.choice(spellings)
 
     def int_literal(self, value: int, signed: bool = True) -> str:

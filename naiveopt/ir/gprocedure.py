@@ -205,6 +205,9 @@ class GProcedure:
     resources: Resources | None = None
     predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
     launch_block: tuple[int, int] | None = None   # block size fixed by a transformation
+    # the global ids ("idx", "idy") the kernel computes in 64 bits (passes/functional/
+    # id_width.py): the output declares them ``long long`` (OpenCL ``long``)
+    wide_ids: set[str] = field(default_factory=set)
     coarsen: tuple[int, int] = (1, 1)             # outputs per thread in x, y (thread merge)
     # threads that share one naive thread's work along x (split-reduction: a group of lanes
     # sums one output's loop); the block's x threads cover block_x / lanes outputs

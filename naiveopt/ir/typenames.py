@@ -20,6 +20,7 @@ import re
 
 from pycparser import c_ast
 
+from .elements import element
 from .rewrite import walk
 
 #: Type words of C and OpenCL integer types (``unsigned``, ``size_t``, ``uint``...).
@@ -149,3 +150,16 @@ def scalar_locals(body: c_ast.Node, accepted) -> dict[str, str]:
             name = " ".join(node.type.type.names)
             seen[node.name] = name if node.name not in seen and name in accepted else None
     return {n: t for n, t in seen.items() if t}
+
+
+
+def is_wide_integer(type_node: c_ast.Node) -> bool:
+    """Whether a type (a cast's ``to_type`` Typename, a TypeDecl or its IdentifierType) is a
+    64-bit integer type (``size_t``, ``int64_t``, ``long long``, a typedef of one)."""
+    while isinstance(type_node, (c_ast.Typename, c_ast.TypeDecl)):
+        type_node = type_node.type
+    if not isinstance(type_node, c_ast.IdentifierType) or not integer_type(type_node):
+        return False
+    e = element(" ".join(w for name in type_node.names for w in name.split()
+                         if w not in ("const", "volatile")))
+    return e is not None and e.dtype in ("int64", "uint64")

@@ -23,6 +23,7 @@ from .functional.canonicalize.thread_ids import ThreadIds
 from .functional.canonicalize.while_to_for import WhileToFor
 from .functional.cuda_to_opencl import CUDAToOpenCL
 from .functional.delinearize import Delinearize, RestoreDelinearized
+from .functional.id_width import IdWidth
 from .functional.launch_extents import LaunchExtents, RestoreLaunchExtents
 from .functional.loops import Loops
 from .functional.memory_expressions import MemoryExpressions
@@ -83,9 +84,9 @@ def canonicalization_passes(options: PipelineOptions = PipelineOptions()) -> lis
 
 
 def analysis_passes() -> list[Pass]:
-    """Passes that read the canonical kernel: thread space, loops, memory expressions, and
-    the resources nvcc measures."""
-    return [ThreadSpace(), Loops(), MemoryExpressions(), NVCCResources()]
+    """Passes that read the canonical kernel: the width of its global ids, thread space,
+    loops, memory expressions, and the resources nvcc measures."""
+    return [IdWidth(), ThreadSpace(), Loops(), MemoryExpressions(), NVCCResources()]
 
 
 def front_passes(options: PipelineOptions = PipelineOptions()) -> list[Pass]:

@@ -21,6 +21,7 @@ from ...ir.elements import element
 from ...ir.globals import pass_as_arguments
 from ...ir.literals import float_suffix, integer_value, opencl_literal
 from ...ir.rewrite import map_nodes, pointer_root, walk
+from ...ir.typenames import is_wide_integer
 from ...ir import typenames
 from ...ir.textures import bind_textures
 from ...ir.async_copy import AsyncCopy, drop_fences
@@ -233,8 +234,11 @@ def _to_float(arg: c_ast.Node) -> c_ast.Node:
 
 
 def _global_id(node: c_ast.BinaryOp) -> int | None:
-    """d if node is get_group_id(d)*get_local_size(d) + get_local_id(d) in some order."""
+    """d if node is get_group_id(d)*get_local_size(d) + get_local_id(d) in some order (a
+    factor cast to a 64-bit integer too: get_global_id's size_t is the 64-bit id)."""
     def dim_of(n: c_ast.Node, name: str) -> int | None:
+        if isinstance(n, c_ast.Cast) and is_wide_integer(n.to_type):
+            n = n.expr
         if call_name(n) == name:
             (arg,) = call_args(n)
             return integer_value(arg.value)

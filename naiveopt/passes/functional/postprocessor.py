@@ -14,12 +14,16 @@ from ..manager import Pass, PassContext
 from .builtins import cuda_builtin
 
 
-def predefined_value(name: str) -> c_ast.Node:
-    """The CUDA expression a predefined id stands for."""
+def predefined_value(name: str, wide: bool = False) -> c_ast.Node:
+    """The CUDA expression a predefined id stands for (``wide``: a global id computed in 64
+    bits, ``(long long)blockIdx.x * blockDim.x + threadIdx.x``)."""
     axis = "x" if name.endswith(("x", "X")) else "y"
     if name in ("idx", "idy"):
-        return c_ast.BinaryOp("+", c_ast.BinaryOp("*", cuda_builtin("blockIdx", axis),
-                                                  cuda_builtin("blockDim", axis)),
+        block = cuda_builtin("blockIdx", axis)
+        if wide:
+            block = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+                None, [], None, c_ast.IdentifierType(["long", "long"]))), block)
+        return c_ast.BinaryOp("+", c_ast.BinaryOp("*", block, cuda_builtin("blockDim", axis)),
                               cuda_builtin("threadIdx", axis))
     struct = {"tid": "threadIdx", "bid": "blockIdx", "blockDim": "blockDim",
               "gridDim": "gridDim"}[name[:-1]]
@@ -40,9 +44,9 @@ def lower_predefined(proc: GProcedure) -> None:
 
     map_nodes(proc.body, fn)
     decls = [c_ast.Decl(names.get(n, n), ["const"], [], [], [],
-                        c_ast.TypeDecl(names.get(n, n), ["const"], None,
-                                       c_ast.IdentifierType(["int"])),
-                        predefined_value(n), None) for n in order]
+                        c_ast.TypeDecl(names.get(n, n), ["const"], None, c_ast.IdentifierType(
+                            ["long", "long"] if n in proc.wide_ids else ["int"])),
+                        predefined_value(n, n in proc.wide_ids), None) for n in order]
     proc.body.block_items = decls + list(proc.body.block_items or [])
 
 

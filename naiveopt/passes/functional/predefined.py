@@ -33,6 +33,7 @@ from ...analysis.guards import is_id
 from ...ir import GProcedure, PredefId, PREDEFINED_IDS
 from ...ir.cgen import to_c
 from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.typenames import is_wide_integer
 from ..manager import Pass, PassContext
 from .thread_id_forms import (BUILTIN_IDS, GLOBAL_IDS, alias_resolver, block_constant_index,
                               builtin_aliases, constant_value)
@@ -51,9 +52,11 @@ def _global_id(node: c_ast.Node) -> str | None:
     return None
 
 
-def to_predefined(node: c_ast.Node) -> c_ast.Node:
+def to_predefined(node: c_ast.Node, wide: set[str] | None = None) -> c_ast.Node:
     """``node`` with CUDA's built-in ids as the IR's (module docstring); also for a helper's
-    value written into a kernel (canonicalize/inline_helpers.py)."""
+    value written into a kernel (canonicalize/inline_helpers.py). The global ids computed
+    in 64 bits (an operand cast to a 64-bit integer: ``(int64_t)blockIdx.x * blockDim.x +
+    threadIdx.x``) are added to ``wide``."""
     def fn(n: c_ast.Node) -> c_ast.Node:
         if isinstance(n, c_ast.StructRef) and n.type == "." and \
                 isinstance(n.name, c_ast.ID) and isinstance(n.field, c_ast.ID):
@@ -64,6 +67,11 @@ def to_predefined(node: c_ast.Node) -> c_ast.Node:
                 to_c(n.to_type) == "int":
             return n.expr          # ids are int already: (int)get_global_id(0)
         gid = _global_id(n)
+        if gid and wide is not None and any(
+                isinstance(c, c_ast.Cast) and is_wide_integer(c.to_type)
+                for m in (n.left, n.right) if isinstance(m, c_ast.BinaryOp)
+                for c in (m.left, m.right)):
+            wide.add(gid)
         return PredefId(gid, n.coord) if gid else n
 
     return map_nodes(node, fn)
@@ -74,7 +82,7 @@ class Predefined(Pass):
     requires = ()
 
     def run(self, proc: GProcedure, ctx: PassContext) -> None:
-        to_predefined(proc.body)
+        to_predefined(proc.body, proc.wide_ids)
         self._block_id_axes(proc, ctx)
         self._block_constants(proc, ctx)
         used = name_ids(proc)

@@ -2832,8 +2832,8 @@ INDEX_TYPE_SHARE = 0.3
 #: Share of cases whose C89 loop iterators (declared at the top) are size_t or unsigned.
 C89_TYPE_SHARE = 0.5
 #: Thread-id types people write, per dialect.
-INDEX_TYPES = {"cuda": ["size_t", "unsigned int", "unsigned"],
-               "opencl": ["size_t", "uint", "unsigned int"]}
+INDEX_TYPES = {"cuda": ["size_t", "unsigned int", "unsigned", "long long"],
+               "opencl": ["size_t", "uint", "unsigned int", "long"]}
 _THREAD_ID = re.compile(r"^(\s*)int ([ij]) = (.*(?:Idx|get_global_id|get_group_id).*);$", re.M)
 #: The C89 declaration of a kernel's loop iterators (``int j, k;``, kernel_lines).
 _C89 = re.compile(r"^(    )int ((?:\w+, )*\w+);$", re.M)
@@ -3019,6 +3019,10 @@ def spelling_variant(source: str, rng: random.Random, dialect: str) -> str:
     if rng.random() < INDEX_TYPE_SHARE and unsigned_ok:
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _THREAD_ID.sub(rf"\1{kind} \2 = \3;", source)
+        if kind == "long long" and rng.random() < 0.5:
+            # the id computed in 64 bits, as code for more than 2^31 threads writes it
+            source = re.sub(r"(long long [ij] = )\(?blockIdx\.([xy])", r"\1(long long)blockIdx.\2",
+                            source)
     if rng.random() < C89_TYPE_SHARE and unsigned_ok:
         kind = rng.choice(INDEX_TYPES[dialect])
         source = _C89.sub(lambda m: _unsigned_iterators(m, kind, source), source)

@@ -352,3 +352,23 @@ def test_streaming_map_takes_vector_accesses_where_the_model_estimates_a_gain(ta
     small = optimize(SCALE, arch="sm_90", target=target)
     verified(small)
     assert "vectorize" not in small.kernels[0].passes
+
+
+def test_copies_of_a_local_named_like_the_thread_id_take_free_names():
+    """A local named ``idx`` makes the thread id ``idx_1``; vectorizing across threads copied
+    the local into idx_0, idx_1, ...: ``idx_1`` declared twice, an output that did not build
+    (a probe's axpby: 'pass vectorize failed internally'). The copies avoid the ids' names."""
+    source = """\
+__global__ void axpby(const float *x, const float *y, float *out, float a, float b, int n)
+{
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < n) out[idx] = a * x[idx] + b * y[idx];
+}
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="ax.cu", target=target,
+                                   options={"vectorize": "always"})
+        (k,) = result.kernels
+        assert not result.internal_errors, result.internal_error_messages()
+        assert "vectorize" in k.passes and k.verification.status == "passed"
+        assert "idx_1_1" in result.code

@@ -282,6 +282,14 @@ class GProcedure:
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
+    def names_taken(self) -> set[str]:
+        """Every name a new local must not take: the kernel's identifiers and the names its
+        predefined ids will be declared under (``idx_1`` where the kernel has a local ``idx``:
+        a copy ``idx_1`` of that local clashed with the thread id)."""
+        from .rewrite import identifiers
+
+        return identifiers(self.func) | set(self.predefined_names.values())
+
     @property
     def arrays(self) -> list[Param]:
         return [p for p in self.params if p.is_pointer]

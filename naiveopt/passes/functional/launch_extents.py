@@ -33,7 +33,7 @@ from ...analysis.manager import PreservedAnalyses
 from ...ir import GModule, GProcedure, Param, PredefId
 from ...ir.gprocedure import size_param_name
 from ...ir.build import expression
-from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.rewrite import map_nodes, walk
 from ...launch import launch_changed, untransformable
 from ..manager import Pass, PassContext, reanalyse
 
@@ -159,7 +159,7 @@ def extent_obstacle(extent: str, proc: GProcedure, module: GModule) -> str:
     if not _PLAIN.fullmatch(extent):
         return f"its thread-space extent {extent} is not a plain expression of sizes"
     renamed = set(proc.renamed) | set(proc.renamed.values())
-    taken = identifiers(proc.func)
+    taken = proc.names_taken()
     for name in _NAME.findall(extent):
         if name in renamed:
             return f"its thread-space size {name} is renamed in the output"

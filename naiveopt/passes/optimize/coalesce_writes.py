@@ -39,7 +39,7 @@ from ...analysis.symbols import SymbolAnalysis
 from ...ir import GProcedure, PredefId
 from ...ir.build import fresh, from_sympy, shared_array, statements
 from ...ir.elements import element_bytes
-from ...ir.rewrite import identifiers, walk
+from ...ir.rewrite import walk
 from ...ir.symbolic import decompose
 from ...launch import allowed_blocks, default_block, relied_multiple
 from ...targets import get_target
@@ -226,7 +226,7 @@ def _transform(proc: GProcedure, m, side: int, rows: int, target, ctx: PassConte
     from copies of ``proc``'s shape, so ``proc`` stays as it is for the other variants)."""
     p = copy.deepcopy(proc)
     shape = copy.deepcopy(ctx.am.get(proc, ShapeAnalysis)[0])
-    taken = identifiers(p.func)
+    taken = p.names_taken()
     tile = fresh(taken, f"s_{m.array}")
     elem = p.param(m.array).base_type
     pad, order = _layout(side, target)

@@ -79,7 +79,7 @@ class InvariantFactors(OptimizationPass):
 
     @staticmethod
     def _hoist(proc: GProcedure, loop: GLoop, acc: str, factor: str, ctype: str) -> str:
-        total = fresh(identifiers(proc.func), f"{acc}_{factor}")
+        total = fresh(proc.names_taken(), f"{acc}_{factor}")
         for node, _ in list(walk(loop.node)):
             if isinstance(node, c_ast.Assignment) and _target(node) == acc:
                 term = increment(node, acc)

@@ -65,7 +65,7 @@ from ...ir import GLoop, GProcedure, MemoryExpression, PredefId
 from ...ir.build import expression, fresh, statements
 from ...ir.cgen import to_c
 from ...ir.elements import WORD_BYTES, element_bytes
-from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.rewrite import map_nodes, walk
 from ...ir.symbolic import to_sympy
 from ...ir.typenames import integer_type
 from ...launch import evaluate, geometry, uses_y, variables
@@ -434,7 +434,7 @@ def _block_id(proc: GProcedure) -> str:
 def _rewrite_rotation(proc: GProcedure, loop: GLoop, k: int) -> None:
     """Replace ``for (int it = LO; it < HI; it += S) BODY`` by its rotated form."""
     node, it, step = loop.node, loop.iterator, loop.step
-    taken = identifiers(proc.func)
+    taken = proc.names_taken()
     n, first, t = (fresh(taken, f"{it}_{s}") for s in ("n", "first", "t"))
     scaled = f" * {step}" if step != 1 else ""
     zero = isinstance(loop.lower, c_ast.Constant) and loop.lower.value == "0"
@@ -453,7 +453,7 @@ def _rewrite_rotation(proc: GProcedure, loop: GLoop, k: int) -> None:
 
 def _rewrite_diagonal(proc: GProcedure) -> None:
     """Remap block ids diagonally and recompute idx/idy from them."""
-    taken = identifiers(proc.func) | set(proc.predefined_names.values())
+    taken = proc.names_taken()
     bid, bx, by = (fresh(taken, s) for s in ("bid_linear", "bidx_diag", "bidy_diag"))
     ids = {"bidx": c_ast.ID(bx), "bidy": c_ast.ID(by),
            "idx": expression(f"{bx} * @blockDimX + @tidx"),

@@ -120,7 +120,7 @@ class RegisterPromotion(OptimizationPass):
     def _promote(proc: GProcedure, loop: GLoop, group: list[MemoryExpression]) -> str:
         _ensure_block(proc, loop.node)
         first = group[0]
-        reg = fresh(identifiers(proc.func), f"r_{first.array}")
+        reg = fresh(proc.names_taken(), f"r_{first.array}")
         elem = proc.param(first.array).base_type
         ids = {id(m.node) for m in group}
         map_nodes(loop.node.stmt, lambda n: c_ast.ID(reg) if id(n) in ids else n)

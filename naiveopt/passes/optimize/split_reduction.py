@@ -56,7 +56,7 @@ from ...ir import GLoop, GProcedure, PredefId
 from ...ir.build import expression, fresh, shared_array, statements
 from ...ir.cgen import to_c
 from ...ir.elements import element_bytes
-from ...ir.rewrite import identifiers, map_nodes, walk
+from ...ir.rewrite import map_nodes, walk
 from ...ir.typenames import scalar_locals
 from ...launch import default_block, evaluate, parse, variables
 from ...targets import get_target
@@ -284,7 +284,7 @@ class SplitReduction(OptimizationPass):
 
     # ------------------------------------------------------------------ the rewrite
     def _rewrite(self, proc: GProcedure, plan: Plan, layout: Layout) -> None:
-        taken = identifiers(proc.func)
+        taken = proc.names_taken()
         lane, out, active, lead = (fresh(taken, n) for n in ("lane", "out", "active", "lead"))
         g, p = layout.lanes, layout.outputs
         # the global id is the output's index now

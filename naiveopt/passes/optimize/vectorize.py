@@ -312,7 +312,7 @@ def _vectorize_loops(name: str, proc: GProcedure, ctx: PassContext, everywhere: 
         rewritten: set[int] = set()     # nodes of the loops rewritten in this round
         roots: set[int] = set()         # those loops themselves
         textures = False
-        taken = identifiers(proc.func)
+        taken = proc.names_taken()
         parents = {id(n): p for n, p in walk(proc.body)}
         for lp in proc.loops:
             if id(lp.node) in done or id(lp.node) in rewritten:
@@ -675,7 +675,7 @@ def _thread_plan(proc: GProcedure, ctx: PassContext, everywhere: bool):
 def _merge_lanes(proc: GProcedure, ctx: PassContext, width: int, vector_reads, shared_reads,
                  writes) -> None:
     shape, _ = ctx.am.get(proc, ShapeAnalysis)
-    taken = identifiers(proc.func)
+    taken = proc.names_taken()
     idx_of = {i: from_sympy(width * IDX + i) for i in range(width)}
 
     def ref_at_lane0(m: MemoryExpression) -> c_ast.ArrayRef:

@@ -19,7 +19,7 @@ import copy
 from pycparser import c_ast
 
 from ....ir import GProcedure
-from ....ir.rewrite import identifiers, walk
+from ....ir.rewrite import walk
 from ...manager import PassContext
 from .base import CanonicalizationPass
 from .locals import is_integer, is_plain_local, uses
@@ -32,7 +32,7 @@ class SplitLocals(CanonicalizationPass):
         if any(isinstance(n, (c_ast.Goto, c_ast.Label, c_ast.Switch))
                for n, _ in walk(proc.body)):
             return False
-        taken = set(identifiers(proc.func))
+        taken = proc.names_taken()
         done = []
         for block in [n for n, _ in walk(proc.body) if isinstance(n, c_ast.Compound)]:
             for decl in [s for s in block.block_items or [] if isinstance(s, c_ast.Decl)]:

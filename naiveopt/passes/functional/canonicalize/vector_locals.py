@@ -20,7 +20,7 @@ import re
 from pycparser import c_ast
 
 from ....ir import GProcedure
-from ....ir.rewrite import identifiers, map_nodes, walk
+from ....ir.rewrite import map_nodes, walk
 from ...manager import PassContext
 from .base import CanonicalizationPass
 
@@ -35,7 +35,7 @@ class VectorLocals(CanonicalizationPass):
     name = "vector-locals"
 
     def rewrite(self, proc: GProcedure, ctx: PassContext) -> bool:
-        taken = set(identifiers(proc.func))
+        taken = proc.names_taken()
         done = []
         for block in [n for n, _ in walk(proc.body) if isinstance(n, c_ast.Compound)]:
             for decl in [s for s in block.block_items or [] if isinstance(s, c_ast.Decl)]:

@@ -56,7 +56,7 @@ def generate(plan: TilingPlan | WindowPlan, target: Target, am: AnalysisManager
     p = copy.deepcopy(original)
     by = plan.block[1]
     tile = plan.tile
-    taken = identifiers(p.func)
+    taken = p.names_taken()
     k = lp.iterator
     k0, kk, e, r, c = (fresh(taken, n) for n in (f"{k}0", f"{k}{k}", "e", "r", "c"))
     copies = ThreadCopies(plan.block, plan.merge, plan.group)

@@ -47,7 +47,7 @@ from ....analysis.symbols import SymbolAnalysis
 from ....ir import GProcedure
 from ....ir.build import fresh, from_sympy, shared_array, statements, sympy_text
 from ....ir.elements import array_bytes, element
-from ....ir.rewrite import assigned_names, identifiers, map_nodes, walk
+from ....ir.rewrite import assigned_names, map_nodes, walk
 from ....ir.unroll import unroll
 from ....targets import Target
 from ...functional.canonicalize.locals import drop_unused
@@ -192,7 +192,7 @@ def generate_window(plan: WindowPlan, target: Target, am: AnalysisManager
     original = plan.original
     shape, _ = am.get(original, ShapeAnalysis)
     p = copy.deepcopy(original)
-    taken = identifiers(p.func)
+    taken = p.names_taken()
     copies = ThreadCopies(plan.block, plan.merge, plan.group)
     names = [fresh(taken, f"s_{w.array}") for w in plan.windows]
     decls = [shared_array(n, w.elem, list(window_dims(w, plan, target)))

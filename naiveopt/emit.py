@@ -243,7 +243,15 @@ def _uses_double(kernels: list[dict], module: GModule) -> bool:
     file building, with a clear error at the first double, on devices without fp64)."""
     texts = [k["code"] for k in kernels] + [to_c(h) for h in module.helpers] + \
         structs.definitions(module, "opencl")
-    return any(re.search(r"\bdouble\b", t) for t in texts)
+    # a literal without a suffix is a double too (CUDA computes ``1.0 / (1.0 + exp(-z))`` in
+    # double; OpenCL without the extension would make it single precision)
+    return any(re.search(r"\bdouble\b", t) or _DOUBLE_LITERAL.search(_COMMENTS.sub(" ", t))
+               for t in texts)
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_DOUBLE_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?"
+                             r"(?![\w.])")
 
 
 def _multiple_checks(module: GModule, geometries: dict[str, LaunchGeometry]

@@ -358,6 +358,19 @@ def default_block(proc: GProcedure) -> tuple[int, int]:
     return x, y
 
 
+def takes_naive_launch(proc: GProcedure, target: str, block: tuple[int, ...]) -> bool:
+    """Whether an output for ``target`` whose grid a pass changes, launched on work-groups
+    of ``block``, would also run on the naive kernel's launch (its global size and its
+    work-group). A CUDA output traps a stale launch (launcher.launch_check); OpenCL has no
+    trap, so there only ``reqd_work_group_size`` refusing the naive work-group (and a NULL
+    local size, which the attribute makes an error) keeps a host that still launches the
+    naive kernel's NDRange from computing wrong numbers: the split mv's 8 rows a
+    work-group of 256 on H work-items computed H / 32 rows. Where the output keeps the naive
+    block, it takes that launch; the passes that choose among blocks prefer another one."""
+    return target == "opencl" and tuple(block[:2]) + (1,) * (2 - len(block[:2])) == \
+        tuple(default_block(proc))
+
+
 def _unbounded_block(proc: GProcedure) -> tuple[int, int]:
     cx, cy = (b or (c[0] if c else None)
               for b, c in zip(proc.pragma.block_constant, proc.pragma.coarsened))

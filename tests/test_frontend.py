@@ -600,6 +600,63 @@ def test_sizeof_is_the_size_the_compile_gives():
             result.kernels[0].verification.detail
 
 
+DEFAULT_ARGUMENTS_CU = """\
+__device__ float leaky(float z, float slope = 0.01f)
+{
+    return z > 0.0f ? z : slope * z;
+}
+template <typename scalar_t>
+__device__ scalar_t clipped(scalar_t z, scalar_t hi = 6)
+{
+    return z < hi ? z : hi;
+}
+__global__ void act(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = leaky(x[i]) + clipped(x[i]) + clipped(x[i], 2.0f);
+}
+"""
+
+
+def test_default_arguments_of_device_functions_are_passed():
+    """PyTorch's LLTM tutorial and activation helpers declare defaults (``float slope =
+    0.01f``): the call that leaves one out passes the default (it was 'unsupported
+    expression', without a location; a template's 'redefinition of default argument')."""
+    import naiveopt
+
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(DEFAULT_ARGUMENTS_CU, filename="act.cu", target=target)
+        assert result.kernels[0].verification.status == "passed", \
+            result.kernels[0].verification.detail
+        assert "leaky(x[i], 0.01f)" in result.code and "clipped_float(x[i], 6)" in result.code
+        assert "slope = " not in result.code        # OpenCL has no default arguments
+
+
+def test_a_double_precision_function_of_mixed_arguments_is_promoted():
+    """``fmax(0.0, z)`` of a float z: nvcc (C++'s <cmath>) promotes z to double, libclang
+    with naiveopt's declarations found the call ambiguous; the promotion is written out, as
+    OpenCL's overloads need, and the OpenCL output enables fp64 for it."""
+    import naiveopt
+
+    source = """\
+__global__ void relu_like(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float z = x[i];
+        y[i] = fmax(0.0, z) + fmin(0.0, 0.5 * z) + fmaxf(z, 0.25f) + fmax(z, z);
+    }
+}
+"""
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="relu.cu", target=target)
+        assert result.kernels[0].verification.status == "passed"
+        assert "fmax(0.0, (double)z) + fmin(0.0, 0.5 * z)" in result.code
+        assert "fmax(z, z)" in result.code                      # float's own overload
+        if target == "opencl":
+            assert "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" in result.code
+
+
 def test_a_size_mentioned_in_a_macro_body_stays_a_parameter():
     """`-D N=64` on strsm.cu (an `int N` parameter that `#define L_AT(i, k) L[(i) * N + (k)]`
     mentions) was passed to the preprocessor and rewrote the parameter to `int 64`: the

@@ -80,6 +80,31 @@ def test_opencl_runtime_refuses_the_stale_naive_launch():
     queue.finish()
 
 
+@pytest.mark.parametrize("local", [(256,), None])
+def test_a_split_column_walker_refuses_the_stale_naive_launch(local):
+    """tmv split over the rows: 8 outputs per work-group of 256 (the naive block) ran on the
+    naive NDRange (W work-items in groups of 256) and computed W / 32 of the outputs, with
+    nothing said. An OpenCL output whose grid a pass changes keeps off the naive work-group
+    (launch.takes_naive_launch): the stale launch is refused, a NULL local size too."""
+    import pyopencl as cl
+
+    result = optimize("tmv.cu", "opencl", verify=False)
+    assert "split-reduction" in result.kernels[0].passes
+    geometry = result.launch_json()["kernels"]["tmv"]
+    assert geometry["block"][0] != 256
+    assert "work-groups of the naive 256 left out" in " ".join(
+        r.message for r in result.remarks if r.pass_name == "split-reduction")
+    ctx = cl.Context(cl.get_platforms()[0].get_devices())
+    queue = cl.CommandQueue(ctx)
+    program = cl.Program(ctx, result.code).build()
+    H = W = 512
+    buffers = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * H * W) for _ in range(3)]
+    program.tmv.set_args(*buffers, np.int32(H), np.int32(W))
+    with pytest.raises(cl.LogicError, match="INVALID_WORK_GROUP_SIZE"):
+        cl.enqueue_nd_range_kernel(queue, program.tmv, (W,), local)
+    queue.finish()
+
+
 @nvcc
 def test_contracted_cuda_compiles(tmp_path):
     for name in ("mm.cu", "conv.cu", "transpose.cu"):

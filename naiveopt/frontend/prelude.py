@@ -199,6 +199,20 @@ _CUDA_OVERLOADS = (
        for t in ("float", "double")]
 )
 
+#: The double-precision names of more than one argument, which C++ (and nvcc) also call on
+#: mixed arguments, promoted to double (``fmax(0.0, z)`` of a float z: <cmath>'s additional
+#: overloads); declared as templates, which only a mixed call selects (the translator writes
+#: the promotions out: OpenCL's fmax(double, float) is ambiguous).
+PROMOTING_FUNCTIONS = frozenset(
+    n for (ret, params), names in CUDA_FUNCTIONS.items()
+    if ret == "double" and params.count("double") > 1 for n in names)
+_CUDA_PROMOTING = [
+    "template <" + ", ".join(f"typename A{i}" for i in range(k)) + f"> __device__ double "
+    f"{n}(" + ", ".join(f"A{i}" for i in range(k)) + ");"
+    for (ret, params), names in CUDA_FUNCTIONS.items()
+    if ret == "double" and params.count("double") > 1
+    for k in [params.count("double")] for n in names]
+
 #: Device functions that are out of naiveopt's scope -> the construct, which the translator's
 #: error names ("warp shuffles are not supported in kernels ('__shfl_down_sync')").
 OUT_OF_SCOPE_FUNCTIONS = {
@@ -406,6 +420,8 @@ def _cuda_functions(words: set[str]) -> str:
                 lines.append(f"__device__ {ret} {name}({params});")   # file may define its own
     lines += [f"__device__ {decl}" for decl in _CUDA_OVERLOADS
               if re.search(r"(\w+)\(", decl).group(1) in words]
+    lines += [decl for decl in _CUDA_PROMOTING
+              if re.search(r"(\w+)\((?!typename)", decl).group(1) in words]
     return "\n".join(lines)
 
 

@@ -164,7 +164,7 @@ def _round(path: str, source: str, defines: dict[str, str], found: Instances,
                 f"{template.spelling}<...><<<grid, block>>>(...) in the file's host code, or "
                 f"instantiate it: template __global__ void {template.spelling}<...>(...);)",
                 path, template.location.line, template.location.column)
-        head, body, origin = _parts(template, data, params)
+        head, bare, body, origin = _parts(template, data, params)
         origin = found.line(origin)      # a template line of the user's (not an instance's)
         prototypes = []
         for args in instances:
@@ -182,7 +182,7 @@ def _round(path: str, source: str, defines: dict[str, str], found: Instances,
                 found.constants[name] = tuple(macros.values())
             defines_text = "".join(f"#define {macros[p]} {_number(values[p])}\n"
                                    for p in macros)
-            appended.append((defines_text, _substitute(head + body, template.spelling, name,
+            appended.append((defines_text, _substitute(bare + body, template.spelling, name,
                                                        {**values, **macros}), origin))
         start, end = template.extent.start.offset, template.extent.end.offset
         edits.append((start, end, " ".join(prototypes) +
@@ -266,9 +266,12 @@ def _uses(tu: ci.TranslationUnit, template: ci.Cursor, path: str):
     return refs
 
 
-def _parts(template: ci.Cursor, data: bytes, params: list[str]) -> tuple[str, str, int]:
-    """(the function's head after ``template <...>``, its body from ``{``, the line the head
-    starts on)."""
+def _parts(template: ci.Cursor, data: bytes, params: list[str]
+           ) -> tuple[str, str, str, int]:
+    """(the function's head after ``template <...>``, the head with its default arguments
+    blanked, its body from ``{``, the line the head starts on). The instance's prototype,
+    which comes first, declares the defaults (``scalar_t slope = 0.01``) and its definition
+    does not: C++ allows them once."""
     tokens = list(template.get_tokens())
     depth, at = 0, 0
     for at, token in enumerate(tokens):
@@ -282,10 +285,22 @@ def _parts(template: ci.Cursor, data: bytes, params: list[str]) -> tuple[str, st
     body = next(c for c in template.get_children() if c.kind == K.COMPOUND_STMT)
     body_start, end = body.extent.start.offset, template.extent.end.offset
     head = data[head_start:body_start].decode()
+    raw = bytearray(data[head_start:body_start])
+    for parm in template.get_children():
+        default = [c for c in parm.get_children() if c.kind.is_expression()] \
+            if parm.kind == K.PARM_DECL else []
+        if not default:
+            continue
+        equals = [t for t in parm.get_tokens() if t.spelling == "="]
+        if equals and head_start <= equals[0].extent.start.offset < body_start:
+            a = equals[0].extent.start.offset - head_start
+            b = default[-1].extent.end.offset - head_start
+            raw[a:b] = b" " * (b - a)
+    bare = raw.decode()
     # the head's first line is the one its first character after the header lies on
     stripped = len(head) - len(head.lstrip())
     origin = data[:head_start + len(head[:stripped].encode())].count(b"\n") + 1
-    return head.lstrip(), data[body_start:end].decode(), origin
+    return head.lstrip(), bare.lstrip(), data[body_start:end].decode(), origin
 
 
 def _substitute(text: str, name: str, instance: str, values: dict[str, str]) -> str:

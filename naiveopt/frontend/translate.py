@@ -24,7 +24,8 @@ from ..ir.rewrite import side_effect_free as pure, walk
 from . import clang_setup as cs
 from . import typed_builtins, vector_casts
 from .pointer_offsets import PointerOffsets, strip
-from .prelude import CONSTANTS, OUT_OF_SCOPE_FUNCTIONS, cuda_device_function_names
+from .prelude import (CONSTANTS, OUT_OF_SCOPE_FUNCTIONS, PROMOTING_FUNCTIONS,
+                      cuda_device_function_names)
 
 K = ci.CursorKind
 
@@ -923,9 +924,13 @@ class Translator:
         if _VSTORE.fullmatch(name) and not _defined(cursor):
             raise self.error(cursor, f"'{name}' inside an expression is not supported: "
                                      "write it as a statement of its own")
-        args = [self.expr(a) for a in cursor.get_arguments()]
+        args = [self._argument(cursor, ref, i, a) for i, a in enumerate(cursor.get_arguments())]
         if ref is None or not ref.is_definition():
             args = [self._converted(a, node) for a, node in zip(cursor.get_arguments(), args)]
+        if name in PROMOTING_FUNCTIONS and cursor.type.get_canonical().kind == \
+                ci.TypeKind.DOUBLE and ref is not None and \
+                ref.location.file is not None and ref.location.file.name == cs.PRELUDE_NAME:
+            args = [self._to_double(a, node) for a, node in zip(cursor.get_arguments(), args)]
         if typed_builtins.handles(name) and (ref is None or not ref.is_definition()):
             try:                          # an OpenCL built-in overloaded on types CUDA splits
                 node = typed_builtins.translate(
@@ -936,6 +941,31 @@ class Translator:
             return node
         return c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args) if args else None,
                               coord=self.coord(cursor))
+
+    def _to_double(self, arg: ci.Cursor, node: c_ast.Node) -> c_ast.Node:
+        """An argument of a double-precision function called on mixed arguments (``fmax(0.0,
+        z)``, z a float: C++ promotes it to double) converted to double where it is not one,
+        so that OpenCL's overloads see two doubles."""
+        if arg.type.get_canonical().kind == ci.TypeKind.DOUBLE:
+            return node
+        return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+            None, [], None, c_ast.IdentifierType(["double"]))), node, coord=node.coord)
+
+    def _argument(self, call: ci.Cursor, ref: ci.Cursor | None, i: int, arg: ci.Cursor
+                  ) -> c_ast.Node:
+        """Argument ``i`` of a call: as written, or, where the call leaves it out, the
+        default its function's parameter declares (``float slope = 0.01f``: clang gives the
+        call an empty expression without a location there)."""
+        if arg.kind == K.UNEXPOSED_EXPR and arg.location.file is None and \
+                not list(arg.get_children()):
+            params = [c for c in (ref.get_children() if ref is not None else [])
+                      if c.kind == K.PARM_DECL]
+            default = [c for c in params[i].get_children() if c.kind.is_expression()] \
+                if i < len(params) else []
+            if not default:
+                raise self.error(call, "unsupported argument of a call")
+            return self.expr(default[-1])
+        return self.expr(arg)
 
     def _helper_math(self, cursor: ci.Cursor, name: str) -> c_ast.Node:
         """A call of helper_math.h (ir/helper_math.py): an operator as the C operator on the

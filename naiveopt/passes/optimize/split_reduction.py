@@ -58,7 +58,7 @@ from ...ir.cgen import to_c
 from ...ir.elements import element_bytes
 from ...ir.rewrite import map_nodes, walk
 from ...ir.typenames import scalar_locals
-from ...launch import default_block, evaluate, parse, variables
+from ...launch import default_block, evaluate, parse, takes_naive_launch, variables
 from ...targets import get_target
 from ..functional.builtins import pure
 from ..functional.nvcc import measure
@@ -135,9 +135,16 @@ class SplitReduction(OptimizationPass):
         elif ctx.sizes_from:
             sizes += f" (from {ctx.sizes_from})"
         best, best_est = None, None
-        for layout in self._layouts(proc, plan):
-            if unguarded and naive_block % layout.outputs:
-                continue
+        layouts = [layout for layout in self._layouts(proc, plan)
+                   if not (unguarded and naive_block % layout.outputs)]
+        # an OpenCL output on the naive work-group would run on a stale naive launch
+        # (launch.takes_naive_launch): another block where there is one
+        kept = [layout for layout in layouts if not takes_naive_launch(
+            proc, ctx.target, (layout.block,))]
+        left_out = f"; work-groups of the naive {naive_block} left out (OpenCL would run " \
+            "the output on a stale naive launch)" if kept and len(kept) < len(layouts) else ""
+        layouts = kept or layouts
+        for layout in layouts:
             est = estimate_launch(kernel, target, layout.block, layout.lanes,
                                   self._segments(proc, plan, layout, kernel),
                                   layout.block * 4 * len(plan.accumulators))
@@ -149,7 +156,7 @@ class SplitReduction(OptimizationPass):
                        f"unguarded kernel's naive block of {naive_block}")
             return PreservedAnalyses.all()
         verdict = (f"{sizes}: unsplit {base.describe()}; best split {best.describe()}: "
-                   f"{best_est.describe()}")
+                   f"{best_est.describe()}{left_out}")
         if best_est.seconds > GAIN * base.seconds:
             ctx.remark("missed", self.name, proc, f"the split is not estimated at least "
                        f"{1 / GAIN:.2f}x faster: {verdict}")

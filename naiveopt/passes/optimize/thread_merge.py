@@ -31,7 +31,7 @@ from ...cost.static import DEFAULT_SIZE
 from ...ir import GProcedure
 from ...ir.elements import element_bytes
 from ...ir.vector import VECTOR_ELEMENTS
-from ...launch import default_block, unguarded_obstacle, uses_y
+from ...launch import takes_naive_launch, unguarded_obstacle, uses_y
 from ...targets import get_target
 from ..manager import OptimizationPass, PassContext, adopt
 from .selection import Variant, choose
@@ -133,9 +133,8 @@ class ThreadMerge(OptimizationPass):
         naive work-group; with the naive block kept, the naive launch would run (an unguarded
         kernel's extra work-groups writing out of bounds)."""
         blocks = target.candidates.register_tile_blocks
-        if ctx.target == "opencl":
-            return next((b for b in blocks if b != default_block(proc)), blocks[0])
-        return blocks[0]
+        return next((b for b in blocks if not takes_naive_launch(proc, ctx.target, b)),
+                    blocks[0])
 
     def _worth_trying(self, ctx: PassContext, proc: GProcedure, plan: TilingPlan, target,
                       block: tuple[int, int]) -> tuple[tuple[int, int], ...]:

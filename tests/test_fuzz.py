@@ -207,6 +207,26 @@ def test_generator_ends_early_return_kernels_in_a_test_with_an_else(monkeypatch)
         assert not any("thread space from bounds guard: (N - " in r for r in outcome.remarks)
 
 
+def test_generator_writes_solver_steps_without_annotations():
+    """LU elimination steps (``i > k && j > k``) and red-black sweeps (``(i + j) % 2 ==
+    color``) with no pragma: inference gives the step and the colour values at which
+    threads work, and the cases verify."""
+    import random
+
+    from naiveopt.fuzz.campaign import cases
+    from naiveopt.fuzz.generate import step_file
+
+    sources = [(step_file(random.Random(seed), d), d) for seed in range(8)
+               for d in ("cuda", "opencl")]
+    assert any("lu_step(" in s for s, _ in sources) and any("rb_sweep(" in s for s, _ in sources)
+    drawn = [c for c in cases(19, 400) if "lu_step(" in c.source or "rb_sweep(" in c.source]
+    assert drawn and not any("#pragma naiveopt" in c.source for c in drawn)
+    for case in [next(c for c in drawn if "lu_step(" in c.source),
+                 next(c for c in drawn if "rb_sweep(" in c.source)]:
+        outcome = run_case(case)
+        assert outcome.kind == "passed", (outcome.kind, outcome.detail, case.source)
+
+
 def test_generator_writes_24_bit_multiplies(monkeypatch):
     """Some int-indexed cases write row-major indices with mad24 (OpenCL) or __mul24 (CUDA);
     the analyses read them as products, and the cases verify."""

@@ -165,6 +165,52 @@ __global__ void mm(float *A, float *B, float *C, int w)
     assert any(sizes["globalDimX"] < sizes["w"] for sizes in spec.sizes.values())
 
 
+LU_STEP = """
+__global__ void lu_kernel2(float *A, int n, int k)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if ((i > k) && (j > k) && (i < n) && (j < n))
+        A[i * n + j] -= A[i * n + k] * A[k * n + j];
+}
+"""
+
+RED_BLACK = """
+__global__ void rb_gs_sweep(float *u, const float *f, int nx, int ny, float h2, int color)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i > 0 && i < nx - 1 && j > 0 && j < ny - 1) {
+        if ((i + j) % 2 == color)
+            u[j * nx + i] = 0.25f * (u[j * nx + (i - 1)] + u[j * nx + (i + 1)]
+                                   + u[(j - 1) * nx + i] + u[(j + 1) * nx + i] + h2 * f[j * nx + i]);
+    }
+}
+"""
+
+
+def test_a_step_that_bounds_the_ids_from_below_is_small():
+    """LU's step k (``i > k && j > k``, the rows and columns past the pivot) took a problem
+    size's value (768 > n = 512): no thread worked, and the kernel was written unverified
+    ('changes no element of its output arrays'). It bounds the ids from below: small."""
+    k, spec, _ = kernel(LU_STEP)
+    for sizes in spec.sizes.values():
+        assert sizes["k"] < sizes["n"] // 4
+    result = naiveopt.optimize(LU_STEP, filename="lu.cu")
+    assert result.kernels[0].verification.status == "passed", \
+        result.kernels[0].verification.detail
+
+
+def test_a_size_compared_with_a_remainder_takes_each_residue():
+    """Red-black Gauss-Seidel's colour (``(i + j) % 2 == color``) took a problem size's value
+    and no point was updated: the two size sets take colours 0 and 1, both sweeps."""
+    k, spec, _ = kernel(RED_BLACK)
+    assert sorted(sizes["color"] for sizes in spec.sizes.values()) == [0, 1]
+    result = naiveopt.optimize(RED_BLACK, filename="rb.cu")
+    assert result.kernels[0].verification.status == "passed", \
+        result.kernels[0].verification.detail
+
+
 @pytest.mark.parametrize("body, reason", [
     ("B[i] = A[(int)B[i + 1]];", "depends on a value read from an array"),
     ("B[i] = walk(A, i);", "A is passed to walk(), not only indexed"),

@@ -1539,6 +1539,38 @@ def partner_file(rng: random.Random, dialect: str) -> str:
         "}", ""])
 
 
+#: Share of cases that are one step of an iterative solver (:func:`step_file`).
+STEP_SHARE = 0.04
+
+
+def step_file(rng: random.Random, dialect: str) -> str:
+    """One launch of an iterative method, no pragma: LU's elimination step ``k`` (the ids
+    bounded from below by it, ``i > k && j > k``) or a red-black Gauss-Seidel sweep (``(i +
+    j) % 2 == color``, the colour a parameter). Inference must give the step a value inside
+    the thread space and the colour one below the modulus, or no thread works and the check
+    proves nothing (verify/infer._condition_role)."""
+    cuda = dialect == "cuda"
+    space = "" if cuda else "__global "
+    head = "__global__ void" if cuda else "__kernel void"
+    ids = [("blockIdx.x * blockDim.x + threadIdx.x", "blockIdx.y * blockDim.y + threadIdx.y")
+           if cuda else ("get_global_id(0)", "get_global_id(1)")][0]
+    if rng.random() < 0.5:
+        lower = rng.choice(["(i > k) && (j > k)", "k < i && k < j", "i >= k + 1 && j > k"])
+        return "\n".join([
+            f"{head} lu_step({space}float *A, int n, int k)", "{",
+            f"    int j = {ids[0]};", f"    int i = {ids[1]};",
+            f"    if ({lower} && i < n && j < n)",
+            "        A[i * n + j] -= A[i * n + k] * A[k * n + j];", "}", ""])
+    test = rng.choice(["(i + j) % 2 == color", "color == (i + j) % 2", "(i + j + color) % 2 == 0"])
+    return "\n".join([
+        f"{head} rb_sweep({space}float *u, {space}const float *f, int nx, int ny, float h2, "
+        "int color)", "{",
+        f"    int i = {ids[0]};", f"    int j = {ids[1]};",
+        "    if (i > 0 && i < nx - 1 && j > 0 && j < ny - 1) {", f"        if ({test})",
+        "            u[j * nx + i] = 0.25f * (u[j * nx + i - 1] + u[j * nx + i + 1] + "
+        "u[(j - 1) * nx + i] + u[(j + 1) * nx + i] + h2 * f[j * nx + i]);", "    }", "}", ""])
+
+
 #: Share of CUDA cases whose kernel does its vector arithmetic with helper_math.h.
 HELPER_MATH_SHARE = 0.05
 
@@ -1691,6 +1723,7 @@ WHOLE_FILES = (
     ("launch-extent", LAUNCH_EXTENT_SHARE, launch_extent_file, False, False),
     ("flattened", FLATTENED_SHARE, flattened_file, True, False),
     ("partner", PARTNER_SHARE, partner_file, False, False),
+    ("step", STEP_SHARE, step_file, True, False),
     ("helper-math", HELPER_MATH_SHARE, lambda rng, dialect: helper_math_file(rng), True, True),
 )
 

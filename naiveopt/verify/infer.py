@@ -32,7 +32,7 @@ from ..analysis.symbols import SymbolAnalysis
 from ..ir import GModule, GProcedure, dynamic_shared
 from ..ir.cgen import to_c
 from ..ir.elements import element
-from ..ir.symbolic import IntMax, IntMin, SymbolEnv
+from ..ir.symbolic import CMod, IntMax, IntMin, SymbolEnv
 from ..ir.rewrite import walk
 from ..launch import geometry, z_used
 from .expr import evaluate
@@ -41,6 +41,9 @@ from .spec import ArgSpec, FileSpec, KernelSpec, pragma_clauses
 
 #: Size values of the small roles (tap radii and mask widths, z extents): (test, odd).
 SMALL = (5, 3)
+#: Values of a size compared with a remainder (a colour, a parity): (test, odd), both below
+#: any modulus of 2 or more, so the two sets take both branches of a red-black sweep.
+RESIDUES = (0, 1)
 Z_SIZES = (4, 5)
 #: The multiples of the tile a size takes in turn (distinct sizes get distinct values, so
 #: that a transformation confusing two of them shows).
@@ -473,10 +476,12 @@ def _uses(proc: GProcedure, *names: str) -> bool:
 def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Extent],
            fixed: dict[str, int], user) -> dict[str, str]:
     """Each size name the kernel's launch and accesses use, with its role: the x, y or z
-    extent of the thread space, ``small`` (offsets a thread's index or bounds its taps: a
-    radius, a mask width), or ``k`` (a loop extent, a row width). Sizes are the integer
-    parameters and host-set integer globals, the macros this compile does not fix, and the
-    free thread-space names."""
+    extent of the thread space, ``small`` (offsets a thread's index, bounds its taps, or
+    bounds its ids from below: a radius, a mask width, LU's step ``k`` in ``j > k``),
+    ``residue`` (compared with a remainder: red-black Gauss-Seidel's ``(i + j) % 2 ==
+    color``), or ``k`` (a loop extent, a row width). Sizes are the integer parameters and
+    host-set integer globals, the macros this compile does not fix, and the free
+    thread-space names."""
     roles: dict[str, str] = {}
     sizes = {user(p.name) for p in proc.params if not p.is_pointer and
              (e := element(p.base_type)) is not None and not e.is_float}
@@ -487,7 +492,7 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
               and (e := element(g.base_type)) is not None and not e.is_float}
     sizes -= set(fixed)
 
-    rank = {"k": 0, "small": 1, "x": 2, "y": 2, "z": 2}
+    rank = {"k": 0, "small": 1, "residue": 2, "x": 3, "y": 3, "z": 3}
 
     def add(name: str, role: str) -> None:
         # a thread-space extent over an offset or tap bound over a loop extent or width
@@ -519,8 +524,34 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
             for cond in access.conditions:
                 for s in _ordered(cond.free_symbols):
                     if s.name not in loops:
-                        add(s.name, "k")
+                        add(s.name, _condition_role(cond, s))
     return roles
+
+
+_THREAD_SYMBOLS = {"idx", "idy", "idz", "tidx", "tidy", "tidz", "bidx", "bidy", "bidz"}
+
+
+def _condition_role(cond, size: sympy.Symbol) -> str:
+    """The role a guard of an access gives ``size``: ``residue`` where a conjunct compares it
+    with a remainder (``Eq(CMod(i + j, 2), color)``: a value below the modulus, or the test
+    never holds), ``small`` where one bounds a thread's id from below by it (``idx > k``: at
+    a value past the thread space no thread works), else ``k``."""
+    conjuncts = cond.args if isinstance(cond, sympy.And) else (cond,)
+    for c in conjuncts:
+        if not c.has(size):
+            continue
+        if isinstance(c, sympy.Eq):
+            for side, other in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
+                if side == size and isinstance(other, CMod) and other.args[1].is_Integer \
+                        and other.args[1] > 1:
+                    return "residue"
+        if isinstance(c, (sympy.StrictGreaterThan, sympy.GreaterThan, sympy.StrictLessThan,
+                          sympy.LessThan)):
+            ids = {s.name for s in c.gts.free_symbols} & _THREAD_SYMBOLS
+            if ids and c.lts.has(size) and not {s.name for s in c.lts.free_symbols} & \
+                    _THREAD_SYMBOLS:
+                return "small"
+    return "k"
 
 
 def _subtracted(text: str) -> set[str]:
@@ -661,6 +692,9 @@ def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],
     for i, (name, role) in enumerate(roles.items()):
         if role == "small":
             test[name], odd[name] = SMALL
+            continue
+        if role == "residue":
+            test[name], odd[name] = RESIDUES
             continue
         if role == "z":
             test[name], odd[name] = Z_SIZES

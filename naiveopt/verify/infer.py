@@ -13,8 +13,11 @@ metadata still override every fact, and each fact says where it came from (``pro
 Two size sets are chosen: ``inferred`` at multiples of every block and tile the optimized
 kernels launch with, and ``inferred-odd``, primes past two tiles, so that partial tiles and
 guards run (an unguarded axis keeps the multiple of the naive block it needs). Sizes that only
-offset a thread's index or bound its taps (a filter radius, a mask width) and z extents stay
-small: they multiply the work of every thread.
+offset a thread's index or bound its taps (a filter radius, a mask width), that shape a
+convolution's window (its extent, padding, stride, dilation), that bound the ids from below
+(a solver's step), and z extents stay small: they multiply the work of every thread; the outer
+factors of a thread space flattened from three or more dimensions (``N * K * OH * OW``) take
+small distinct values, the innermost its tiles; a size compared with a remainder takes 0 and 1.
 """
 from __future__ import annotations
 
@@ -41,6 +44,9 @@ from .spec import ArgSpec, FileSpec, KernelSpec, pragma_clauses
 
 #: Size values of the small roles (tap radii and mask widths, z extents): (test, odd).
 SMALL = (5, 3)
+#: Values of the factors of a thread-space extent that is a product of three or more sizes
+#: (test, odd), one after the other: distinct, so a swap of two shows.
+FACTORS = ((4, 5, 6, 7, 8, 9), (3, 5, 7, 9, 11, 13))
 #: Values of a size compared with a remainder (a colour, a parity): (test, odd), both below
 #: any modulus of 2 or more, so the two sets take both branches of a red-black sweep.
 RESIDUES = (0, 1)
@@ -492,7 +498,7 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
               and (e := element(g.base_type)) is not None and not e.is_float}
     sizes -= set(fixed)
 
-    rank = {"k": 0, "small": 1, "residue": 2, "x": 3, "y": 3, "z": 3}
+    rank = {"k": 0, "small": 1, "residue": 2, "factor": 3, "x": 3, "y": 3, "z": 3}
 
     def add(name: str, role: str) -> None:
         # a thread-space extent over an offset or tap bound over a loop extent or width
@@ -500,16 +506,27 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
         if name in sizes and (name not in roles or rank[role] > rank[roles[name]]):
             roles[name] = role
 
+    guarded = proc.pragma.global_dim_source in ("guard", "grid-stride")
     for axis, text in zip("xyz", threads):
         subtracted = _subtracted(text or "")
+        factors = _factors(text or "") if guarded else []
+        if factors:
+            # the innermost factor (``idx % OW``'s, else the last) keeps its tiles: the
+            # outputs' full tiles and vectors run along it
+            inner = _remainder_of(inferred, factors) or factors[-1]
+            factors = [f for f in factors if f != inner]
         for name in _NAME.findall(text or ""):
             # ``Size - 1 - t`` (Rodinia's gaussian: row t eliminated): t shrinks the thread
             # space, an offset, not an extent; as large as Size it would leave no thread
-            add(name, "small" if name in subtracted else axis)
+            add(name, "small" if name in subtracted else "factor" if name in factors else axis)
     loops = {lp.iterator for lp in proc.loops if lp.iterator}
     for extent in inferred.values():
         for access in extent.accesses:
-            taps = _tap_loops(access.index, loops)
+            window, shifts = _windows(access.index, {it: upper for it, _, upper, _ in
+                                                     access.loops})
+            for name in shifts:
+                add(name, "small")
+            taps = _tap_loops(access.index, loops) | window
             for it, lower, upper, _ in access.loops:
                 for s in _ordered(lower.free_symbols | upper.free_symbols):
                     add(s.name, "small" if it in taps else "k")
@@ -554,6 +571,33 @@ def _condition_role(cond, size: sympy.Symbol) -> str:
     return "k"
 
 
+def _factors(text: str) -> list[str]:
+    """The sizes of a thread-space extent that is the product of three or more of them
+    (``N * K * OH * OW``: a flattened 4-D output, one thread an element), in the order
+    written: the outer ones take small values, as problem sizes their product would be past
+    any work budget."""
+    names = _NAME.findall(text)
+    if len(set(names)) < 3 or not re.fullmatch(r"[\s()]*\w+(?:[\s()]*\*[\s()]*\w+)+[\s()]*",
+                                                text):
+        return []
+    return list(dict.fromkeys(names))
+
+
+def _remainder_of(inferred: dict[str, Extent], sizes: list[str]) -> str:
+    """The size of ``sizes`` an access takes the global x id's remainder by (``idx % OW``:
+    the innermost dimension of a flattened index), or ''."""
+    for extent in inferred.values():
+        for access in extent.accesses:
+            for m in access.index.atoms(CMod):
+                arg, by = m.args
+                if isinstance(by, sympy.Symbol) and by.name in sizes and \
+                        any(s.name == "idx" for s in arg.free_symbols) and \
+                        not arg.atoms(CMod) - {arg} and not any(
+                            isinstance(a, sympy.Function) for a in sympy.preorder_traversal(arg)):
+                    return by.name
+    return ""
+
+
 def _subtracted(text: str) -> set[str]:
     """The names a thread-space extent (C text) subtracts: linear with a negative
     coefficient, beside a positive term (``Size - 1 - t`` -> {t}; ``N - M`` -> {M})."""
@@ -589,6 +633,71 @@ def _tap_loops(index: sympy.Expr, loops: set[str]) -> set[str]:
     coefficients = {s.name: expanded.coeff(s) for s in expanded.free_symbols}
     ids = [c for n, c in coefficients.items() if n in _IDS and c != 0]
     return {n for n, c in coefficients.items() if n in loops and c != 0 and c in ids}
+
+
+def _dimensions(index: sympy.Expr) -> list[list[sympy.Expr]]:
+    """The terms of each dimension of a row-major index, innermost first: ``W*(H*(C*n + c) +
+    kh - pad + stride*oh) + kw - pad + stride*ow`` is [[kw, -pad, stride*ow], [kh, -pad,
+    stride*oh], [C*n, c]] (a term times a sum is the next dimension's row)."""
+    out = []
+    for _ in range(16):
+        terms = list(sympy.Add.make_args(index))
+        rows = [t for t in terms if isinstance(t, sympy.Mul) and
+                sum(isinstance(f, sympy.Add) for f in t.args) == 1]
+        if len(rows) != 1:
+            break
+        out.append([t for t in terms if t is not rows[0]])
+        index = next(f for f in rows[0].args if isinstance(f, sympy.Add))
+    out.append(list(sympy.Add.make_args(index)))
+    return out
+
+
+def _windows(index: sympy.Expr, loops: dict[str, sympy.Expr]) -> tuple[set[str], set[str]]:
+    """(the tap loops, the sizes that shift or scale a window) of a convolution's index, a
+    dimension at a time: where a dimension adds a loop iterator to a thread's coordinate
+    (``ih = oh * stride - pad + kh * dilation``), the iterator's loop runs over a window's
+    taps, and the sizes that scale the iterator (dilation), shift the window (pad) or scale
+    the coordinate (stride: of a remainder, ``stride * (i % OW)``, or of the dimension's one
+    coordinate) are small ones. At a problem size's value each multiplies the arrays and
+    the work: a direct convolution was verified at KH = 112, pad = 176, stride = 192, which
+    ran past the time limit (unverified). A loop over a whole dimension is no window: in
+    ``C * n + c`` the coordinate's multiplier is the loop's bound (a sum over channels)."""
+    taps: set[str] = set()
+    shifts: set[str] = set()
+
+    def names(e: sympy.Expr) -> set[str]:
+        return {s.name for s in e.free_symbols}
+
+    for terms in _dimensions(index):
+        coords = [t for t in terms if names(t) & _THREAD_SYMBOLS]
+        steps = [t for t in terms if names(t) & set(loops) and not names(t) & _THREAD_SYMBOLS]
+        scales = {f for t in coords for f in sympy.Mul.make_args(t)
+                  if isinstance(f, sympy.Symbol) and f.name not in _THREAD_SYMBOLS}
+        found = set()
+        for t in steps:
+            factors = [f for f in sympy.Mul.make_args(t) if not f.is_number]
+            its = [f for f in factors if isinstance(f, sympy.Symbol) and f.name in loops]
+            if len(its) == 1 and all(isinstance(f, sympy.Symbol) for f in factors) and \
+                    loops[its[0].name] not in scales:
+                found.add(its[0].name)
+                shifts |= {f.name for f in factors if f is not its[0]}
+        if not coords or not found:
+            continue
+        taps |= found
+        for t in terms:
+            factors = [f for f in sympy.Mul.make_args(t) if not f.is_number]
+            if len(factors) == 1 and isinstance(factors[0], sympy.Symbol) and \
+                    factors[0].name not in set(loops) | _THREAD_SYMBOLS:
+                shifts.add(factors[0].name)                     # -pad
+        for t in coords:
+            factors = [f for f in sympy.Mul.make_args(t) if not f.is_number]
+            sizes = [f for f in factors if isinstance(f, sympy.Symbol) and
+                     f.name not in _THREAD_SYMBOLS]
+            atoms = [f for f in factors if f not in sizes]
+            if len(sizes) == 1 and len(atoms) == 1 and (
+                    isinstance(atoms[0], CMod) or len(coords) == 1):
+                shifts.add(sizes[0].name)                       # stride * ow
+    return taps, shifts
 
 
 def _reversed_axis(index: sympy.Expr) -> str:
@@ -651,7 +760,7 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
             if not is_guarded:
                 bound.update({n: axis for n in _NAME.findall(text or "") if n not in bound})
     test, odd = _choose(roles, tiles, naive, bound)
-    while _work(found, odd) > WORK_BUDGET:
+    while _work(found, odd) > WORK_BUDGET or _elements(found, odd) > ELEMENT_BUDGET:
         # loop extents and widths first, then the thread space, in smaller tiles (an unguarded
         # axis keeps whole naive blocks)
         floor = {"k": MIN_TILE, "x": max(MIN_TILE, naive["x"] if bound else 1),
@@ -675,6 +784,10 @@ def _size_sets(found: dict[str, _Kernel], finals: dict[str, GProcedure]
 #: Loop iterations (over all threads) one run of a kernel may take at the inferred sizes, and
 #: the smallest tile sizes are cut to to stay under it: a check takes seconds on PoCL.
 WORK_BUDGET = 3 * 10 ** 7
+#: Array elements the arguments of one kernel may take at the inferred sizes (the tiles are
+#: cut to stay under it as for the work): a direct convolution's input at the product of
+#: four sizes was past what verification allocates.
+ELEMENT_BUDGET = 1 << 24
 MIN_TILE = 16
 
 
@@ -696,6 +809,10 @@ def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],
         if role == "residue":
             test[name], odd[name] = RESIDUES
             continue
+        if role == "factor":
+            n = sum(1 for r in list(roles.values())[:i] if r == "factor")
+            test[name], odd[name] = FACTORS[0][n % 6], FACTORS[1][n % 6]
+            continue
         if role == "z":
             test[name], odd[name] = Z_SIZES
             continue
@@ -708,6 +825,22 @@ def _choose(roles: dict[str, str], tiles: dict[str, int], naive: dict[str, int],
         else:
             odd[name] = int(sympy.nextprime(distinct(base + tile // 2, odd, 1)))
     return test, odd
+
+
+def _elements(found: dict[str, _Kernel], sizes: dict[str, int]) -> int:
+    """The most array elements one kernel's arguments take at ``sizes`` (0 where an extent
+    cannot be evaluated)."""
+    worst = 0
+    for k in found.values():
+        values = {**k.fixed, **sizes}
+        total = 0
+        for extent in k.extents.values():
+            try:
+                total += int(extent(values))
+            except (ValueError, ZeroDivisionError, TypeError, KeyError):
+                pass
+        worst = max(worst, total)
+    return worst
 
 
 def _work(found: dict[str, _Kernel], sizes: dict[str, int]) -> int:

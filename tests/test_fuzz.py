@@ -227,6 +227,22 @@ def test_generator_writes_solver_steps_without_annotations():
         assert outcome.kind == "passed", (outcome.kind, outcome.detail, case.source)
 
 
+def test_generator_writes_strided_padded_convolutions_without_annotations():
+    """1-D convolutions over a flattened (batch,) channel, position output with a stride,
+    padding and dilation: no pragma, and the cases verify (the window's sizes small)."""
+    import random
+
+    from naiveopt.fuzz.campaign import cases
+    from naiveopt.fuzz.generate import window_file
+
+    sources = [window_file(random.Random(seed), "cuda") for seed in range(8)]
+    assert any("N * C * LO" in s for s in sources) and any("k * dilation" in s for s in sources)
+    drawn = [c for c in cases(23, 300) if "conv1d(" in c.source]
+    assert drawn
+    outcome = run_case(drawn[0])
+    assert outcome.kind == "passed", (outcome.kind, outcome.detail, drawn[0].source)
+
+
 def test_generator_writes_24_bit_multiplies(monkeypatch):
     """Some int-indexed cases write row-major indices with mad24 (OpenCL) or __mul24 (CUDA);
     the analyses read them as products, and the cases verify."""

@@ -1571,6 +1571,41 @@ def step_file(rng: random.Random, dialect: str) -> str:
         "u[(j - 1) * nx + i] + u[(j + 1) * nx + i] + h2 * f[j * nx + i]);", "    }", "}", ""])
 
 
+#: Share of cases that are a strided, padded, dilated 1-D convolution (:func:`window_file`).
+WINDOW_SHARE = 0.04
+
+
+def window_file(rng: random.Random, dialect: str) -> str:
+    """A 1-D convolution as ML code writes one, no pragma: one thread per element of a
+    flattened (batch,) channel, position output, a window of K taps at ``l * stride - pad + k
+    * dilation`` (zero padding tested inside the taps). Inference must give the window's
+    sizes small values (verify/infer._windows) and the outer factors of a three-factor
+    thread space small ones, or the naive kernel runs past the arrays verification makes."""
+    cuda = dialect == "cuda"
+    space = "" if cuda else "__global "
+    head = "__global__ void" if cuda else "__kernel void"
+    gid = "blockIdx.x * blockDim.x + threadIdx.x" if cuda else "get_global_id(0)"
+    batched = rng.random() < 0.5
+    dilation = rng.random() < 0.5
+    total = "N * C * LO" if batched else "C * LO"
+    tap = "k * dilation" if dilation else "k"
+    params = "int N, int C, int L, int LO, int K, int stride, int pad" + \
+        (", int dilation" if dilation else "")
+    guard = rng.choice([f"if (idx >= {total}) return;", f"if (idx < {total}) {{"])
+    body = [f"    int l = idx % LO;", "    int c = (idx / LO) % C;" if batched else
+            "    int c = idx / LO;"] + (["    int n = idx / (LO * C);"] if batched else []) + [
+        "    float sum = 0.0f;", "    for (int k = 0; k < K; k++) {",
+        f"        int pos = l * stride - pad + {tap};",
+        "        if (pos >= 0 && pos < L)",
+        "            sum += x[(" + ("n * C + c" if batched else "c") + ") * L + pos] * "
+        "w[c * K + k];", "    }", "    y[idx] = sum;"]
+    closing = ["}"] if guard.endswith("{") else []
+    return "\n".join([
+        f"{head} conv1d({space}const float *x, {space}const float *w, {space}float *y, "
+        f"{params})", "{", f"    int idx = {gid};", f"    {guard}"] + body +
+        [f"    {c}" for c in closing] + ["}", ""])
+
+
 #: Share of CUDA cases whose kernel does its vector arithmetic with helper_math.h.
 HELPER_MATH_SHARE = 0.05
 
@@ -1724,6 +1759,7 @@ WHOLE_FILES = (
     ("flattened", FLATTENED_SHARE, flattened_file, True, False),
     ("partner", PARTNER_SHARE, partner_file, False, False),
     ("step", STEP_SHARE, step_file, True, False),
+    ("window", WINDOW_SHARE, window_file, True, False),
     ("helper-math", HELPER_MATH_SHARE, lambda rng, dialect: helper_math_file(rng), True, True),
 )
 

@@ -399,8 +399,12 @@ UNSUPPORTED = [
 
 #: Local pointers naiveopt cannot read as offsets of a parameter (frontend/pointer_offsets.py).
 POINTER_ERRORS = [
-    ("moved", "    float *p = A + 1;\n    p++;\n    A[0] = p[0];\n", 3, 12,
-     "local pointer 'p' is assigned after its declaration"),
+    ("set-again", "    float *p = A + 1;\n    p = A + 2;\n    A[0] = p[0];\n", 4, 5,
+     "local pointer 'p' is set again: only moves"),
+    ("moved-then-passed-on", "    float *p = A + 1;\n    p++;\n    A[0] = f(p);\n", 5, 14,
+     "local pointer 'p', which moves, is used other than by indexing it"),
+    ("set-from-a-moving-one", "    float *p = A + 1;\n    p++;\n    float *q = p + 1;\n"
+     "    A[0] = q[0];\n", 5, 16, "local pointer 'p', which moves, is used other than"),
     ("offset-changes", "    int j = 0;\n    float *p = A + j;\n    j = 2;\n    A[1] = p[0];\n",
      4, 12, "local pointer 'p' offsets by 'j', which changes after the pointer is set"),
     ("offset-changes-in-loop", "    int j = 0;\n    for (int t = 0; t < n; t++) {\n"
@@ -431,9 +435,10 @@ POINTER_ERRORS = [
                          ids=[e[0] for e in POINTER_ERRORS])
 def test_local_pointers_that_are_not_fixed_offsets_are_located_errors(what, body, line, col,
                                                                     message):
-    source = ("__device__ float f(const float *x) { return x[0]; }\n" if what == "passed-on"
+    helper = what in ("passed-on", "moved-then-passed-on")
+    source = ("__device__ float f(const float *x) { return x[0]; }\n" if helper
               else "") + "__global__ void k(float *A, int n)\n{\n" + body + "}\n"
-    if what == "passed-on":
+    if helper:
         line += 1
     with pytest.raises(NaiveoptError) as info:
         naiveopt.optimize(source, filename="k.cu", verify=False, arch="none")
@@ -1084,6 +1089,55 @@ def test_vector_pointer_casts_are_read_as_their_elements(target, tmp_path):
         path.write_text(result.code)
         done = compile_cuda(str(path), str(tmp_path))
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+MOVING_POINTERS_CU = """\
+#pragma naiveopt array(A, n, n) array(x, n) array(y, n) array(z, n, n)
+__global__ void rowsum(const float *A, const float *x, float *y, float *z, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const float *p = A + i * n;
+        float *q = z;
+        q += i * n;
+        float s = 0.0f;
+        for (int k = 0; k < n; k++) {
+            s += *p * x[k];
+            p++;
+            *q++ = s;
+            --q;
+            q[0] = s;
+            q += 1;
+        }
+        y[i] = s;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+def test_a_pointer_that_moves_is_an_element_offset(target):
+    """Caffe's and PyTorch's im2col move a pointer through the output (``data_col_ptr +=
+    height_col * width_col``) and were rejected ('assigned after its declaration'): such a
+    pointer is a ptrdiff_t offset of its array, moved as it was (``*q++ = s`` is
+    ``z[q++] = s``), and the kernel verifies (with its arrays' shapes, which a moving offset
+    leaves to the pragma)."""
+    result = naiveopt.optimize(MOVING_POINTERS_CU, filename="mp.cu", target=target)
+    assert result.kernels[0].verification.status == "passed", \
+        result.kernels[0].verification.detail
+    for line in ("ptrdiff_t p = i * n;", "ptrdiff_t q = 0;", "q += i * n;", "A[p] * x[k]",
+                 "p++;", "z[q++] = s;", "--q;", "z[q + 0] = s;", "q += 1;"):
+        assert line in result.code, (line, result.code)
+
+
+def test_caffes_im2col_is_accepted():
+    source = open(os.path.join(os.path.dirname(__file__), "corpus",
+                               "m_im2col_caffe.cu")).read()
+    for target in ("cuda", "opencl"):
+        result = naiveopt.optimize(source, filename="im2col.cu", target=target)
+        assert "ptrdiff_t data_col_ptr" in result.code
+        assert result.kernels[0].verification.status == "passed", \
+            result.kernels[0].verification.detail
 
 
 def test_a_moved_pointer_used_other_than_by_a_vector_cast_is_still_an_error():

@@ -36,8 +36,8 @@ REJECTED = [
     ("pointer-arithmetic", "k.cu", "__global__ void k(float *A, int N)\n{\n" + GUARD +
      "    if (i < N) (A + 1)[i - 1] = 2.0f;\n}\n", 4, "pointer arithmetic"),
     ("local-pointer", "k.cu", "__global__ void k(float *A, int N)\n{\n" + GUARD +
-     "    float *p = A;\n    p += 1;\n    if (i < N) p[i] = 2.0f * p[i];\n}\n", 4,
-     "local pointer 'p' is assigned after its declaration"),
+     "    float *p = A;\n    p = A + 1;\n    if (i < N) p[i] = 2.0f * p[i];\n}\n", 5,
+     "local pointer 'p' is set again"),
     ("atomics-64-bit", "k.cu", "__global__ void k(float *A, unsigned long long *n, int N)\n"
      "{\n" + GUARD + "    if (i < N && A[i] > 0) atomicAdd(n, 1ull);\n}\n", 4,
      "'atomicAdd' on unsigned long long elements"),

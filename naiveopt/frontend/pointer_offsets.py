@@ -27,6 +27,15 @@ naming the reason:
 
 Offsets chain: ``const float* row = a + i * n; const float* x = row + j;`` makes ``x[k]``
 ``a[i * n + j + k]``.
+
+A pointer that moves (Caffe's and PyTorch's im2col: ``float* data_col_ptr = data_col;
+data_col_ptr += (c_col * height_col + h_col) * width_col + w_col;`` and, per tap,
+``*data_col_ptr = ...; data_col_ptr += height_col * width_col;``) is an element offset
+instead: a ``ptrdiff_t`` local of the pointer's name holding its offset from the parameter,
+moved by the same ``+=``, ``-=``, ``++`` and ``--``, and every access ``base[offset + i]``.
+That is the same program when every write of the pointer is such a move, and every other
+use indexes or dereferences it (a pointer set from it would keep the moving local's later
+value: refused).
 """
 from __future__ import annotations
 
@@ -78,6 +87,7 @@ class Alias:
 
     base: str                    # the array parameter's name
     offset: c_ast.Node | None    # the element offset as a c_ast expression (None: 0)
+    moving: bool = False         # the offset is a local of the pointer's name, moved by +=
 
     def access(self, index: c_ast.Node | None, coord=None) -> c_ast.ArrayRef:
         """``base[offset + index]`` (either part may be absent)."""
@@ -103,8 +113,10 @@ class PointerOffsets:
         self._scopes: dict[tuple[int, str], list[tuple[int, int]]] = {}
 
     # ------------------------------------------------------------ declarations
-    def declare(self, decl: ci.Cursor, init: ci.Cursor | None) -> None:
-        """Resolve the local pointer ``decl`` (its declaration is then dropped) or raise."""
+    def declare(self, decl: ci.Cursor, init: ci.Cursor | None) -> c_ast.Node | None:
+        """Resolve the local pointer ``decl`` or raise. Returns None (its declaration is
+        dropped), or, for a pointer that moves, the element offset it starts at (its
+        declaration becomes that of an offset local: module docstring)."""
         name = decl.spelling
         fn = self._function(decl)
         writes = self._scan(fn)
@@ -113,9 +125,7 @@ class PointerOffsets:
             at = self._assigned_once(decl, fn, writes)
             init = list(at.get_children())[1]
         elif writes.get(_key(decl)):
-            raise self.error(decl, f"local pointer '{name}' is assigned after its declaration; "
-                             "only a fixed offset of an array parameter is supported: index "
-                             "the array instead")
+            return self._moving(decl, init, fn)
         base, offset = self._resolve(init, decl)
         if _pointee(decl) != _pointee(base):
             raise self.error(decl, f"local pointer '{name}' reinterprets '{base.spelling}' "
@@ -131,6 +141,60 @@ class PointerOffsets:
             self.aliases[_key(decl)] = Alias(alias.base, offset)
         else:
             self.aliases[_key(decl)] = Alias(base.spelling, offset)
+
+    def _moving(self, decl: ci.Cursor, init: ci.Cursor, fn: ci.Cursor) -> c_ast.Node:
+        """A pointer moved after its declaration, as an offset local (module docstring):
+        its first offset, after checking that every write moves it and every other use
+        indexes or dereferences it."""
+        from .clang_setup import binary_operator, unary_operator
+
+        name = decl.spelling
+        base, offset = self._resolve(init, decl)
+        if _pointee(decl) != _pointee(base):
+            raise self.error(decl, f"local pointer '{name}' reinterprets '{base.spelling}' "
+                             f"({_pointee(base)}) as {_pointee(decl)}: not supported")
+        alias = self.aliases.get(_key(base.referenced))
+        if alias is not None and alias.offset is not None:
+            offset = copy.deepcopy(alias.offset) if offset is None else \
+                c_ast.BinaryOp("+", copy.deepcopy(alias.offset), offset)
+
+        def parents(node: ci.Cursor, up: list):
+            for child in node.get_children():
+                yield child, up
+                yield from parents(child, up + [child])
+
+        for use, up in parents(fn, [fn]):
+            if not _refers(use, decl):
+                continue
+            chain = [c for c in reversed(up) if c.kind not in (K.UNEXPOSED_EXPR,
+                                                              K.PAREN_EXPR)]
+            parent = chain[0] if chain else None
+            ok = False
+            if parent is not None and parent.kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+                ok = binary_operator(parent) in ("+=", "-=") and \
+                    _refers(strip(next(iter(parent.get_children()))), decl)
+            elif parent is not None and parent.kind == K.UNARY_OPERATOR:
+                op = unary_operator(parent)
+                ok = op in ("++", "--", "p++", "p--") or op == "*"
+            elif parent is not None and parent.kind == K.ARRAY_SUBSCRIPT_EXPR:
+                ok = _refers(strip(next(iter(parent.get_children()))), decl)
+            elif parent is not None and parent.kind == K.BINARY_OPERATOR and \
+                    binary_operator(parent) in ("+", "-") and len(chain) > 1 and \
+                    chain[1].kind == K.UNARY_OPERATOR and unary_operator(chain[1]) == "*":
+                ok = True                                    # *(p + e)
+            elif parent is not None and parent.kind == K.BINARY_OPERATOR and \
+                    binary_operator(parent) == "=" and \
+                    _refers(strip(next(iter(parent.get_children()))), decl):
+                raise self.error(parent, f"local pointer '{name}' is set again: only moves "
+                                 f"('{name} += n', '{name}++') of a pointer into an array "
+                                 "parameter are supported")
+            if not ok:
+                raise self.error(use, f"local pointer '{name}', which moves, is used other "
+                                 f"than by indexing it ('{name}[i]', '*{name}') or moving it: "
+                                 "not supported")
+        self.aliases[_key(decl)] = Alias(alias.base if alias is not None else base.spelling,
+                                         c_ast.ID(name), moving=True)
+        return offset if offset is not None else c_ast.Constant("int", "0")
 
     def _assigned_once(self, decl: ci.Cursor, fn: ci.Cursor, writes: dict) -> ci.Cursor:
         """The one assignment of a pointer declared without an initializer (C89's
@@ -269,6 +333,16 @@ class PointerOffsets:
         if alias is not None:
             return alias.access(None, coord)
         operand = strip(operand)
+        if operand.kind == K.UNARY_OPERATOR:
+            from .clang_setup import unary_operator
+
+            op = unary_operator(operand)
+            (inner,) = list(operand.get_children())
+            alias = self.alias_of(inner)
+            if alias is not None and alias.moving and op in ("p++", "p--", "++", "--"):
+                # ``*out++ = v``: the element at the offset before (or after) the move
+                return c_ast.ArrayRef(c_ast.ID(alias.base), c_ast.UnaryOp(
+                    op, c_ast.ID(strip(inner).spelling)), coord=coord)
         if operand.kind == K.DECL_REF_EXPR and operand.referenced is not None and \
                 operand.referenced.kind == K.PARM_DECL and is_pointer(operand):
             return c_ast.ArrayRef(c_ast.ID(operand.spelling), c_ast.Constant("int", "0"),

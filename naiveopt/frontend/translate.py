@@ -524,8 +524,13 @@ class Translator:
             if file_scope or storage:
                 raise self.error(cursor, "pointer variables are only supported as local "
                                          "offsets of the kernel's array parameters")
-            self.pointers.declare(cursor, init_cursor)
-            return None
+            start = self.pointers.declare(cursor, init_cursor)
+            if start is None:
+                return None
+            # a pointer that moves: the local of its element offset (pointer_offsets.py)
+            return c_ast.Decl(cursor.spelling, [], [], [], [], c_ast.TypeDecl(
+                cursor.spelling, [], None, ir_type_node("long", "ptrdiff_t")), start,
+                None, coord=self.coord(cursor))
         if init_cursor is not None and not file_scope and \
                 init_cursor.kind == K.INIT_LIST_EXPR and \
                 ctype.get_canonical().kind in _SCALAR_KINDS:
@@ -680,7 +685,10 @@ class Translator:
             return c_ast.Constant("int", "1" if self.token_at(cursor) == "true" else "0")
         if kind == K.DECL_REF_EXPR:
             ref = cursor.referenced
-            if self.pointers.alias_of(cursor) is not None:
+            alias = self.pointers.alias_of(cursor)
+            if alias is not None and alias.moving:
+                return c_ast.ID(cursor.spelling, coord=coord)     # its offset, moved
+            if alias is not None:
                 raise self.error(cursor, f"local pointer '{cursor.spelling}' is used other "
                                  f"than by indexing it ('{cursor.spelling}[i]', "
                                  f"'*{cursor.spelling}'): not supported")
@@ -712,6 +720,10 @@ class Translator:
             test = self._null_test(cursor)
             if test is not None:
                 return test
+        if kind == K.COMPOUND_ASSIGNMENT_OPERATOR and self._moves_pointer(cursor):
+            left, right = list(cursor.get_children())      # the offset local moves
+            return c_ast.Assignment(cs.binary_operator(cursor), self.expr(left),
+                                    self.expr(right), coord=coord)
         if kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and any(
                 c.type.get_canonical().kind == ci.TypeKind.POINTER
                 for c in [cursor, *cursor.get_children()]):
@@ -736,7 +748,7 @@ class Translator:
                 return access
             if op in ("&", "*"):
                 raise self.error(cursor, "pointer arithmetic and address-of are not supported")
-            return c_ast.UnaryOp(op, self.expr(operand), coord=coord)
+            return c_ast.UnaryOp(op, self.expr(operand), coord=coord)   # (p++: its offset)
         if kind == K.CONDITIONAL_OPERATOR:
             cond, a, b = list(cursor.get_children())
             return c_ast.TernaryOp(self.expr(cond), self.expr(a), self.expr(b), coord=coord)
@@ -782,6 +794,13 @@ class Translator:
             raise self.error(cursor, f"{word} of a type whose size is not a constant is not "
                              "supported")
         return c_ast.Constant("int", f"{value}ul", coord=self.coord(cursor))
+
+    def _moves_pointer(self, cursor: ci.Cursor) -> bool:
+        """Whether a compound assignment moves a local pointer that is an offset local
+        (``data_col_ptr += height_col * width_col``: pointer_offsets.py)."""
+        left = next(iter(cursor.get_children()))
+        alias = self.pointers.alias_of(left)
+        return alias is not None and alias.moving
 
     def _moved_pointer(self, cursor: ci.Cursor) -> c_ast.Node | None:
         """``&a[e]`` for a pointer ``a + e``, ``&a[e]`` or a resolved local pointer that is

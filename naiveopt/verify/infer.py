@@ -522,8 +522,9 @@ def _roles(proc: GProcedure, module: GModule, threads, inferred: dict[str, Exten
     loops = {lp.iterator for lp in proc.loops if lp.iterator}
     for extent in inferred.values():
         for access in extent.accesses:
+            # (the kernel's own loops: not the stand-in loop of a data-dependent index)
             window, shifts = _windows(access.index, {it: upper for it, _, upper, _ in
-                                                     access.loops})
+                                                     access.loops if it in loops})
             for name in shifts:
                 add(name, "small")
             taps = _tap_loops(access.index, loops) | window

@@ -1130,6 +1130,17 @@ def test_a_pointer_that_moves_is_an_element_offset(target):
         assert line in result.code, (line, result.code)
 
 
+def test_a_pointer_moved_once_right_after_its_declaration_is_a_fixed_offset():
+    """Caffe's ``const float* data_im_ptr = data_im; data_im_ptr += (c_im * height +
+    h_offset) * width + w_offset;``: the two statements set one offset, so the reads through
+    it are the array's at a known index (data_col_ptr, moved per tap, stays a moving one)."""
+    source = open(os.path.join(os.path.dirname(__file__), "corpus",
+                               "m_im2col_caffe.cu")).read()
+    result = naiveopt.optimize(source, filename="im2col.cu", verify=False)
+    assert "data_im_ptr" not in result.code
+    assert "data_im[(c_im * height + h_offset) * width + w_offset +" in result.code
+
+
 def test_caffes_im2col_is_accepted():
     source = open(os.path.join(os.path.dirname(__file__), "corpus",
                                "m_im2col_caffe.cu")).read()

@@ -348,6 +348,7 @@ CANONICAL_FORMS = {
     "an integer size the host sets in constant memory": r"^__constant__ int \w+;$",
     "a size in a struct the host sets in constant memory": r"__constant__ fz_params_t fz_prm;",
     "a pointer declared first and set by a statement": r"\*\w+_at;\n\s+\w+_at = \w+ \+ 1;",
+    "a pointer set to an array and moved by the next statement": r"_at = \w+;\n\s+\w+_at \+= 1;",
     "a constant through sizeof": r"sizeof\((float|short)\)",
     "a clamp against an unsigned size through a cast": r"tap\d+ >?=? ?\(int\)[A-Z]|"
                                                         r"\(int\)[A-Z]\w* <= tap",

@@ -125,14 +125,33 @@ class PointerOffsets:
             at = self._assigned_once(decl, fn, writes)
             init = list(at.get_children())[1]
         elif writes.get(_key(decl)):
-            return self._moving(decl, init, fn)
+            moved = self._moved_once(decl, fn, writes)
+            if moved is None:
+                return self._moving(decl, init, fn)
+            # ``p = base; p += e;``: the two statements set one fixed offset
+            from .clang_setup import binary_operator
+
+            base, offset = self._resolve(init, decl)
+            step = self.expr(list(moved.get_children())[1])
+            if binary_operator(moved) == "-=":
+                step = c_ast.UnaryOp("-", step)
+            offset = step if offset is None else c_ast.BinaryOp("+", offset, step)
+            self._check_offset_fixed(decl, list(moved.get_children())[1], fn, writes, moved)
+            self.assignments.add(moved.extent.start.offset)
+            return self._alias(decl, base, offset, init, fn, writes, decl)
         base, offset = self._resolve(init, decl)
+        if at is not decl:
+            self.assignments.add(at.extent.start.offset)
+        return self._alias(decl, base, offset, init, fn, writes, at)
+
+    def _alias(self, decl: ci.Cursor, base: ci.Cursor, offset: c_ast.Node | None,
+               init: ci.Cursor, fn: ci.Cursor, writes: dict, at: ci.Cursor) -> None:
+        """Record ``decl`` as ``base`` at ``offset`` (after the checks of module docstring)."""
+        name = decl.spelling
         if _pointee(decl) != _pointee(base):
             raise self.error(decl, f"local pointer '{name}' reinterprets '{base.spelling}' "
                              f"({_pointee(base)}) as {_pointee(decl)}: not supported")
         self._check_offset_fixed(decl, init, fn, writes, at)
-        if at is not decl:
-            self.assignments.add(at.extent.start.offset)
         alias = self.aliases.get(_key(base.referenced))
         if alias is not None:        # an offset of an offset
             offset = offset if alias.offset is None else (
@@ -141,6 +160,26 @@ class PointerOffsets:
             self.aliases[_key(decl)] = Alias(alias.base, offset)
         else:
             self.aliases[_key(decl)] = Alias(base.spelling, offset)
+
+    def _moved_once(self, decl: ci.Cursor, fn: ci.Cursor, writes: dict) -> ci.Cursor | None:
+        """The one move of a pointer that the statement right after its declaration makes
+        (Caffe's ``const float* data_im_ptr = data_im; data_im_ptr += (c_im * height +
+        h_offset) * width + w_offset;``), or None: the two set a fixed offset."""
+        from .clang_setup import binary_operator
+
+        if len(writes.get(_key(decl), [])) != 1:
+            return None
+        for block in fn.walk_preorder():
+            if block.kind != K.COMPOUND_STMT:
+                continue
+            items = list(block.get_children())
+            for first, second in zip(items, items[1:]):
+                if first.kind == K.DECL_STMT and any(c == decl for c in first.get_children()) \
+                        and second.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and \
+                        binary_operator(second) in ("+=", "-=") and \
+                        _refers(strip(next(iter(second.get_children()))), decl):
+                    return second
+        return None
 
     def _moving(self, decl: ci.Cursor, init: ci.Cursor, fn: ci.Cursor) -> c_ast.Node:
         """A pointer moved after its declaration, as an offset local (module docstring):
@@ -313,9 +352,10 @@ class PointerOffsets:
 
     # -------------------------------------------------------------------- uses
     def is_assignment(self, cursor: ci.Cursor) -> bool:
-        """Whether the statement ``cursor`` is the assignment that set a resolved pointer."""
+        """Whether the statement ``cursor`` is the assignment (or the move right after its
+        declaration) that set a resolved pointer."""
         return cursor.extent.start.offset in self.assignments and \
-            cursor.kind == K.BINARY_OPERATOR
+            cursor.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR)
 
     def alias_of(self, cursor: ci.Cursor) -> Alias | None:
         """The resolved pointer ``cursor`` (under casts) refers to, or None."""

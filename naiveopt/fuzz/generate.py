@@ -2034,6 +2034,8 @@ _POINTER_PARAM = re.compile(r"((?:__global\s+)?(?:const\s+)?(\w+)\s*\*\s*"
 #: Share of :func:`pointer_variant`'s cases that declare the pointer and set it in the
 #: statement after (``const float *P_at;  P_at = P + 1;``), as C89 code does.
 C89_POINTER_SHARE = 0.35
+#: ... and of them, set to the array and moved by the next statement (``p = P; p += 1;``).
+MOVED_POINTER_SHARE = 0.25
 
 
 def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
@@ -2072,8 +2074,12 @@ def pointer_variant(source: str, rng: random.Random, dialect: str) -> str:
     out.append(body[at:])
     alias = f"    {' '.join(decl.split())} {name}_at = {name} + 1;\n"
     alias = alias.replace("* ", "*").replace(" *", " *")
-    if rng.random() < C89_POINTER_SHARE:        # declared first, set by a statement (C89)
+    roll = rng.random()
+    if roll < C89_POINTER_SHARE:        # declared first, set by a statement (C89)
         alias = alias.replace(" = ", ";\n    " + f"{name}_at = ")
+    elif roll < C89_POINTER_SHARE + MOVED_POINTER_SHARE:
+        # set to the array, then moved by the next statement (Caffe's im2col)
+        alias = alias.replace(f" = {name} + 1;", f" = {name};\n    {name}_at += 1;")
     return source[:head.end()] + alias + "".join(out) + source[end:]
 
 

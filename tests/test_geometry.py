@@ -592,6 +592,43 @@ def test_launch_block_reads_dim3_blocks_from_host_code():
     assert block("t", "dim3 t(16, 16); /* t = dim3(1); */") == (16, 16, 1)
     assert block("n", "int n = 16;") is None                      # not a dim3
     assert block("dim3(n, 1)") is None                            # not a fixed size
+    # the CUDA samples' list of dim3s in one declaration
+    host = "dim3 grid(size_x / TILE_DIM, size_y / TILE_DIM), threads(TILE_DIM, BLOCK_ROWS);"
+    assert block("threads", host, {"TILE_DIM": 32, "BLOCK_ROWS": 8}) == (32, 8, 1)
+    assert block("threads", host + " threads.y = 4;", {"TILE_DIM": 32, "BLOCK_ROWS": 8}) is None
+    assert block("b", "dim3 a(4), b;") is None                   # no size naiveopt reads
+
+
+SAMPLES_TRANSPOSE_CU = """\
+#define TILE_DIM 32
+#define BLOCK_ROWS 8
+__global__ void transposeNaive(float *odata, const float *idata, int width, int height)
+{
+    int xIndex = blockIdx.x * TILE_DIM + threadIdx.x;
+    int yIndex = blockIdx.y * TILE_DIM + threadIdx.y;
+    int index_in = xIndex + width * yIndex;
+    int index_out = yIndex + height * xIndex;
+    for (int i = 0; i < TILE_DIM; i += BLOCK_ROWS)
+        odata[index_out + i] = idata[index_in + i * width];
+}
+void run(float *d_out, const float *d_in, int size_x, int size_y)
+{
+    dim3 grid(size_x / TILE_DIM, size_y / TILE_DIM), threads(TILE_DIM, BLOCK_ROWS);
+    transposeNaive<<<grid, threads>>>(d_out, d_in, size_x, size_y);
+}
+"""
+
+
+def test_a_block_dependent_kernel_takes_its_host_launchs_block():
+    """The CUDA samples' naive transpose reads its thread ids on their own (y covers 32 rows
+    with 8 threads): its naive block is the host code's (32, 8), not the default 16x16 on
+    which it was verified and which its header gave (rows overlapping)."""
+    result = _optimize(SAMPLES_TRANSPOSE_CU, "tr.cu")
+    (k,) = result.kernels
+    assert k.verification.status == "passed", k.verification.detail
+    assert any("the naive block is the host code's launch block (32, 8, 1" in m
+               for m in _remarks(result, "analysis", "predefined"))
+    assert k.geometry.block[:2] == (32, 8)
 
 
 @pytest.mark.parametrize("source", [

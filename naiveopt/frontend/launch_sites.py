@@ -253,6 +253,31 @@ def host_launch_sites(source: str, kernels: dict[str, int], in_host: Callable[[i
 
 
 # ------------------------------------------------------------------ a launch's block
+def _dim3_declarators(code: str, name: str) -> list[tuple[int, int, str | None]]:
+    """The declarations of the dim3 ``name`` in ``code``: (start, end, its arguments or None
+    where it has none that naiveopt reads), in ``dim3 name(X, Y);``, ``dim3 name =
+    dim3(X, Y);`` and lists, as the CUDA samples write them (``dim3 grid(a, b),
+    threads(TILE_DIM, BLOCK_ROWS);``)."""
+    out = []
+    for m in re.finditer(r"\bdim3\s+([^;{}]*);", code):
+        text, at, depth, start = m.group(1), m.start(1), 0, 0
+        parts = []
+        for i, ch in enumerate(text + ","):
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                parts.append((start, i))
+                start = i + 1
+        for a, b in parts:
+            part = text[a:b]
+            d = re.fullmatch(rf"\s*{name}\s*(?:=\s*dim3\s*)?(?:\(([^()]*)\))?\s*", part)
+            if d is not None:
+                out.append((at + a, at + b, d.group(1)))
+    return out
+
+
 def launch_block(site: LaunchSite, host_code: str, fixed: dict[str, int]
                  ) -> tuple[int, int, int] | None:
     """The block of a launch as integers, or None where naiveopt cannot tell it from the
@@ -266,14 +291,15 @@ def launch_block(site: LaunchSite, host_code: str, fixed: dict[str, int]
     block = _code_only(site.config[1]).strip()
     if re.fullmatch(r"[A-Za-z_]\w*", block):
         code = _code_only(host_code)
-        definition = rf"\bdim3\s+{block}\s*(?:=\s*dim3\s*)?\(([^()]*)\)"
-        defined = re.findall(definition, code)
+        declared = _dim3_declarators(code, block)
+        rest = code
+        for start, end, _ in declared:
+            rest = rest[:start] + " " * (end - start) + rest[end:]
         changed = re.findall(rf"\b{block}\s*(?:\.\s*[xyz]\s*)?(?:[-+*/]?=(?!=)|\+\+|--)",
-                             re.sub(definition, "", code))
-        if len(defined) != 1 or changed or \
-                len(re.findall(rf"\bdim3\s+{block}\b", code)) != 1:
+                             rest)
+        if len(declared) != 1 or changed or declared[0][2] is None:
             return None
-        sizes = [a.strip() for a in defined[0].split(",")]
+        sizes = [a.strip() for a in declared[0][2].split(",")]
     else:
         m = re.fullmatch(r"dim3\s*\(([^()]*)\)", block)
         sizes = [a.strip() for a in m.group(1).split(",")] if m else [block]

@@ -85,6 +85,7 @@ class Predefined(Pass):
         to_predefined(proc.body, proc.wide_ids)
         self._block_id_axes(proc, ctx)
         self._block_constants(proc, ctx)
+        self._host_block(proc, ctx)
         used = name_ids(proc)
         ctx.remark("analysis", self.name, proc,
                    "thread ids: " + (", ".join(used) if used else "none"))
@@ -221,6 +222,40 @@ class Predefined(Pass):
                "chooses for its block)" if proc.instance_constants and
                {to_c(k) for k in found[a]} <= set(proc.instance_constants) else ")")
             for a, b in zip("xy", block) if b))
+
+
+    def _host_block(self, proc: GProcedure, ctx: PassContext) -> None:
+        """The host code's block as the naive block of a kernel whose meaning depends on its
+        block (it reads its thread or block ids, or the block size, on their own: shared
+        memory sized for the block, a reduction by threadIdx), where nothing else gives the
+        block and every launch in the file agrees on one naiveopt can read: verification
+        then runs the naive kernel as the user's program does, and the header gives that
+        launch (the samples' transpose launched with 32x8 blocks was run on the default
+        16x16, where its rows overlap)."""
+        from ...frontend.launch_sites import launch_block
+
+        if proc.pragma.block_dim != (None, None) or any(proc.pragma.coarsened) or \
+                proc.pragma.block_id_axes:
+            return
+        if not ids_used(proc) & {"tidx", "tidy", "bidx", "bidy", "blockDimX", "blockDimY"}:
+            return
+        module = ctx.module
+        sites = [s for s in module.launch_sites if s.kernel == proc.name]
+        blocks = {launch_block(s, module.host_code, module.fixed) for s in sites}
+        if len(blocks) != 1 or None in blocks:
+            return
+        (block,) = blocks
+        if proc.max_threads is not None and block[0] * block[1] * block[2] > proc.max_threads:
+            return
+        if any(c is not None and c != b for c, b in zip(proc.pragma.block_constant, block)):
+            return                      # (a block constant the launch disagrees with: kept)
+        proc.pragma.block_dim = (str(block[0]), str(block[1]))
+        if block[2] > 1:
+            proc.pragma.block_dim_z = str(block[2])
+        ctx.remark("analysis", self.name, proc, f"the naive block is the host code's launch "
+                   f"block ({', '.join(map(str, block))}, line "
+                   f"{', '.join(str(s.line) for s in sites)}): the kernel reads its thread "
+                   "ids or block size on their own")
 
 
 def _stepped_by_loop(proc: GProcedure, terms: list[tuple[c_ast.Node, c_ast.Node | None]],

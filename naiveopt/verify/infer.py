@@ -678,8 +678,10 @@ def _windows(index: sympy.Expr, loops: dict[str, sympy.Expr]) -> tuple[set[str],
         for t in steps:
             factors = [f for f in sympy.Mul.make_args(t) if not f.is_number]
             its = [f for f in factors if isinstance(f, sympy.Symbol) and f.name in loops]
+            # an iterator scaled by a size beside an unscaled coordinate walks rows (BiCG's
+            # ``A[i * ny + j]``), one scaled (dilation) beside a strided coordinate is a tap
             if len(its) == 1 and all(isinstance(f, sympy.Symbol) for f in factors) and \
-                    loops[its[0].name] not in scales:
+                    loops[its[0].name] not in scales and (len(factors) == 1 or scales):
                 found.add(its[0].name)
                 shifts |= {f.name for f in factors if f is not its[0]}
         if not coords or not found:

@@ -527,7 +527,7 @@ def test_generator_writes_named_constants():
     ``static const int``, ``constexpr int``) that the kernels read, some #define lines carry a
     trailing comment, and some thread ids are converted by static_cast; those cases verify
     (frontend/named_constants.py, translate.py)."""
-    cases = [generate_case(7, i, [], ("global",)) for i in range(80)]
+    cases = [generate_case(7, i, [], ("global",)) for i in range(300)]
     named = [c for c in cases if re.search(
         r"^(?:static )?(?:const|constexpr) int (\w+) = \d+;", c.source, re.M)]
     assert len(named) >= 3

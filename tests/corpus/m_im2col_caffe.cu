@@ -4,7 +4,7 @@
 // (ptrdiff_t locals): accepted and verified; no pass is expected of an index that moves.
 // EXPECT-PASSES: none
 // EXPECT: verified
-// XFAIL: unannotated: depends on data_im_ptr
+// XFAIL: unannotated: depends on data_col_ptr
 #pragma naiveopt sizes(n=70, height=9, width=11, kernel_h=3, kernel_w=3, pad_h=1, pad_w=1)
 #pragma naiveopt sizes(stride_h=1, stride_w=1, dilation_h=1, dilation_w=1, height_col=7, width_col=10)
 #pragma naiveopt threads(n) array(data_im, 1, height, width) array(data_col, 9, height_col, width_col)

@@ -103,3 +103,55 @@ def test_the_64_bit_ids_compile(tmp_path):
     path.write_text(naiveopt.optimize(SOURCE, filename="ids.cu", verify=False).code)
     done = compile_cuda(str(path), str(tmp_path))
     assert done.returncode == 0, done.stderr
+
+
+WIDE_MV = """\
+__global__ void mv(const float *A, const float *x, float *y, int H, int W)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < H) {
+        float s = 0.0f;
+        for (int k = 0; k < W; k++)
+            s += A[i * W + k] * x[k];
+        y[i] = s;
+    }
+}
+"""
+
+WIDE_TRANSPOSE = """\
+__global__ void tr(const float *in, float *out, int H, int W)
+{
+    size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    size_t y = blockIdx.y * (size_t)blockDim.y + threadIdx.y;
+    if (x < W && y < H)
+        out[x * H + y] = in[y * W + x];
+}
+"""
+
+#: The names of block-derived locals the passes declare (postprocessor, partition camping,
+#: split reduction): what the staged and remapped indices are computed from.
+_BLOCK_LOCALS = r"\b(?:bidx|bidy|bid_linear|bidx_diag|bidy_diag|out)\b"
+
+
+@pytest.mark.parametrize("target", ["cuda", "opencl"])
+@pytest.mark.parametrize("source, kw, fired", [
+    (WIDE_MV, {}, "coalesce"),                                      # a staged row tile
+    (WIDE_MV, {"defines": {"H": "4096", "W": "4096"}}, "split-reduction"),
+    (WIDE_TRANSPOSE, {"arch": "gfx90a"}, "partition-camping"),      # remapped block ids
+])
+def test_the_passes_index_by_64_bit_block_ids_where_the_ids_are(target, source, kw, fired):
+    """A staged tile's rows are ``A[(64 * bidx + r) * W + c]``, a split output's row
+    ``bidx * 4 + tidx / 32``, a transpose's remapped tile ``(32 * bidx_diag + tidy) * H``:
+    where the kernel's ids are 64-bit, an int block id made those products wrap past 2^31
+    elements (the naive ``A[i * W + k]`` on a size_t i does not). Every block id and every
+    local the passes derive from one is 64-bit there."""
+    result = naiveopt.optimize(source, filename="wide.cu", target=target, **kw)
+    (k,) = result.kernels
+    assert fired in k.passes and k.verification.status == "passed", \
+        (k.passes, k.verification.detail)
+    wide = "long long" if target == "cuda" else "long"
+    decls = re.findall(r"const (long long|long|int) (\w+) = ([^;]*);", result.code)
+    derived = [(t, n) for t, n, init in decls if re.fullmatch(_BLOCK_LOCALS, n) or
+               re.search(_BLOCK_LOCALS, init)]
+    assert any(n == "bidx" for _, n in derived), decls
+    assert all(t == wide for t, _ in derived), derived

@@ -15,7 +15,10 @@ more than 8 GiB of floats, ordinary on a 141 GB H200) says so instead:
 An ``int`` id there turns negative past 2^31 threads, and the kernel then writes before
 its arrays or skips its elements; declared ``long long`` (OpenCL ``long``), the output
 computes what the naive kernel computes, and more (a 32-bit unsigned id wraps at 2^32). The
-passes' own locals derived from block and thread ids stay ``int``.
+block ids of such an axis are 64-bit too (postprocessor.lower_predefined), and so are the
+locals the passes derive from them (a split output's row, the remapped block ids of
+partition camping): a staged tile's rows ``A[(64 * bidx + r) * W + c]`` would wrap in int.
+Thread ids within a block stay ``int``.
 """
 from __future__ import annotations
 

@@ -465,9 +465,12 @@ def _rewrite_diagonal(proc: GProcedure) -> None:
         return n
 
     map_nodes(proc.body, fn)
-    header = statements(f"const int {bid} = @bidx + @gridDimX * @bidy;"
-                        f"const int {by} = {bid} % @gridDimY;"
-                        f"const int {bx} = ({bid} / @gridDimY + {by}) % @gridDimX;")
+    # the passes index by the block ids (postprocessor.lower_predefined: 64-bit ones where
+    # the global ids are), so the remapped ones are as wide
+    itype = "long long" if proc.wide_ids else "int"
+    header = statements(f"const {itype} {bid} = @bidx + @gridDimX * @bidy;"
+                        f"const {itype} {by} = {bid} % @gridDimY;"
+                        f"const {itype} {bx} = ({bid} / @gridDimY + {by}) % @gridDimX;")
     proc.body.block_items = header + list(proc.body.block_items or [])
 
 

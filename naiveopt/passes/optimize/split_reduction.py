@@ -307,13 +307,15 @@ class SplitReduction(OptimizationPass):
         for node, _ in walk(loop):
             if isinstance(node, c_ast.ID) and node.name in partials:
                 node.name = partials[node.name]
+        # the output's index replaces the global id: as wide as it (id-width)
+        itype = "long long" if "idx" in proc.wide_ids else "int"
         if layout.style == "row":
             ids = (f"const int {lane} = @tidx % {g};\n"
-                   f"const int {out} = @bidx * {p} + @tidx / {g};")
+                   f"const {itype} {out} = @bidx * {p} + @tidx / {g};")
             stride = 1
         else:
             ids = (f"const int {lane} = @tidx / {p};\n"
-                   f"const int {out} = @bidx * {p} + @tidx % {p};")
+                   f"const {itype} {out} = @bidx * {p} + @tidx % {p};")
             stride = p
         head = statements(ids) + [shared_array(shared[a], t, [layout.block])
                                   for a, t in plan.accumulators.items()]

@@ -244,14 +244,16 @@ def _uses_double(kernels: list[dict], module: GModule) -> bool:
     texts = [k["code"] for k in kernels] + [to_c(h) for h in module.helpers] + \
         structs.definitions(module, "opencl")
     # a literal without a suffix is a double too (CUDA computes ``1.0 / (1.0 + exp(-z))`` in
-    # double; OpenCL without the extension would make it single precision)
-    return any(re.search(r"\bdouble\b", t) or _DOUBLE_LITERAL.search(_COMMENTS.sub(" ", t))
-               for t in texts)
+    # double; OpenCL without the extension would make it single precision); one that is only
+    # the value a variable is set to (``float s = 0.0;``) is converted as it is either way
+    return any(re.search(r"\bdouble\b", t) or _DOUBLE_LITERAL.search(
+        _SET_TO_LITERAL.sub("=;", _COMMENTS.sub(" ", t))) for t in texts)
 
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_DOUBLE_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?"
-                             r"(?![\w.])")
+_LITERAL = r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?(?![\w.])"
+_DOUBLE_LITERAL = re.compile(_LITERAL)
+_SET_TO_LITERAL = re.compile(r"(?<![=!<>+\-*/%&|^])=\s*-?" + _LITERAL + r"\s*;")
 
 
 def _multiple_checks(module: GModule, geometries: dict[str, LaunchGeometry]

@@ -642,7 +642,7 @@ def test_host_code_cases_are_generated_and_their_launches_checked():
     from naiveopt.api import optimize
     from naiveopt.fuzz.campaign import host_launch_contract
 
-    drawn = [c for c in cases(777, 300) if "run_k" in c.source and c.target == "cuda"]
+    drawn = [c for c in cases(777, 400) if "run_k" in c.source and c.target == "cuda"]
     assert len(drawn) >= 10
     rewritten = 0
     for case in drawn[:12]:

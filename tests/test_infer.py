@@ -289,6 +289,27 @@ def test_a_convolutions_window_sizes_and_flattened_outputs_stay_small(source, sm
         result.kernels[0].verification.detail
 
 
+@pytest.mark.parametrize("index, loops, taps", [
+    ("(idy*stride - pad + kh)*W + idx*stride - pad + kw", {"kh": "KH", "kw": "KW"},
+     {"kh", "kw"}),
+    ("i*ny + j + 0*idx", {"i": "nx"}, set()),           # BiCG's A[i * ny + j]: rows, no taps
+    ("k + (K + 2)*(N - idx - 1)", {"k": "K"}, set()),   # a row walked along an outer row
+    ("BLOCK_SIZE*bidx + k*wB + tidx", {"k": "wA"}, set()),  # the samples' B[k * wB + ...]
+])
+def test_window_taps_are_loops_beside_a_coordinate_of_their_own_dimension(index, loops, taps):
+    """A loop is a window's taps where its dimension adds it to a thread's coordinate; a
+    loop along a row the thread picks by an outer dimension (``A[(N - 1 - i) * (K + 2) +
+    k]``, fuzz 20261 case 37, where K was read as a window size of 3 or 5) is a reduction
+    over the row, its bound a problem size."""
+    from naiveopt.verify.infer import _windows
+
+    symbols = {n: sympy.Symbol(n, integer=True) for n in
+               "idy kh kw stride pad W KH KW i j nx ny k K N idx bidx tidx BLOCK_SIZE wA wB".split()}
+    expr = sympy.sympify(index, locals=symbols)
+    found, _ = _windows(expr, {it: symbols[b] for it, b in loops.items()})
+    assert found == taps
+
+
 @pytest.mark.parametrize("body, reason", [
     ("B[i] = A[(int)B[i + 1]];", "depends on a value read from an array"),
     ("B[i] = walk(A, i);", "A is passed to walk(), not only indexed"),

@@ -670,9 +670,14 @@ def _windows(index: sympy.Expr, loops: dict[str, sympy.Expr]) -> tuple[set[str],
         return {s.name for s in e.free_symbols}
 
     for terms in _dimensions(index):
-        coords = [t for t in terms if names(t) & _THREAD_SYMBOLS]
+        # (a product of sums, ``(K + 2)*(N - idx - 1)``, is a row of an outer dimension
+        # that _dimensions could not split off: no coordinate of this one)
+        coords = [t for t in terms if names(t) & _THREAD_SYMBOLS and
+                  not any(isinstance(f, sympy.Add) for f in sympy.Mul.make_args(t))]
         steps = [t for t in terms if names(t) & set(loops) and not names(t) & _THREAD_SYMBOLS]
-        scales = {f for t in coords for f in sympy.Mul.make_args(t)
+        # (a block id's factor, ``BLOCK_SIZE*bidx + tidx``, is the block size: no stride)
+        scales = {f for t in coords if not names(t) & {"bidx", "bidy", "bidz"}
+                  for f in sympy.Mul.make_args(t)
                   if isinstance(f, sympy.Symbol) and f.name not in _THREAD_SYMBOLS}
         found = set()
         for t in steps:

@@ -205,8 +205,9 @@ class GProcedure:
     resources: Resources | None = None
     predefined_names: dict[str, str] = field(default_factory=dict)  # id -> C variable name
     launch_block: tuple[int, int] | None = None   # block size fixed by a transformation
-    # the global ids ("idx", "idy") the kernel computes in 64 bits (passes/functional/
-    # id_width.py): the output declares them ``long long`` (OpenCL ``long``)
+    # the global ids ("idx", "idy") the kernel computes in 64 bits, and the block ids of
+    # their axes (passes/functional/id_width.py): the output declares them ``long long``
+    # (OpenCL ``long``), and the locals the passes derive from them (index_type)
     wide_ids: set[str] = field(default_factory=set)
     coarsen: tuple[int, int] = (1, 1)             # outputs per thread in x, y (thread merge)
     # threads that share one naive thread's work along x (split-reduction: a group of lanes
@@ -281,6 +282,11 @@ class GProcedure:
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def index_type(self, *ids: str) -> str:
+        """The C type of a local the passes compute from the predefined ``ids`` (a split
+        output's row from ``bidx``): 64-bit where one of them is (wide_ids), else int."""
+        return "long long" if self.wide_ids & set(ids) else "int"
 
     def names_taken(self) -> set[str]:
         """Every name a new local must not take: the kernel's identifiers and the names its

@@ -15,8 +15,8 @@ more than 8 GiB of floats, ordinary on a 141 GB H200) says so instead:
 An ``int`` id there turns negative past 2^31 threads, and the kernel then writes before
 its arrays or skips its elements; declared ``long long`` (OpenCL ``long``), the output
 computes what the naive kernel computes, and more (a 32-bit unsigned id wraps at 2^32). The
-block ids of such an axis are 64-bit too (postprocessor.lower_predefined), and so are the
-locals the passes derive from them (a split output's row, the remapped block ids of
+block ids of such an axis are 64-bit too, and so are the locals the passes derive from them
+(GProcedure.index_type) (a split output's row, the remapped block ids of
 partition camping): a staged tile's rows ``A[(64 * bidx + r) * W + c]`` would wrap in int.
 Thread ids within a block stay ``int``.
 """
@@ -38,7 +38,7 @@ class IdWidth(Pass):
 
     def run(self, proc: GProcedure, ctx: PassContext) -> PreservedAnalyses:
         why: dict[str, str] = {gid: "an operand cast to a 64-bit integer"
-                               for gid in proc.wide_ids}
+                               for gid in proc.wide_ids & {"idx", "idy"}}
         declared = {n.name: n.type for n, _ in walk(proc.body)
                     if isinstance(n, c_ast.Decl) and n.name}
         opencl = ctx.module.dialect == "opencl"
@@ -51,7 +51,9 @@ class IdWidth(Pass):
                 why[node.name] = "held in a 64-bit integer"
             elif held is None and opencl:
                 why[node.name] = "get_global_id's size_t used as it is"
-        proc.wide_ids |= set(why)
+        # the block ids of a 64-bit axis too: the passes index by them (a staged tile's
+        # ``A[(64 * bidx + r) * W + c]`` wraps in int)
+        proc.wide_ids |= set(why) | {"bid" + gid[-1] for gid in why}
         if why:
             ctx.remark("analysis", self.name, proc, "; ".join(
                 f"{gid} computed in 64 bits ({reason}): declared long long" for gid, reason

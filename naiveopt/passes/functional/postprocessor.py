@@ -43,12 +43,9 @@ def lower_predefined(proc: GProcedure) -> None:
         return node
 
     map_nodes(proc.body, fn)
-    # a block id along an axis whose global id is 64-bit is too: the passes index by it
-    # (a staged tile's rows, ``A[(64 * bidx + r) * W + c]``), where an int product wraps
-    wide = set(proc.wide_ids) | {"bid" + g[-1] for g in proc.wide_ids}
     decls = [c_ast.Decl(names.get(n, n), ["const"], [], [], [],
                         c_ast.TypeDecl(names.get(n, n), ["const"], None, c_ast.IdentifierType(
-                            ["long", "long"] if n in wide else ["int"])),
+                            proc.index_type(n).split())),
                         predefined_value(n, n in proc.wide_ids), None) for n in order]
     proc.body.block_items = decls + list(proc.body.block_items or [])
 

@@ -465,9 +465,8 @@ def _rewrite_diagonal(proc: GProcedure) -> None:
         return n
 
     map_nodes(proc.body, fn)
-    # the passes index by the block ids (postprocessor.lower_predefined: 64-bit ones where
-    # the global ids are), so the remapped ones are as wide
-    itype = "long long" if proc.wide_ids else "int"
+    # the passes index by the remapped block ids: as wide as the block ids they replace
+    itype = proc.index_type("bidx", "bidy")
     header = statements(f"const {itype} {bid} = @bidx + @gridDimX * @bidy;"
                         f"const {itype} {by} = {bid} % @gridDimY;"
                         f"const {itype} {bx} = ({bid} / @gridDimY + {by}) % @gridDimX;")

@@ -308,7 +308,7 @@ class SplitReduction(OptimizationPass):
             if isinstance(node, c_ast.ID) and node.name in partials:
                 node.name = partials[node.name]
         # the output's index replaces the global id: as wide as it (id-width)
-        itype = "long long" if "idx" in proc.wide_ids else "int"
+        itype = proc.index_type("bidx")
         if layout.style == "row":
             ids = (f"const int {lane} = @tidx % {g};\n"
                    f"const {itype} {out} = @bidx * {p} + @tidx / {g};")
